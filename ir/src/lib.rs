@@ -1,0 +1,35 @@
+//! # jitdiff-ir
+//!
+//! The IR of jitdiff: SSA values with types `f64`, `i64`, `bool`, `f64` slices and `f64xW` lane
+//! vectors; blocks with parameters; one op table ([`OP_TABLE`]) that defines every primitive once.
+//! Around it: a text format (parser and printer that round-trip), a Rust builder, a verifier that
+//! names function, block, instruction and line:column, a reference interpreter (the oracle for
+//! every later stage), and IR passes (dead-code elimination, constant folding, CSE).
+//!
+//! This crate knows nothing of Cranelift or of differentiation.
+
+#[cfg(feature = "arbitrary")]
+pub mod arbitrary;
+pub mod builder;
+mod externs;
+mod function;
+pub mod interp;
+pub mod math;
+mod opcode;
+pub mod passes;
+mod spans;
+pub mod text;
+mod types;
+pub mod verifier;
+
+pub use externs::*;
+pub use function::{
+    Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Terminator,
+    Value, ValueData, is_anonymous_value_name,
+};
+pub use interp::*;
+pub use opcode::{CondCode, MathFn, OP_TABLE, OpInfo, Opcode, Shape};
+pub use spans::{FuncSpans, Pos, SourceMap};
+pub use text::*;
+pub use types::{Type, VECTOR_WIDTHS};
+pub use verifier::*;

@@ -1,0 +1,5 @@
+//! # jitdiff
+//!
+//! A JIT-compiling automatic-differentiation engine. (Being built.)
+
+pub mod problems;
