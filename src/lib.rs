@@ -1,5 +1,36 @@
 //! # jitdiff
 //!
-//! A JIT-compiling automatic-differentiation engine. (Being built.)
+//! A JIT-compiling automatic-differentiation engine. A program in jitdiff's IR — text
+//! ([`ir::parse_module`]) or the Rust builder ([`ir::builder`]) — is verified, interpreted by the
+//! reference interpreter ([`ir::Interpreter`]) and compiled to native code through Cranelift
+//! ([`jit::compile`]), callable through safe handles.
+//!
+//! ```
+//! use jitdiff::ir::{parse_module, ExternRegistry, RuntimeValue};
+//! use jitdiff::jit::{compile, Arg, JitOptions};
+//!
+//! let module = parse_module("
+//! func @f(x: f64, y: f64) -> f64 {
+//! entry:
+//!     p = fmul x, y
+//!     s = sin p
+//!     ret s
+//! }").unwrap();
+//! let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+//! let f = compiled.function("f").unwrap();
+//! let out = f.call(&mut [Arg::F64(2.0), Arg::F64(0.25)]).unwrap();
+//! assert_eq!(out, vec![RuntimeValue::F64(0.5f64.sin())]);
+//! ```
+//!
+//! Differentiation (forward mode with SIMD-batched tangents, reverse mode with pullback state
+//! structs) is being built; see ARCHITECTURE.md.
+
+pub use jitdiff_ir as ir;
+pub use jitdiff_jit as jit;
 
 pub mod problems;
+
+// The README's example is compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

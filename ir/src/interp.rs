@@ -1,1 +1,424 @@
-//! (being written)
+//! The reference interpreter: runs any verified module and is the oracle every later stage (AD
+//! transforms, passes, the JIT) is tested against.
+//!
+//! Functions are first compiled into a compact form (flat register file, vector lanes at fixed
+//! offsets, pre-resolved callees and jump moves) and then run on an explicit frame stack, so deep
+//! recursion never touches the Rust stack and [`MAX_CALL_DEPTH`] is the only limit. Unverified
+//! input never panics: what does not type-check is reported as [`InterpError::Malformed`].
+//!
+//! ```
+//! use jitdiff_ir::{interpret, ArgValue, BlockCall, Function, InstData, Imm, Module, Opcode, RuntimeValue, Terminator, Type};
+//! let mut f = Function::new("double", vec![Type::F64]);
+//! let x = f.add_param(Type::F64, Some("x"));
+//! let entry = f.add_block("entry");
+//! let y = f.new_value(Type::F64);
+//! f.block_mut(entry).insts.push(InstData { op: Opcode::FAdd, args: vec![x, x], imm: Imm::None, results: vec![y] });
+//! f.block_mut(entry).term = Some(Terminator::Return(vec![y]));
+//! let m = Module { externs: vec![], functions: vec![f] };
+//! assert_eq!(interpret(&m, "double", &mut [ArgValue::F64(1.25)]).unwrap(), vec![RuntimeValue::F64(2.5)]);
+//! ```
+
+// Errors carry their site (a few strings); they are the cold path, so their size does not matter.
+#![allow(clippy::result_large_err)]
+
+mod compile;
+pub mod eval;
+mod exec;
+
+pub use eval::eval_pure;
+
+use crate::externs::{ExternImpl, ExternRegistry, format_signature};
+use crate::function::{FuncId, Module};
+use crate::types::Type;
+use compile::CompiledFunc;
+use std::fmt;
+
+/// The deepest call nesting allowed: at most this many frames (the entry function's included)
+/// are active at once; a call that would open one more fails with
+/// [`InterpError::CallDepthExceeded`].
+pub const MAX_CALL_DEPTH: usize = 256;
+
+/// A value the interpreter returns (and extern closures produce).
+#[derive(Clone, Debug)]
+pub enum RuntimeValue {
+    /// An `f64`.
+    F64(f64),
+    /// An `i64`.
+    I64(i64),
+    /// A `bool`.
+    Bool(bool),
+    /// The lanes of an `f64xW`.
+    Vector(Vec<f64>),
+}
+
+impl PartialEq for RuntimeValue {
+    /// Floats compare by bit pattern: `NaN == NaN` (same payload) and `0.0 != -0.0`, which is what
+    /// an oracle comparison wants.
+    fn eq(&self, other: &RuntimeValue) -> bool {
+        use RuntimeValue as V;
+        match (self, other) {
+            (V::F64(a), V::F64(b)) => a.to_bits() == b.to_bits(),
+            (V::I64(a), V::I64(b)) => a == b,
+            (V::Bool(a), V::Bool(b)) => a == b,
+            (V::Vector(a), V::Vector(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            _ => false,
+        }
+    }
+}
+
+impl RuntimeValue {
+    /// The `f64`, if this is one.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            RuntimeValue::F64(x) => Some(*x),
+            _ => None,
+        }
+    }
+    /// The `i64`, if this is one.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            RuntimeValue::I64(x) => Some(*x),
+            _ => None,
+        }
+    }
+    /// The `bool`, if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            RuntimeValue::Bool(x) => Some(*x),
+            _ => None,
+        }
+    }
+    /// The lanes, if this is a vector.
+    pub fn as_vector(&self) -> Option<&[f64]> {
+        match self {
+            RuntimeValue::Vector(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The IR type of this value (`None` for a vector whose width is not a supported one).
+    pub fn ty(&self) -> Option<Type> {
+        match self {
+            RuntimeValue::F64(_) => Some(Type::F64),
+            RuntimeValue::I64(_) => Some(Type::I64),
+            RuntimeValue::Bool(_) => Some(Type::Bool),
+            RuntimeValue::Vector(v) => u8::try_from(v.len()).ok().and_then(Type::vector),
+        }
+    }
+    /// A short description of the kind of value, for error messages.
+    pub fn kind(&self) -> String {
+        match self {
+            RuntimeValue::Vector(v) => format!("vector of {} lanes", v.len()),
+            other => other.ty().map_or_else(String::new, |t| t.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for RuntimeValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuntimeValue::F64(x) => write!(f, "{x:?}"),
+            RuntimeValue::I64(x) => write!(f, "{x}"),
+            RuntimeValue::Bool(x) => write!(f, "{x}"),
+            RuntimeValue::Vector(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// An argument for [`Interpreter::call`]. Slices own their data; an `mslice` argument is updated
+/// in place, so after the call the caller reads the final contents from it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgValue {
+    /// An `f64`.
+    F64(f64),
+    /// An `i64`.
+    I64(i64),
+    /// A `bool`.
+    Bool(bool),
+    /// An `f64xW`: exactly W lanes.
+    Vector(Vec<f64>),
+    /// A read-only `slice`.
+    Slice(Vec<f64>),
+    /// A mutable `mslice` (also accepted where a `slice` is expected).
+    SliceMut(Vec<f64>),
+}
+
+impl ArgValue {
+    /// A short description of the kind of argument, for error messages.
+    pub fn kind(&self) -> String {
+        match self {
+            ArgValue::F64(_) => "f64".into(),
+            ArgValue::I64(_) => "i64".into(),
+            ArgValue::Bool(_) => "bool".into(),
+            ArgValue::Vector(v) => format!("vector of {} lanes", v.len()),
+            ArgValue::Slice(_) => "slice".into(),
+            ArgValue::SliceMut(_) => "mslice".into(),
+        }
+    }
+    /// The slice contents, if this is a slice argument.
+    pub fn as_slice(&self) -> Option<&[f64]> {
+        match self {
+            ArgValue::Slice(s) | ArgValue::SliceMut(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Where something happened: function, block label, instruction index in the block (equal to the
+/// number of instructions for the terminator).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Site {
+    /// The function's name.
+    pub func: String,
+    /// The block's label.
+    pub block: String,
+    /// The instruction's index in the block; the block's instruction count means its terminator.
+    pub inst: usize,
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "@{}, block {}, inst {}", self.func, self.block, self.inst)
+    }
+}
+
+/// Why an interpreted call failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InterpError {
+    /// No function of that name.
+    #[error("no function @{0} in the module")]
+    UnknownFunction(String),
+    /// Wrong number of arguments.
+    #[error("@{func} takes {expected} arguments but was given {found}")]
+    ArgCount {
+        /// The function called.
+        func: String,
+        /// Its parameter count.
+        expected: usize,
+        /// The number of arguments given.
+        found: usize,
+    },
+    /// An argument of the wrong kind.
+    #[error("argument {index} of @{func} must be {expected} but is {found}")]
+    ArgType {
+        /// The function called.
+        func: String,
+        /// The 0-based argument index.
+        index: usize,
+        /// The parameter's type.
+        expected: Type,
+        /// What was given.
+        found: String,
+    },
+    /// A `load`/`store`/`vload`/`vstore` index out of bounds.
+    #[error("index {index} out of bounds for a slice of length {len} at {site}")]
+    OutOfBounds {
+        /// Where.
+        site: Site,
+        /// The index operand (for `vload`/`vstore` the vector index: lanes `W*index..W*index+W`).
+        index: i64,
+        /// The slice's length.
+        len: usize,
+    },
+    /// `idiv`/`irem` by zero.
+    #[error("integer division by zero at {site}")]
+    DivisionByZero {
+        /// Where.
+        site: Site,
+    },
+    /// A call would nest deeper than [`MAX_CALL_DEPTH`] frames.
+    #[error("call depth limit of {MAX_CALL_DEPTH} frames exceeded at {site} (unbounded recursion?)")]
+    CallDepthExceeded {
+        /// The call that would have opened one frame too many.
+        site: Site,
+    },
+    /// The step limit set by [`Interpreter::with_step_limit`] ran out.
+    #[error("step limit of {limit} instructions exceeded (infinite loop?)")]
+    StepLimitExceeded {
+        /// The limit.
+        limit: u64,
+    },
+    /// A declared extern has no implementation in the registry.
+    #[error("extern @{name} called at {site} is not registered; pass an ExternRegistry with it via with_externs")]
+    ExternNotRegistered {
+        /// The symbol.
+        name: String,
+        /// The call.
+        site: Site,
+    },
+    /// A declared extern is registered with a different signature.
+    #[error("extern @{name} called at {site} is declared as {declared} but registered as {registered}")]
+    ExternSignature {
+        /// The symbol.
+        name: String,
+        /// The declared signature.
+        declared: String,
+        /// The registered signature.
+        registered: String,
+        /// The call.
+        site: Site,
+    },
+    /// An extern implementation reported an error (or returned values of the wrong kinds).
+    #[error("extern @{name} failed at {site}: {message}")]
+    ExternFailed {
+        /// The symbol.
+        name: String,
+        /// What went wrong.
+        message: String,
+        /// The call.
+        site: Site,
+    },
+    /// The module is not well formed (only possible for IR that does not pass the verifier).
+    #[error("malformed IR at {site}: {message} (run the verifier for a full report)")]
+    Malformed {
+        /// Where.
+        site: Site,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl InterpError {
+    /// The variant's name (`"OutOfBounds"`, `"DivisionByZero"` ...), for expected-error tests.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            InterpError::UnknownFunction(_) => "UnknownFunction",
+            InterpError::ArgCount { .. } => "ArgCount",
+            InterpError::ArgType { .. } => "ArgType",
+            InterpError::OutOfBounds { .. } => "OutOfBounds",
+            InterpError::DivisionByZero { .. } => "DivisionByZero",
+            InterpError::CallDepthExceeded { .. } => "CallDepthExceeded",
+            InterpError::StepLimitExceeded { .. } => "StepLimitExceeded",
+            InterpError::ExternNotRegistered { .. } => "ExternNotRegistered",
+            InterpError::ExternSignature { .. } => "ExternSignature",
+            InterpError::ExternFailed { .. } => "ExternFailed",
+            InterpError::Malformed { .. } => "Malformed",
+        }
+    }
+    /// Where the error happened, when it happened inside a function.
+    pub fn site(&self) -> Option<&Site> {
+        match self {
+            InterpError::OutOfBounds { site, .. }
+            | InterpError::DivisionByZero { site }
+            | InterpError::CallDepthExceeded { site }
+            | InterpError::ExternNotRegistered { site, .. }
+            | InterpError::ExternSignature { site, .. }
+            | InterpError::ExternFailed { site, .. }
+            | InterpError::Malformed { site, .. } => Some(site),
+            InterpError::UnknownFunction(_)
+            | InterpError::ArgCount { .. }
+            | InterpError::ArgType { .. }
+            | InterpError::StepLimitExceeded { .. } => None,
+        }
+    }
+}
+
+/// How an extern of the module is bound to the registry.
+#[derive(Clone, Debug)]
+enum ExternBinding<'m> {
+    Missing,
+    Mismatch { declared: String, registered: String },
+    Bound(&'m ExternImpl),
+}
+
+/// A reusable interpreter for one module: compiles every function once, then runs calls.
+///
+/// ```
+/// use jitdiff_ir::{Interpreter, Module};
+/// let m = Module::new();
+/// let interp = Interpreter::new(&m).with_step_limit(1_000_000);
+/// assert_eq!(interp.call("missing", &mut []).unwrap_err().kind_name(), "UnknownFunction");
+/// ```
+#[derive(Debug)]
+pub struct Interpreter<'m> {
+    module: &'m Module,
+    funcs: Vec<Result<CompiledFunc, InterpError>>,
+    externs: Vec<ExternBinding<'m>>,
+    step_limit: Option<u64>,
+}
+
+impl<'m> Interpreter<'m> {
+    /// Prepare `module` for interpretation (without externs and without a step limit).
+    pub fn new(module: &'m Module) -> Interpreter<'m> {
+        let funcs = (0..module.functions.len()).map(|i| compile::compile_function(module, i)).collect();
+        let externs = vec![ExternBinding::Missing; module.externs.len()];
+        Interpreter { module, funcs, externs, step_limit: None }
+    }
+    /// Use `registry` for the module's extern calls. Externs it lacks fail when called.
+    pub fn with_externs(mut self, registry: &'m ExternRegistry) -> Interpreter<'m> {
+        self.externs = self
+            .module
+            .externs
+            .iter()
+            .map(|decl| match registry.get(&decl.name) {
+                None => ExternBinding::Missing,
+                Some(imp) => {
+                    let (params, returns) = imp.signature();
+                    if params == decl.params && returns == decl.returns {
+                        ExternBinding::Bound(imp)
+                    } else {
+                        ExternBinding::Mismatch {
+                            declared: format_signature(&decl.params, &decl.returns),
+                            registered: format_signature(&params, &returns),
+                        }
+                    }
+                }
+            })
+            .collect();
+        self
+    }
+    /// Fail with [`InterpError::StepLimitExceeded`] after `steps` executed instructions and
+    /// terminators (per call).
+    pub fn with_step_limit(mut self, steps: u64) -> Interpreter<'m> {
+        self.step_limit = Some(steps);
+        self
+    }
+    /// The module being interpreted.
+    pub fn module(&self) -> &'m Module {
+        self.module
+    }
+    /// Call the function named `func`. `mslice` arguments hold the final memory afterwards.
+    pub fn call(&self, func: &str, args: &mut [ArgValue]) -> Result<Vec<RuntimeValue>, InterpError> {
+        let id = self.module.func_id(func).ok_or_else(|| InterpError::UnknownFunction(func.to_string()))?;
+        self.call_id(id, args)
+    }
+    /// Call the function with id `func`.
+    pub fn call_id(&self, func: FuncId, args: &mut [ArgValue]) -> Result<Vec<RuntimeValue>, InterpError> {
+        let Some(compiled) = self.funcs.get(func.index()) else {
+            return Err(InterpError::UnknownFunction(format!("#{}", func.0)));
+        };
+        let compiled = compiled.as_ref().map_err(Clone::clone)?;
+        check_args(compiled, args)?;
+        exec::run(self, func.index(), args)
+    }
+}
+
+/// Check arguments against the entry function's parameters before any memory is borrowed.
+fn check_args(func: &CompiledFunc, args: &[ArgValue]) -> Result<(), InterpError> {
+    if args.len() != func.param_types.len() {
+        return Err(InterpError::ArgCount {
+            func: func.name.clone(),
+            expected: func.param_types.len(),
+            found: args.len(),
+        });
+    }
+    for (index, (arg, &ty)) in args.iter().zip(&func.param_types).enumerate() {
+        let fits = match (arg, ty) {
+            (ArgValue::F64(_), Type::F64) | (ArgValue::I64(_), Type::I64) | (ArgValue::Bool(_), Type::Bool) => true,
+            (ArgValue::Vector(v), Type::F64x(w)) => v.len() == w as usize,
+            (ArgValue::Slice(_), Type::Slice) => true,
+            (ArgValue::SliceMut(_), Type::Slice | Type::SliceMut) => true,
+            _ => false,
+        };
+        if !fits {
+            return Err(InterpError::ArgType { func: func.name.clone(), index, expected: ty, found: arg.kind() });
+        }
+    }
+    Ok(())
+}
+
+/// Interpret `func` of `module` once, without externs or a step limit.
+pub fn interpret(module: &Module, func: &str, args: &mut [ArgValue]) -> Result<Vec<RuntimeValue>, InterpError> {
+    Interpreter::new(module).call(func, args)
+}

@@ -10,6 +10,7 @@
 
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
+pub mod analysis;
 pub mod builder;
 mod externs;
 mod function;

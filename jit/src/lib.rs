@@ -1,1 +1,120 @@
-//! placeholder
+//! # jitdiff-jit
+//!
+//! Lowers jitdiff IR to Cranelift, JIT-compiles it for the host CPU, and hands out safe Rust
+//! handles to the native code. Callers never write `unsafe`.
+//!
+//! ```
+//! use jitdiff_ir::{parse_module, ExternRegistry, RuntimeValue};
+//! use jitdiff_jit::{compile, Arg, JitOptions};
+//! let ir = parse_module(
+//!     "func @dot(x: slice, y: slice) -> f64 {
+//! entry:
+//!     n = len x
+//!     zero = iconst 0
+//!     acc0 = fconst 0.0
+//!     jump head(zero, acc0)
+//! head(i: i64, acc: f64):
+//!     more = icmp lt i, n
+//!     br more, body, exit(acc)
+//! body:
+//!     xi = load x, i
+//!     yi = load y, i
+//!     p = fmul xi, yi
+//!     acc2 = fadd acc, p
+//!     one = iconst 1
+//!     i2 = iadd i, one
+//!     jump head(i2, acc2)
+//! exit(r: f64):
+//!     ret r
+//! }
+//! ",
+//! )
+//! .unwrap();
+//! let compiled = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+//! let dot = compiled.function("dot").unwrap();
+//! let out = dot.call(&mut [Arg::Slice(&[1.0, 2.0, 3.0]), Arg::Slice(&[4.0, 5.0, 6.0])]).unwrap();
+//! assert_eq!(out, vec![RuntimeValue::F64(32.0)]);
+//! // y shorter than x: reported as an error, never a read past the end.
+//! let err = dot.call(&mut [Arg::Slice(&[1.0, 2.0]), Arg::Slice(&[4.0])]).unwrap_err();
+//! assert_eq!(err.to_string(), "index 1 out of bounds for a slice of length 1 at @dot, block body, inst 1");
+//! ```
+//!
+//! ## Lowering
+//!
+//! Every IR construct has a direct Cranelift counterpart. `f64` is `F64`, `i64` is `I64`, `bool`
+//! is an `I8` holding 0 or 1, a slice is two `I64` values (pointer, length), and `f64xW` is W/2
+//! `F64X2` registers (x86-64 Cranelift lowers only 128-bit vectors). IR blocks become Cranelift
+//! blocks with the same parameters, laid out in reverse post-order. Library math that Cranelift
+//! has no instruction for (`sin`, `exp`, `pow`, ...) calls the `extern "C"` functions of
+//! `jitdiff_ir::math` — the very functions the interpreter calls — so results are bit-identical;
+//! `sqrt`, `abs`, `floor`, `ceil`, `fneg` are inline, `min`/`max` are compare-and-select (the
+//! `minsd` rule of `math::min`), and `powi` with a constant exponent `|n| <= 4` is expanded into
+//! the same multiplications `math::powi` performs.
+//!
+//! ## Native calling convention
+//!
+//! Each IR function `@f(params) -> results` becomes an **internal** native function
+//!
+//! ```text
+//! fn(depth: i64, out: *mut u64, <parts of each parameter>...) -> i32
+//! ```
+//!
+//! - The `i32` is a **status**: 0 means success; any other value `k` names entry `k - 1` of the
+//!   module's *site table*: the error kind (out of bounds, division by zero, call depth
+//!   exceeded, extern failed) and its site (function, block, instruction index). A caller that
+//!   sees a non-zero status from a callee returns it unchanged, so the innermost site is reported.
+//!   Details a status cannot carry (the failing index and slice length, an extern's message) are
+//!   recorded in a thread-local just before the status is returned, from a cold block.
+//! - Results are written through `out` in **slot layout**: one `u64` per `f64`/`i64`/`bool`
+//!   (0/1), two per slice (pointer, length), W per `f64xW`, in order. A caller passes the
+//!   address of a stack slot and loads the results after a successful call.
+//! - `depth` counts IR frames (the entry call is 1). Calls are direct (absolute-address) calls;
+//!   functions that can be reached by a chain of `MAX_CALL_DEPTH` (256) frames — those in or
+//!   reachable from a recursive cycle — compare `depth` with the limit before calling, so deep
+//!   recursion is a `CallDepthExceeded` error, not a stack overflow.
+//! - Every `load`/`store`/`vload`/`vstore` compares the index (unsigned, so negative indices fail
+//!   too) with the length, branching to a cold error block: no input can make native code touch
+//!   memory it was not given. Integer division checks for a zero divisor and defines
+//!   `MIN / -1 = MIN`, `MIN % -1 = 0` instead of trapping.
+//!
+//! Each function also gets an **entry trampoline**,
+//! `extern "C" fn(args: *const u64, results: *mut u64) -> i32`, which loads the arguments from
+//! a slot-layout buffer and calls the internal function at depth 1 with `results` as `out`. The
+//! safe handles check the arguments against the signature, pack them into a stack buffer, call
+//! the trampoline and decode the results ([`CompiledFn::call`], [`CompiledFn::call_into`], and the
+//! allocation-free scalar fast path [`CompiledFn::typed`]).
+//!
+//! Externs registered as `extern "C"` float functions are called directly. Closures are called
+//! through a trampoline that rebuilds the arguments (slices from pointer and length, lent like
+//! the interpreter lends them), runs the closure (catching panics) and writes the results back;
+//! an error becomes the call site's `ExternFailed` status.
+//!
+//! ## Memory and threads
+//!
+//! One [`compile`] call makes one Cranelift `JITModule`; its executable memory is freed when the
+//! last [`CompiledModule`] / [`CompiledFn`] / [`TypedFn`] handle to it drops. Handles are `Send +
+//! Sync` and can be called from many threads at once: after finalization only immutable
+//! function pointers and tables are used.
+
+mod abi;
+mod callgraph;
+mod closure;
+mod compile;
+mod error;
+mod fault;
+mod handle;
+mod isa;
+mod lower;
+mod options;
+mod oracle;
+mod sites;
+mod symbols;
+mod typed;
+
+pub use abi::slot_count;
+pub use compile::compile;
+pub use error::{CallError, JitError, RuntimeError};
+pub use handle::{Arg, CompiledFn, CompiledModule};
+pub use options::{JitOptions, OptLevel, RegAlloc};
+pub use oracle::{Agreement, Disagreement, differential_call, same_f64, same_value};
+pub use typed::{MAX_TYPED_SLOTS, NativeArgs, NativeResults, Scalar, TypedFn};

@@ -1,0 +1,205 @@
+//! Control-flow analysis: successors, predecessors, reverse post-order and dominators.
+//!
+//! Shared by the verifier (SSA dominance), the passes (CSE, unreachable-block removal) and the
+//! differentiation transforms (which walk blocks in reverse post-order).
+
+use crate::function::{Block, Function};
+
+/// The control-flow graph of a function, with its reverse post-order and dominator tree.
+///
+/// ```
+/// use jitdiff_ir::{analysis::ControlFlow, Block, Function, Terminator, Type};
+/// let mut f = Function::new("f", vec![]);
+/// let entry = f.add_block("entry");
+/// f.block_mut(entry).term = Some(Terminator::Return(vec![]));
+/// let cfg = ControlFlow::new(&f);
+/// assert!(cfg.dominates(Block::ENTRY, Block::ENTRY));
+/// assert_eq!(cfg.reverse_post_order(), &[Block::ENTRY]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ControlFlow {
+    successors: Vec<Vec<Block>>,
+    predecessors: Vec<Vec<Block>>,
+    rpo: Vec<Block>,
+    /// Position of each block in `rpo`, `usize::MAX` when unreachable.
+    rpo_index: Vec<usize>,
+    /// Immediate dominator of each reachable block (the entry is its own).
+    idom: Vec<Option<Block>>,
+}
+
+impl ControlFlow {
+    /// Analyse `func`. Jumps to blocks that do not exist are ignored (the verifier reports them).
+    pub fn new(func: &Function) -> ControlFlow {
+        let n = func.blocks.len();
+        let mut successors = vec![vec![]; n];
+        let mut predecessors = vec![vec![]; n];
+        for (i, b) in func.blocks.iter().enumerate() {
+            if let Some(t) = &b.term {
+                for call in t.successors() {
+                    if call.block.index() < n {
+                        successors[i].push(call.block);
+                        if !predecessors[call.block.index()].contains(&Block(i as u32)) {
+                            predecessors[call.block.index()].push(Block(i as u32));
+                        }
+                    }
+                }
+            }
+        }
+        // Iterative depth-first search for the post-order (no recursion: functions can be large).
+        let mut rpo = Vec::with_capacity(n);
+        if n > 0 {
+            let mut visited = vec![false; n];
+            let mut stack: Vec<(Block, usize)> = vec![(Block::ENTRY, 0)];
+            visited[0] = true;
+            while let Some((b, next)) = stack.pop() {
+                if let Some(&s) = successors[b.index()].get(next) {
+                    stack.push((b, next + 1));
+                    if !visited[s.index()] {
+                        visited[s.index()] = true;
+                        stack.push((s, 0));
+                    }
+                } else {
+                    rpo.push(b);
+                }
+            }
+            rpo.reverse();
+        }
+        let mut rpo_index = vec![usize::MAX; n];
+        for (i, b) in rpo.iter().enumerate() {
+            rpo_index[b.index()] = i;
+        }
+        let idom = compute_idoms(&rpo, &rpo_index, &predecessors);
+        ControlFlow { successors, predecessors, rpo, rpo_index, idom }
+    }
+
+    /// Successor blocks of `b` (a branch to the same block twice lists it twice).
+    pub fn successors(&self, b: Block) -> &[Block] {
+        &self.successors[b.index()]
+    }
+    /// Distinct predecessor blocks of `b`.
+    pub fn predecessors(&self, b: Block) -> &[Block] {
+        &self.predecessors[b.index()]
+    }
+    /// Reachable blocks in reverse post-order (entry first; a block before its successors
+    /// except along back edges).
+    pub fn reverse_post_order(&self) -> &[Block] {
+        &self.rpo
+    }
+    /// Is `b` reachable from the entry?
+    pub fn is_reachable(&self, b: Block) -> bool {
+        self.rpo_index.get(b.index()).is_some_and(|&i| i != usize::MAX)
+    }
+    /// The immediate dominator of `b` (`None` for the entry and for unreachable blocks).
+    pub fn immediate_dominator(&self, b: Block) -> Option<Block> {
+        if b == Block::ENTRY { None } else { self.idom.get(b.index()).copied().flatten() }
+    }
+    /// Does `a` dominate `b`? Every block dominates itself; unreachable blocks are dominated by
+    /// every block (vacuously), so uses inside dead code are not reported as dominance errors.
+    pub fn dominates(&self, a: Block, b: Block) -> bool {
+        if !self.is_reachable(b) {
+            return true;
+        }
+        if !self.is_reachable(a) {
+            return false;
+        }
+        let mut cur = b;
+        loop {
+            if cur == a {
+                return true;
+            }
+            match self.immediate_dominator(cur) {
+                Some(d) => cur = d,
+                None => return false,
+            }
+        }
+    }
+    /// Is the edge `from -> to` a back edge (its target dominates its source)?
+    pub fn is_back_edge(&self, from: Block, to: Block) -> bool {
+        self.is_reachable(from) && self.dominates(to, from)
+    }
+}
+
+/// Cooper, Harvey and Kennedy's "A Simple, Fast Dominance Algorithm".
+fn compute_idoms(rpo: &[Block], rpo_index: &[usize], predecessors: &[Vec<Block>]) -> Vec<Option<Block>> {
+    let n = rpo_index.len();
+    let mut idom: Vec<Option<Block>> = vec![None; n];
+    let Some(&entry) = rpo.first() else { return idom };
+    idom[entry.index()] = Some(entry);
+    let intersect = |idom: &Vec<Option<Block>>, mut a: Block, mut b: Block| -> Block {
+        while a != b {
+            while rpo_index[a.index()] > rpo_index[b.index()] {
+                a = idom[a.index()].expect("processed block has an idom");
+            }
+            while rpo_index[b.index()] > rpo_index[a.index()] {
+                b = idom[b.index()].expect("processed block has an idom");
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo.iter().skip(1) {
+            let mut new_idom: Option<Block> = None;
+            for &p in &predecessors[b.index()] {
+                if rpo_index[p.index()] == usize::MAX || idom[p.index()].is_none() {
+                    continue;
+                }
+                new_idom = Some(match new_idom {
+                    None => p,
+                    Some(cur) => intersect(&idom, p, cur),
+                });
+            }
+            if new_idom.is_some() && idom[b.index()] != new_idom {
+                idom[b.index()] = new_idom;
+                changed = true;
+            }
+        }
+    }
+    idom
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::function::{BlockCall, Terminator};
+    use crate::types::Type;
+
+    fn jump(b: u32) -> Terminator {
+        Terminator::Jump(BlockCall { block: Block(b), args: vec![] })
+    }
+
+    /// entry -> head; head -> body | exit; body -> head (a loop); plus an unreachable block.
+    fn loop_function() -> Function {
+        let mut f = Function::new("f", vec![]);
+        for name in ["entry", "head", "body", "exit", "dead"] {
+            f.add_block(name);
+        }
+        let c = f.add_block_param(Block(1), Type::Bool, None);
+        f.block_mut(Block(0)).term = Some(jump(1));
+        f.block_mut(Block(1)).term = Some(Terminator::Branch {
+            cond: c,
+            then_dest: BlockCall { block: Block(2), args: vec![] },
+            else_dest: BlockCall { block: Block(3), args: vec![] },
+        });
+        f.block_mut(Block(2)).term = Some(jump(1));
+        f.block_mut(Block(3)).term = Some(Terminator::Return(vec![]));
+        f.block_mut(Block(4)).term = Some(jump(3));
+        f
+    }
+
+    #[test]
+    fn loop_dominators_and_back_edges() {
+        let cfg = ControlFlow::new(&loop_function());
+        assert_eq!(cfg.reverse_post_order()[0], Block(0));
+        assert_eq!(cfg.reverse_post_order().len(), 4);
+        assert_eq!(cfg.immediate_dominator(Block(2)), Some(Block(1)));
+        assert_eq!(cfg.immediate_dominator(Block(3)), Some(Block(1)));
+        assert!(cfg.dominates(Block(1), Block(2)));
+        assert!(!cfg.dominates(Block(2), Block(3)));
+        assert!(cfg.is_back_edge(Block(2), Block(1)));
+        assert!(!cfg.is_back_edge(Block(1), Block(2)));
+        assert!(!cfg.is_reachable(Block(4)));
+        assert_eq!(cfg.predecessors(Block(3)), &[Block(1), Block(4)]);
+    }
+}

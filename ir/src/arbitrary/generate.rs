@@ -1,0 +1,575 @@
+//! The program decoder: choice stream -> module structure (functions, signatures, regions,
+//! branches, loops, calls) and entry arguments. Leaf statements are in `emit.rs`.
+
+use super::{ArgSpec, ENTRY_NAME, GenConfig};
+use crate::builder::{FunctionBuilder, ModuleBuilder, Var};
+use crate::function::{ExternId, FuncId, Module};
+use crate::types::Type;
+use std::cell::RefCell;
+
+/// Smooth mode keeps every float value below this magnitude (by `L*tanh(x/L)` squashing).
+pub(super) const LIMIT: f64 = 100.0;
+/// Smooth mode keeps values crossing an interface — parameters, call arguments, slice elements,
+/// loop-carried values — below this magnitude (or the argument magnitude, if larger).
+pub(super) const IFACE: f64 = 10.0;
+/// Estimated instructions and terminators one leaf statement executes (a guarded load is ~10).
+pub(super) const STMT_COST: u64 = 14;
+
+/// A float or vector value with a bound on its magnitude (meaningful in smooth mode only).
+#[derive(Clone, Copy)]
+pub(super) struct F<'a> {
+    pub v: Var<'a>,
+    pub bound: f64,
+}
+
+/// The values visible at the current point, by type. Regions (branch sides, loop bodies) save
+/// a [`Mark`] and truncate back to it on exit, which keeps every use dominated by its definition.
+#[derive(Default)]
+pub(super) struct Env<'a> {
+    pub floats: Vec<F<'a>>,
+    pub vecs: Vec<F<'a>>,
+    pub ints: Vec<Var<'a>>,
+    pub bools: Vec<Var<'a>>,
+    /// Slice parameters (never scoped: parameters are visible everywhere).
+    pub slices: Vec<Var<'a>>,
+    /// `(slice, lanes, i)`: `i` is an in-bounds index of `slice` for loads of `lanes` lanes.
+    pub valid: Vec<(Var<'a>, u8, Var<'a>)>,
+}
+
+pub(super) struct Mark([usize; 5]);
+
+impl<'a> Env<'a> {
+    pub fn push(&mut self, v: Var<'a>, bound: f64) {
+        match v.ty() {
+            Type::F64 => self.floats.push(F { v, bound }),
+            Type::F64x(_) => self.vecs.push(F { v, bound }),
+            Type::I64 => self.ints.push(v),
+            Type::Bool => self.bools.push(v),
+            Type::Slice | Type::SliceMut => self.slices.push(v),
+        }
+    }
+    pub fn mark(&self) -> Mark {
+        Mark([self.floats.len(), self.vecs.len(), self.ints.len(), self.bools.len(), self.valid.len()])
+    }
+    pub fn reset(&mut self, m: Mark) {
+        let [a, b, c, d, e] = m.0;
+        self.floats.truncate(a);
+        self.vecs.truncate(b);
+        self.ints.truncate(c);
+        self.bools.truncate(d);
+        self.valid.truncate(e);
+    }
+}
+
+/// What callers need to know about a generated function.
+#[derive(Clone)]
+pub(super) struct FnInfo {
+    pub id: FuncId,
+    pub params: Vec<Type>,
+    pub ret_bounds: Vec<f64>,
+    pub cost: u64,
+}
+
+/// Decodes one case from choice streams: stream 0 gives the arguments, stream `k + 1` function `k`.
+pub(crate) struct Generator<'c> {
+    pub cfg: &'c GenConfig,
+    streams: &'c [Vec<u32>],
+    stream: usize,
+    pos: usize,
+    pub funcs: Vec<FnInfo>,
+    pub externs: Option<(ExternId, ExternId)>,
+    /// Result types of the function being generated.
+    pub returns: Vec<Type>,
+    /// Per result of the function being generated: the largest bound of any returned value.
+    pub ret_bounds: Vec<f64>,
+    /// Estimated cost of the function being generated so far.
+    pub cost: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    FloatBinary,
+    FloatUnary,
+    FloatConst,
+    Powi,
+    IntArith,
+    IntConst,
+    Compare,
+    BoolOp,
+    Select,
+    Convert,
+    Len,
+    Load,
+    Store,
+    Vector,
+    Call,
+    Extern,
+    Branch,
+    Loop,
+    Name,
+}
+
+impl<'c> Generator<'c> {
+    pub fn new(cfg: &'c GenConfig, streams: &'c [Vec<u32>]) -> Generator<'c> {
+        Generator {
+            cfg,
+            streams,
+            stream: 0,
+            pos: 0,
+            funcs: vec![],
+            externs: None,
+            returns: vec![],
+            ret_bounds: vec![],
+            cost: 0,
+        }
+    }
+
+    fn use_stream(&mut self, k: usize) {
+        self.stream = k;
+        self.pos = 0;
+    }
+
+    // ---- the choice stream; 0 (and an exhausted stream) always means the simplest option ----
+
+    fn next(&mut self) -> u32 {
+        let c = self.streams.get(self.stream).and_then(|s| s.get(self.pos)).copied().unwrap_or(0);
+        self.pos += 1;
+        c
+    }
+    /// A number in `0..n` (0 when `n <= 1`).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n <= 1 {
+            return 0;
+        }
+        self.next() as usize % n
+    }
+    /// True with probability `percent`%; false for choice 0.
+    pub fn chance(&mut self, percent: u32) -> bool {
+        self.next() % 100 >= 100 - percent.min(100)
+    }
+    /// One of `items`, with the given weights; choice 0 gives the first.
+    fn weighted<T: Copy>(&mut self, items: &[(T, u32)]) -> T {
+        let total: u32 = items.iter().map(|i| i.1).sum();
+        let mut k = if total == 0 { 0 } else { self.next() % total };
+        for &(item, w) in items {
+            if k < w {
+                return item;
+            }
+            k -= w;
+        }
+        items[0].0
+    }
+    /// The magnitude bound of values crossing an interface (smooth mode).
+    pub fn iface(&self) -> f64 {
+        IFACE.max(self.cfg.arg_magnitude)
+    }
+    pub fn fits(&self, extra: u64) -> bool {
+        self.cost.saturating_add(extra) <= self.cfg.max_cost
+    }
+    /// A vector width allowed by the configuration.
+    pub fn width(&mut self) -> u8 {
+        let widths: Vec<u8> = [2u8, 4, 8, 16].into_iter().filter(|&w| w <= self.cfg.max_vector_width.max(2)).collect();
+        widths[self.below(widths.len())]
+    }
+
+    // ---- module and signatures ----
+
+    pub fn case(mut self) -> (Module, String, Vec<ArgSpec>) {
+        let mut mb = ModuleBuilder::new();
+        if self.cfg.allow_externs {
+            let scale = mb.declare_extern("ext_scale", &[Type::F64], &[Type::F64]);
+            let mix = mb.declare_extern("ext_mix", &[Type::F64, Type::F64], &[Type::F64]);
+            self.externs = Some((scale, mix));
+        }
+        let nfuncs = self.streams.len().saturating_sub(1).clamp(1, self.cfg.max_functions.max(1));
+        for k in 0..nfuncs {
+            self.use_stream(k + 1);
+            let entry = k + 1 == nfuncs;
+            let name = if entry { ENTRY_NAME.to_string() } else { format!("f{k}") };
+            let (params, returns) = self.signature(entry);
+            let names: Vec<(&str, Type)> = params.iter().map(|&t| (param_name(t), t)).collect();
+            let id = mb.declare_function(&name, &names, &returns);
+            self.returns = returns.clone();
+            self.ret_bounds = vec![0.0; returns.len()];
+            self.cost = 0;
+            let defined = mb.define(id, |f| self.body(f, entry));
+            if let Err(e) = defined {
+                panic!("jitdiff_ir::arbitrary generated an invalid function (a generator bug): {e}");
+            }
+            let ret_bounds = std::mem::take(&mut self.ret_bounds);
+            self.funcs.push(FnInfo { id, params, ret_bounds, cost: self.cost });
+        }
+        let module = match mb.finish() {
+            Ok(m) => m,
+            Err(e) => panic!("jitdiff_ir::arbitrary generated an invalid module (a generator bug): {e}"),
+        };
+        self.use_stream(0);
+        let entry_params = self.funcs.last().map(|f| f.params.clone()).unwrap_or_default();
+        let args = entry_params.iter().map(|&t| self.arg(t)).collect();
+        (module, ENTRY_NAME.to_string(), args)
+    }
+
+    fn signature(&mut self, entry: bool) -> (Vec<Type>, Vec<Type>) {
+        let cfg = self.cfg;
+        let vectors = cfg.allow_vectors && !entry;
+        let mut kinds = vec![(Some(Type::F64), 6), (Some(Type::I64), 3), (Some(Type::Bool), 1)];
+        if cfg.allow_slices {
+            kinds.push((Some(Type::Slice), 3));
+            if cfg.allow_stores {
+                kinds.push((Some(Type::SliceMut), 2));
+            }
+        }
+        if vectors {
+            kinds.push((None, 1));
+        }
+        let nparams = self.below(cfg.max_params + 1);
+        let mut params = vec![];
+        for _ in 0..nparams {
+            let t = match self.weighted(&kinds) {
+                Some(t) => t,
+                None => Type::F64x(self.width()),
+            };
+            params.push(t);
+        }
+        let mut ret_kinds = vec![(Some(Type::F64), 6)];
+        if !cfg.smooth_only {
+            ret_kinds.extend([(Some(Type::I64), 2), (Some(Type::Bool), 1)]);
+            if vectors {
+                ret_kinds.push((None, 1));
+            }
+        }
+        let mut nret = self.below(cfg.max_returns + 1);
+        if nret == 0 && !params.contains(&Type::SliceMut) {
+            nret = 1;
+        }
+        let mut returns = vec![];
+        for _ in 0..nret {
+            let t = match self.weighted(&ret_kinds) {
+                Some(t) => t,
+                None => Type::F64x(self.width()),
+            };
+            returns.push(t);
+        }
+        (params, returns)
+    }
+
+    fn arg(&mut self, ty: Type) -> ArgSpec {
+        match ty {
+            Type::I64 => {
+                if self.cfg.allow_runtime_errors && self.chance(5) {
+                    ArgSpec::I64([i64::MIN, i64::MAX, -1, 1 << 40][self.below(4)])
+                } else {
+                    ArgSpec::I64(self.below(2 * self.cfg.max_trip.max(0) as usize + 4) as i64 - 2)
+                }
+            }
+            Type::Bool => ArgSpec::Bool(self.below(2) == 1),
+            Type::Slice | Type::SliceMut => {
+                let len = self.below(self.cfg.max_slice_len + 1);
+                let xs = (0..len).map(|_| self.float_arg()).collect();
+                if ty == Type::Slice { ArgSpec::Slice(xs) } else { ArgSpec::SliceMut(xs) }
+            }
+            _ => ArgSpec::F64(self.float_arg()),
+        }
+    }
+
+    fn float_arg(&mut self) -> f64 {
+        if self.cfg.allow_runtime_errors && self.chance(5) {
+            return [0.0, -0.0, 1e10, -1e-10, f64::MIN_POSITIVE][self.below(5)];
+        }
+        let k = self.below(2001) as f64 - 1000.0;
+        self.cfg.arg_magnitude * k / 1000.0
+    }
+
+    // ---- function bodies and regions ----
+
+    fn body<'a>(&mut self, f: &'a FunctionBuilder, entry: bool) {
+        let mut env = Env::default();
+        // Entry arguments are at most `arg_magnitude`; callers squash arguments to `iface()`.
+        let bound = if entry { self.cfg.arg_magnitude } else { self.iface() };
+        for p in f.params() {
+            env.push(p, bound);
+        }
+        self.region(f, &mut env, 0, 1);
+        if f.is_open() {
+            self.emit_ret(f, &mut env);
+        }
+    }
+
+    /// `ret` with values of the function's result types.
+    pub fn emit_ret<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) {
+        let returns = self.returns.clone();
+        let vals: Vec<F<'a>> = returns.iter().map(|&t| self.result_value(f, env, t)).collect();
+        for (b, v) in self.ret_bounds.iter_mut().zip(&vals) {
+            *b = b.max(v.bound);
+        }
+        let vars: Vec<Var<'a>> = vals.iter().map(|v| v.v).collect();
+        f.ret(&vars);
+        self.cost += 1;
+    }
+
+    /// A straight-line run of statements (each possibly a nested construct).
+    fn region<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
+        let n = self.below(self.cfg.max_stmts + 1);
+        for _ in 0..n {
+            if !f.is_open() || !self.fits(STMT_COST.saturating_mul(mult)) {
+                break;
+            }
+            self.stmt(f, env, depth, mult);
+        }
+    }
+
+    fn stmt<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
+        let cfg = self.cfg;
+        let nested = depth < cfg.max_depth;
+        let mut kinds = vec![
+            (Kind::FloatBinary, 10),
+            (Kind::FloatUnary, 8),
+            (Kind::FloatConst, 2),
+            (Kind::Powi, 2),
+            (Kind::IntArith, 4),
+            (Kind::IntConst, 1),
+            (Kind::Compare, 3),
+            (Kind::BoolOp, 2),
+            (Kind::Select, 3),
+            (Kind::Convert, 2),
+            (Kind::Name, 1),
+        ];
+        if !env.slices.is_empty() {
+            kinds.extend([(Kind::Len, 1), (Kind::Load, 5)]);
+            if env.slices.iter().any(|s| s.ty() == Type::SliceMut) {
+                kinds.push((Kind::Store, 3));
+            }
+        }
+        let optional = [
+            (cfg.allow_vectors, Kind::Vector, 4),
+            (cfg.allow_calls && !self.funcs.is_empty(), Kind::Call, 3),
+            (self.externs.is_some(), Kind::Extern, 2),
+            (cfg.allow_branches && nested, Kind::Branch, 3),
+            (cfg.allow_loops && nested && cfg.max_trip > 0, Kind::Loop, 3),
+        ];
+        kinds.extend(optional.iter().filter(|o| o.0).map(|o| (o.1, o.2)));
+        let kind = self.weighted(&kinds);
+        let leaf = STMT_COST.saturating_mul(mult);
+        match kind {
+            Kind::Branch => return self.branch(f, env, depth, mult),
+            Kind::Loop => return self.counted_loop(f, env, depth, mult),
+            Kind::Call => {
+                if self.call(f, env, mult) {
+                    return;
+                }
+                self.float_binary(f, env);
+            }
+            Kind::FloatBinary => self.float_binary(f, env),
+            Kind::FloatUnary => self.float_unary(f, env),
+            Kind::FloatConst => {
+                let c = self.float_const();
+                self.keep(env, f.c(c), c.abs());
+            }
+            Kind::Powi => self.powi(f, env),
+            Kind::IntArith => self.int_arith(f, env),
+            Kind::IntConst => {
+                let k = self.int_const();
+                env.push(f.int(k), 0.0);
+            }
+            Kind::Compare => self.compare(f, env),
+            Kind::BoolOp => self.bool_op(f, env),
+            Kind::Select => self.select(f, env),
+            Kind::Convert => self.convert(f, env),
+            Kind::Len => {
+                let s = env.slices[self.below(env.slices.len())];
+                env.push(f.len(s), 0.0);
+            }
+            Kind::Load => self.load(f, env),
+            Kind::Store => self.store(f, env),
+            Kind::Vector => self.vector(f, env),
+            Kind::Extern => self.extern_call(f, env),
+            Kind::Name => self.name(f, env),
+        }
+        self.cost = self.cost.saturating_add(leaf);
+    }
+
+    /// The type of a join or loop-carried value.
+    fn carried_type(&mut self, env: &Env<'_>) -> Type {
+        let mut kinds = vec![(Some(Type::F64), 6), (Some(Type::I64), 2), (Some(Type::Bool), 1)];
+        if self.cfg.allow_vectors {
+            kinds.push((None, 1));
+        }
+        match self.weighted(&kinds) {
+            Some(t) => t,
+            None => match env.vecs.first() {
+                Some(v) if self.chance(50) => v.v.ty(),
+                _ => Type::F64x(self.width()),
+            },
+        }
+    }
+
+    fn branch<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
+        self.cost = self.cost.saturating_add(6u64.saturating_mul(mult));
+        let cond = self.bool(f, env);
+        let count = self.below(3);
+        let types: Vec<Type> = (0..count).map(|_| self.carried_type(env)).collect();
+        let early_return = self.chance(5);
+        let state = RefCell::new((&mut *self, &mut *env, Vec::<f64>::new()));
+        let outs = {
+        let side = |f: &'a FunctionBuilder, ret: bool| -> Vec<Var<'a>> {
+            let mut st = state.borrow_mut();
+            let (g, env, bounds) = &mut *st;
+            let mark = env.mark();
+            g.region(f, env, depth + 1, mult);
+            let mut out = vec![];
+            if f.is_open() {
+                if ret {
+                    g.emit_ret(f, env);
+                } else {
+                    for &t in &types {
+                        out.push(g.result_value(f, env, t));
+                    }
+                }
+            }
+            if bounds.is_empty() {
+                *bounds = out.iter().map(|x| x.bound).collect();
+            } else {
+                bounds.iter_mut().zip(&out).for_each(|(b, x)| *b = b.max(x.bound));
+            }
+            env.reset(mark);
+            out.iter().map(|x| x.v).collect()
+        };
+        f.if_else(cond, |f| side(f, early_return), |f| side(f, false))
+        };
+        let (_, env, bounds) = state.into_inner();
+        for (v, b) in outs.into_iter().zip(bounds) {
+            env.push(v, b);
+        }
+    }
+
+    fn counted_loop<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
+        let k = self.cfg.max_trip.max(0);
+        let mut kinds = vec![0, 1];
+        if !env.slices.is_empty() {
+            kinds.push(2);
+            if self.cfg.allow_vectors {
+                kinds.push(3);
+            }
+        }
+        let kind = kinds[self.below(kinds.len())];
+        let clamp = |n: Var<'a>| {
+            let kk = f.int(k);
+            f.select(n.lt(kk), n, kk)
+        };
+        let (end, trip, valid) = match kind {
+            0 => {
+                let c = self.below(k as usize + 1) as i64;
+                (f.int(c), c, None)
+            }
+            1 => (clamp(self.int(f, env)), k, None),
+            _ => {
+                let s = env.slices[self.below(env.slices.len())];
+                let lanes = if kind == 3 { self.width() } else { 1 };
+                let n = f.len(s);
+                let count = if lanes == 1 { n } else { n / i64::from(lanes) };
+                (clamp(count), k, Some((s, lanes)))
+            }
+        };
+        let start = if self.chance(15) { 1 } else { 0 };
+        let trip = trip.max(1) as u64;
+        let scaffold = (8 + 6 * (trip + 1)).saturating_mul(mult);
+        if !self.fits(scaffold) {
+            return;
+        }
+        self.cost += scaffold;
+        let inner = mult.saturating_mul(trip);
+        let count = self.below(4);
+        let types: Vec<Type> = (0..count).map(|_| self.carried_type(env)).collect();
+        let mut init: Vec<Var<'a>> = vec![];
+        for &t in &types {
+            let x = self.value_of(f, env, t);
+            init.push(self.tame(x, self.iface()).v);
+        }
+        let outs = f.for_range(start, end, init, |f, i, cur| {
+            let mark = env.mark();
+            let iface = self.iface();
+            env.push(i, 0.0);
+            for &c in &cur {
+                env.push(c, iface);
+            }
+            if let Some((s, lanes)) = valid {
+                env.valid.push((s, lanes, i));
+            }
+            self.region(f, env, depth + 1, inner);
+            let mut next = vec![];
+            for &c in &cur {
+                let x = self.next_carried(f, env, F { v: c, bound: iface });
+                next.push(self.tame(x, iface).v);
+            }
+            env.reset(mark);
+            next
+        });
+        let iface = self.iface();
+        for v in outs {
+            env.push(v, iface);
+        }
+    }
+
+    /// A call to an earlier function whose slice parameters this function can supply (each of
+    /// its slices passed at most once, so no call aliases memory). False if there is none.
+    fn call<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, mult: u64) -> bool {
+        let avail_mut = env.slices.iter().filter(|s| s.ty() == Type::SliceMut).count();
+        let callable: Vec<usize> = (0..self.funcs.len())
+            .filter(|&i| {
+                let fi = &self.funcs[i];
+                let need_mut = fi.params.iter().filter(|&&t| t == Type::SliceMut).count();
+                let need_all = fi.params.iter().filter(|t| t.is_slice()).count();
+                need_mut <= avail_mut
+                    && need_all <= env.slices.len()
+                    && self.fits((fi.cost + 4).saturating_mul(mult))
+            })
+            .collect();
+        if callable.is_empty() {
+            return false;
+        }
+        let pick = callable[self.below(callable.len())];
+        let fi = self.funcs[pick].clone();
+        let mut unused: Vec<Var<'a>> = env.slices.clone();
+        let mut args: Vec<Option<Var<'a>>> = vec![None; fi.params.len()];
+        // Mutable slices first, so read-only parameters cannot use up the mutable ones.
+        for want in [Type::SliceMut, Type::Slice] {
+            for (k, &t) in fi.params.iter().enumerate() {
+                if t != want {
+                    continue;
+                }
+                let fitting: Vec<usize> = (0..unused.len()).filter(|&j| unused[j].ty().coerces_to(t)).collect();
+                let j = fitting[self.below(fitting.len())];
+                args[k] = Some(unused.remove(j));
+            }
+        }
+        let args: Vec<Var<'a>> = fi
+            .params
+            .iter()
+            .zip(args)
+            .map(|(&t, a)| match a {
+                Some(s) => s,
+                None => {
+                    let x = self.value_of(f, env, t);
+                    self.tame(x, self.iface()).v
+                }
+            })
+            .collect();
+        let results = f.call(fi.id, &args);
+        self.cost = self.cost.saturating_add((fi.cost + 4).saturating_mul(mult));
+        for (r, b) in results.into_iter().zip(fi.ret_bounds) {
+            self.keep(env, r, b);
+        }
+        true
+    }
+}
+
+fn param_name(t: Type) -> &'static str {
+    match t {
+        Type::F64 => "x",
+        Type::I64 => "n",
+        Type::Bool => "flag",
+        Type::Slice => "s",
+        Type::SliceMut => "out",
+        Type::F64x(_) => "v",
+    }
+}

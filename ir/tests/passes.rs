@@ -1,0 +1,387 @@
+//! IR passes: what each removes or rewrites, and that the result behaves exactly like the input.
+
+use jitdiff_ir::{
+    ArgValue, InterpError, Interpreter, Module, RuntimeValue, math, parse_module, passes, print_module, verify_module,
+};
+
+fn module(src: &str) -> Module {
+    let m = parse_module(src).unwrap_or_else(|e| panic!("parse error {e:?} in\n{src}"));
+    verify_module(&m).unwrap_or_else(|e| panic!("verify error {e:?} in\n{src}"));
+    m
+}
+
+/// What a call observably does: its results or its error kind, and the final memory of its
+/// slice arguments (as bits, so NaN compares equal to itself).
+fn observe(m: &Module, func: &str, args: &[ArgValue]) -> (Result<Vec<RuntimeValue>, &'static str>, Vec<Vec<u64>>) {
+    let mut args = args.to_vec();
+    let r =
+        Interpreter::new(m).with_step_limit(1_000_000).call(func, &mut args).map_err(|e| InterpError::kind_name(&e));
+    let memory = args.iter().filter_map(|a| a.as_slice()).map(|s| s.iter().map(|x| x.to_bits()).collect()).collect();
+    (r, memory)
+}
+
+/// Run `pass` on a copy of `m`; check the result is verified, canonical (prints and parses back
+/// to itself) and behaves like `m` on every input.
+fn check_pass(m: &Module, pass: &str, func: &str, inputs: &[Vec<ArgValue>]) -> Module {
+    let mut out = m.clone();
+    passes::run_pass(pass, &mut out).unwrap();
+    let text = print_module(&out);
+    verify_module(&out).unwrap_or_else(|e| panic!("{pass} broke the module: {e:?}\n{text}"));
+    assert_eq!(parse_module(&text).unwrap(), out, "{pass} left a non-canonical module:\n{text}");
+    for args in inputs {
+        assert_eq!(observe(m, func, args), observe(&out, func, args), "{pass} changed behaviour on {args:?}\n{text}");
+    }
+    out
+}
+
+const ALL_PASSES: [&str; 4] = ["dce", "fold", "cse", "optimize"];
+
+fn count(m: &Module, needle: &str) -> usize {
+    print_module(m).matches(needle).count()
+}
+
+const EFFECTS: &str = "func @helper(x: f64) -> f64 {
+entry:
+    ret x
+}
+
+func @f(s: mslice, i: i64, d: i64, x: f64) -> f64 {
+entry:
+    dead_sin = sin x
+    dead_chain = fadd dead_sin, x
+    dead_len = len s
+    dead_cmp = icmp lt i, d
+    kept_load = load s, i
+    kept_div = idiv i, d
+    kept_call = call @helper(x)
+    store s, i, x
+    ret x
+}
+";
+
+#[test]
+fn dce_removes_pure_dead_code_and_keeps_effects_and_failures() {
+    let m = module(EFFECTS);
+    let inputs = vec![
+        vec![ArgValue::SliceMut(vec![0.0; 3]), ArgValue::I64(1), ArgValue::I64(2), ArgValue::F64(0.5)],
+        vec![ArgValue::SliceMut(vec![0.0; 3]), ArgValue::I64(5), ArgValue::I64(2), ArgValue::F64(0.5)],
+        vec![ArgValue::SliceMut(vec![0.0; 3]), ArgValue::I64(1), ArgValue::I64(0), ArgValue::F64(0.5)],
+    ];
+    let out = check_pass(&m, "dce", "f", &inputs);
+    for gone in ["sin", "dead_chain", "len", "icmp"] {
+        assert_eq!(count(&out, gone), 0, "{gone} should be removed:\n{out}");
+    }
+    for kept in ["load s, i", "idiv i, d", "call @helper", "store s, i, x"] {
+        assert_eq!(count(&out, kept), 1, "{kept} must stay:\n{out}");
+    }
+    // The failing instructions still fail after DCE.
+    assert_eq!(observe(&out, "f", &inputs[1]).0, Err("OutOfBounds"));
+    assert_eq!(observe(&out, "f", &inputs[2]).0, Err("DivisionByZero"));
+}
+
+const LOOP_WITH_DEAD_PARAM: &str = "func @sum(x: slice) -> f64 {
+entry:
+    n = len x
+    zero = iconst 0
+    acc0 = fconst 0.0
+    junk0 = fconst 1.0
+    jump head(zero, acc0, junk0)
+head(i: i64, acc: f64, junk: f64):
+    more = icmp lt i, n
+    br more, body, exit(acc)
+body:
+    xi = load x, i
+    one = iconst 1
+    inext = iadd i, one
+    acc2 = fadd acc, xi
+    junk2 = fmul junk, xi
+    jump head(inext, acc2, junk2)
+never:
+    y = fconst 3.0
+    jump exit(y)
+exit(r: f64):
+    ret r
+}
+";
+
+#[test]
+fn dce_removes_unreachable_blocks_and_self_feeding_loop_params() {
+    let m = module(LOOP_WITH_DEAD_PARAM);
+    let inputs: Vec<Vec<ArgValue>> =
+        [vec![], vec![1.0], vec![1.5, -2.0, 4.25]].into_iter().map(|x| vec![ArgValue::Slice(x)]).collect();
+    let out = check_pass(&m, "dce", "sum", &inputs);
+    let text = print_module(&out);
+    assert!(!text.contains("never") && !text.contains("junk"), "dead block and loop parameter stay:\n{text}");
+    assert!(text.contains("head(i: i64, acc: f64):"), "{text}");
+    assert_eq!(out.functions[0].blocks.len(), 4);
+}
+
+#[test]
+fn fold_evaluates_constants_with_interpreter_semantics() {
+    let m = module(
+        "func @f(x: f64) -> f64, i64, f64, bool, f64 {
+entry:
+    inf = fconst inf
+    nzero = fconst -0.0
+    sign_nan = fmul inf, nzero
+    a = fconst 2.0
+    b = fconst 3.0
+    c = fmul a, b
+    s = sin c
+    n = iconst -7
+    two = iconst 2
+    q = irem n, two
+    nan = fconst NaN
+    p = fadd nan, a
+    zero = fconst 0.0
+    keep = fmul x, zero
+    r = fadd s, keep
+    t = fcmp ne p, p
+    v = splat.f64x2 c
+    w = fadd v, v
+    e = extract w, 1
+    u = fadd r, e
+    ret u, q, p, t, sign_nan
+}
+",
+    );
+    let inputs: Vec<Vec<ArgValue>> =
+        [0.5, -0.0, f64::INFINITY, f64::NAN].into_iter().map(|x| vec![ArgValue::F64(x)]).collect();
+    let out = check_pass(&m, "fold", "f", &inputs);
+    let text = print_module(&out);
+    assert!(text.contains(&format!("s = fconst {:?}", math::sin(6.0))), "{text}");
+    assert!(
+        text.contains("q = iconst -1") && text.contains("t = bconst true") && text.contains("e = fconst 12.0"),
+        "{text}"
+    );
+    // No algebra: x * 0.0 depends on x (NaN, -0.0, inf), so it stays.
+    assert!(text.contains("keep = fmul x, zero"), "{text}");
+    let folded = observe(&out, "f", &[ArgValue::F64(0.5)]).0.unwrap();
+    assert_eq!(folded[2].as_f64().unwrap().to_bits(), (f64::NAN + 2.0).to_bits());
+    // A NaN whose sign or payload the text format cannot spell is left unfolded, so the module
+    // still prints and parses back to itself (checked by check_pass).
+    assert!(
+        text.contains("sign_nan = fmul inf, nzero") || (f64::INFINITY * -0.0).to_bits() == f64::NAN.to_bits(),
+        "{text}"
+    );
+}
+
+#[test]
+fn fold_keeps_failing_division_and_resolves_constant_control_flow() {
+    let m = module(
+        "func @f(x: f64, y: f64) -> f64, i64 {
+entry:
+    one = iconst 1
+    zero = iconst 0
+    bad = idiv one, zero
+    yes = bconst true
+    pick = select yes, x, y
+    same = select yes, y, y
+    br yes, left(pick), right(same)
+left(a: f64):
+    ret a, bad
+right(b: f64):
+    ret b, zero
+}
+",
+    );
+    let inputs = vec![vec![ArgValue::F64(1.0), ArgValue::F64(2.0)]];
+    let out = check_pass(&m, "fold", "f", &inputs);
+    let text = print_module(&out);
+    assert!(text.contains("idiv one, zero"), "division by zero must not be folded away:\n{text}");
+    assert!(!text.contains("select") && !text.contains("br "), "{text}");
+    assert!(text.contains("jump left(x)"), "{text}");
+    assert_eq!(observe(&out, "f", &inputs[0]).0, Err("DivisionByZero"));
+    // After DCE the untaken block is gone.
+    let mut cleaned = out.clone();
+    passes::run_pass("dce", &mut cleaned).unwrap();
+    assert!(!print_module(&cleaned).contains("right"));
+}
+
+#[test]
+fn cse_merges_dominated_duplicates_only() {
+    let m = module(
+        "func @f(s: mslice, x: f64, c: bool, d: i64) -> f64 {
+entry:
+    a1 = sin x
+    a2 = sin x
+    k1 = fconst 2.0
+    k2 = fconst 2.0
+    zero = iconst 0
+    l1 = load s, zero
+    store s, zero, x
+    l2 = load s, zero
+    q1 = idiv d, d
+    q2 = idiv d, d
+    t = fadd a1, a2
+    u = fadd t, l1
+    w = fadd u, l2
+    br c, left, right
+left:
+    b1 = cos x
+    a3 = sin x
+    l = fadd b1, a3
+    jump join(l)
+right:
+    b2 = cos x
+    r = fmul b2, k2
+    jump join(r)
+join(v: f64):
+    b3 = cos x
+    y = fadd v, w
+    z = fadd y, b3
+    ret z
+}
+",
+    );
+    let inputs: Vec<Vec<ArgValue>> = [(true, 0.3), (false, -1.2)]
+        .into_iter()
+        .map(|(c, x)| vec![ArgValue::SliceMut(vec![5.0]), ArgValue::F64(x), ArgValue::Bool(c), ArgValue::I64(3)])
+        .collect();
+    let out = check_pass(&m, "cse", "f", &inputs);
+    assert_eq!(count(&out, "= sin x"), 1, "sin merged in entry and into `left`:\n{out}");
+    assert_eq!(count(&out, "fconst 2.0"), 1, "{out}");
+    assert_eq!(count(&out, "= cos x"), 3, "cos in sibling blocks and the join are not dominated:\n{out}");
+    assert_eq!(count(&out, "= load s, zero"), 2, "loads are never merged:\n{out}");
+    assert_eq!(count(&out, "= idiv d, d"), 2, "failing instructions are never merged:\n{out}");
+}
+
+#[test]
+fn optimize_reaches_a_fixpoint_and_preserves_behaviour() {
+    let m = module(
+        "func @f(x: slice, k: f64) -> f64 {
+entry:
+    n = len x
+    zero = iconst 0
+    three = fconst 3.0
+    four = fconst 4.0
+    scale = fmul three, four
+    acc0 = fconst 0.0
+    jump head(zero, acc0, scale)
+head(i: i64, acc: f64, unused: f64):
+    more = icmp lt i, n
+    br more, body, exit(acc)
+body:
+    xi = load x, i
+    s1 = fmul xi, scale
+    s2 = fmul xi, scale
+    t = fadd s1, s2
+    kk = fmul k, k
+    acc2 = fadd acc, t
+    acc3 = fadd acc2, kk
+    one = iconst 1
+    inext = iadd i, one
+    jump head(inext, acc3, s1)
+exit(r: f64):
+    ret r
+}
+",
+    );
+    let inputs: Vec<Vec<ArgValue>> = [vec![], vec![2.0], vec![0.5, -1.0, 3.0, 1e10]]
+        .into_iter()
+        .map(|x| vec![ArgValue::Slice(x), ArgValue::F64(0.75)])
+        .collect();
+    for pass in ALL_PASSES {
+        check_pass(&m, pass, "f", &inputs);
+    }
+    let once = check_pass(&m, "optimize", "f", &inputs);
+    let text = print_module(&once);
+    assert!(text.contains("fconst 12.0") && !text.contains("unused") && !text.contains("s2"), "{text}");
+    let mut twice = once.clone();
+    passes::optimize(&mut twice);
+    assert_eq!(twice, once, "optimize is idempotent");
+}
+
+#[test]
+fn every_pass_preserves_behaviour_on_sample_programs() {
+    let programs: Vec<(&str, &str, Vec<Vec<ArgValue>>)> = vec![
+        (
+            EFFECTS,
+            "f",
+            vec![vec![ArgValue::SliceMut(vec![1.0, 2.0]), ArgValue::I64(0), ArgValue::I64(1), ArgValue::F64(3.0)]],
+        ),
+        (LOOP_WITH_DEAD_PARAM, "sum", vec![vec![ArgValue::Slice(vec![1.0, 2.0, 3.0])], vec![ArgValue::Slice(vec![])]]),
+        (
+            "func @g(a: i64, b: i64, v: f64x2) -> i64, f64x2 {
+entry:
+    c = iconst 10
+    d = imul c, c
+    e = iadd a, d
+    f = iadd a, d
+    g = isub e, f
+    h = irem e, b
+    big = iconst -9223372036854775808
+    m1 = iconst -1
+    w = idiv big, m1
+    x = iadd w, h
+    y = iadd x, g
+    c25 = fconst 2.5
+    p = splat.f64x2 c25
+    q = fmul v, p
+    ret y, q
+}
+",
+            "g",
+            vec![
+                vec![ArgValue::I64(3), ArgValue::I64(4), ArgValue::Vector(vec![1.0, -2.0])],
+                vec![ArgValue::I64(3), ArgValue::I64(0), ArgValue::Vector(vec![0.0, f64::NAN])],
+            ],
+        ),
+    ];
+    for (src, func, inputs) in programs {
+        let m = module(src);
+        for pass in ALL_PASSES {
+            check_pass(&m, pass, func, &inputs);
+        }
+    }
+}
+
+#[test]
+fn run_pass_rejects_unknown_names() {
+    let mut m = module(EFFECTS);
+    let err = passes::run_pass("licm", &mut m).unwrap_err();
+    assert_eq!(err.name, "licm");
+    assert!(err.to_string().contains("dce"));
+    for name in passes::PASS_NAMES {
+        assert!(passes::run_pass(name, &mut m).is_ok());
+    }
+}
+
+/// Random well-formed programs (run with `--features arbitrary`): every pass keeps the module
+/// verified and canonical and does not change what the interpreter observes.
+#[cfg(feature = "arbitrary")]
+mod random_programs {
+    use super::*;
+    use jitdiff_ir::arbitrary::{GenConfig, arb_case, standard_extern_registry};
+    use proptest::prelude::*;
+
+    fn observe_with_externs(
+        m: &Module,
+        func: &str,
+        args: &[ArgValue],
+    ) -> (Result<Vec<RuntimeValue>, String>, Vec<Vec<u64>>) {
+        let registry = standard_extern_registry();
+        let mut args = args.to_vec();
+        let r = Interpreter::new(m).with_externs(&registry).with_step_limit(1_000_000).call(func, &mut args);
+        let memory =
+            args.iter().filter_map(|a| a.as_slice()).map(|s| s.iter().map(|x| x.to_bits()).collect()).collect();
+        (r.map_err(|e| e.kind_name().to_string()), memory)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #[test]
+        fn passes_preserve_behaviour((m, entry, args) in arb_case(GenConfig::full())) {
+            let args: Vec<ArgValue> = args.iter().map(|a| a.to_arg_value()).collect();
+            let expected = observe_with_externs(&m, &entry, &args);
+            for pass in ALL_PASSES {
+                let mut out = m.clone();
+                passes::run_pass(pass, &mut out).unwrap();
+                let text = print_module(&out);
+                prop_assert!(verify_module(&out).is_ok(), "{} broke the module:\n{}", pass, text);
+                prop_assert_eq!(&parse_module(&text).unwrap(), &out, "{} left a non-canonical module", pass);
+                prop_assert_eq!(&observe_with_externs(&out, &entry, &args), &expected, "{} changed behaviour:\n{}", pass, text);
+            }
+        }
+    }
+}

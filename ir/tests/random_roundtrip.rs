@@ -1,0 +1,211 @@
+#![cfg(feature = "arbitrary")]
+//! Property tests of the random-module generator: generated modules verify, round-trip through
+//! the text format, and run in the interpreter without panicking and within their step budget.
+//!
+//! Run with `cargo test -p jitdiff-ir --features arbitrary --test random_roundtrip`.
+
+use jitdiff_ir::arbitrary::{ArgSpec, GenConfig, arb_case, arb_module, generate_case, standard_extern_registry};
+use jitdiff_ir::{ArgValue, Interpreter, Module, Opcode, Type, parse_module, print_module, verify_module};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, TestRunner};
+use std::collections::BTreeSet;
+
+/// Every preset, so each property covers smooth, default and full programs.
+fn presets() -> [(&'static str, GenConfig); 4] {
+    [
+        ("default", GenConfig::default()),
+        ("smooth", GenConfig::smooth()),
+        ("full", GenConfig::full()),
+        ("straight_line", GenConfig::full().straight_line()),
+    ]
+}
+
+fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() })
+}
+
+/// A step limit no generated call may exceed: the generator keeps its cost estimate under
+/// `max_cost`; the slack covers rounding in that estimate.
+fn step_limit(cfg: &GenConfig) -> u64 {
+    cfg.max_cost * 2 + 1_000
+}
+
+#[test]
+fn generated_modules_verify() {
+    for (name, cfg) in presets() {
+        runner(250)
+            .run(&arb_module(cfg), |m| {
+                if let Err(e) = verify_module(&m) {
+                    panic!("preset {name}: {e}\n{}", print_module(&m));
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn generated_modules_round_trip_through_text() {
+    for (name, cfg) in presets() {
+        runner(250)
+            .run(&arb_module(cfg), |m| {
+                let text = print_module(&m);
+                let back = parse_module(&text);
+                prop_assert_eq!(back.as_ref(), Ok(&m), "preset {}:\n{}", name, text);
+                Ok(())
+            })
+            .unwrap();
+    }
+}
+
+fn run_case(cfg: &GenConfig, m: &Module, entry: &str, args: &[ArgSpec]) -> Result<(), String> {
+    let registry = standard_extern_registry();
+    let interp = Interpreter::new(m).with_externs(&registry).with_step_limit(step_limit(cfg));
+    let mut values: Vec<ArgValue> = args.iter().map(ArgSpec::to_arg_value).collect();
+    match interp.call(entry, &mut values) {
+        Ok(results) => {
+            let f = m.func_by_name(entry).ok_or("entry function missing")?;
+            let types: Vec<Option<Type>> = results.iter().map(|r| r.ty()).collect();
+            let expected: Vec<Option<Type>> = f.returns.iter().map(|&t| Some(t)).collect();
+            if types != expected {
+                return Err(format!("results {results:?} do not match the signature {:?}", f.returns));
+            }
+            if cfg.smooth_only && results.iter().any(|r| r.as_f64().is_some_and(|x| !x.is_finite())) {
+                return Err(format!("smooth program gave a non-finite result: {results:?}"));
+            }
+            Ok(())
+        }
+        Err(e) => match e.kind_name() {
+            "OutOfBounds" | "DivisionByZero" if cfg.allow_runtime_errors => Ok(()),
+            _ => Err(format!("{e}")),
+        },
+    }
+}
+
+#[test]
+fn generated_cases_run_in_the_interpreter_within_budget() {
+    for (name, cfg) in presets() {
+        let strategy = arb_case(cfg.clone());
+        runner(250)
+            .run(&strategy, |(m, entry, args)| {
+                if let Err(e) = run_case(&cfg, &m, &entry, &args) {
+                    panic!("preset {name}: {e}\nargs {args:?}\n{}", print_module(&m));
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn arguments_match_the_entry_signature() {
+    runner(200)
+        .run(&arb_case(GenConfig::full()), |(m, entry, args)| {
+            let f = m.func_by_name(&entry).expect("entry exists");
+            let types: Vec<Type> = args.iter().map(ArgSpec::ty).collect();
+            prop_assert_eq!(types, f.param_types());
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// The generator reaches every opcode of the op table, every construct, and every vector width
+/// (in full mode), so downstream differential tests cover them all.
+#[test]
+fn full_mode_covers_every_opcode() {
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut widths = BTreeSet::new();
+    let (mut loops, mut joins, mut multi_returns, mut calls, mut extern_calls) = (0, 0, 0, 0, 0);
+    let mut runner = runner(1);
+    let strategy = arb_module(GenConfig::full());
+    for _ in 0..600 {
+        let m = strategy.new_tree(&mut runner).unwrap().current();
+        for f in &m.functions {
+            multi_returns += usize::from(f.returns.len() > 1);
+            for b in &f.blocks {
+                loops += usize::from(b.name.starts_with("loop_head"));
+                joins += usize::from(b.name.starts_with("join") && !b.params.is_empty());
+                for inst in &b.insts {
+                    seen.insert(inst.op.spelling().to_string());
+                    match inst.imm {
+                        jitdiff_ir::Imm::Callee(jitdiff_ir::Callee::Func(_)) => calls += 1,
+                        jitdiff_ir::Imm::Callee(jitdiff_ir::Callee::Extern(_)) => extern_calls += 1,
+                        _ => {}
+                    }
+                    for r in &inst.results {
+                        if let Type::F64x(w) = f.ty(*r) {
+                            widths.insert(w);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let missing: Vec<&str> = Opcode::all().map(|o| o.spelling()).filter(|s| !seen.contains(*s)).collect();
+    assert!(missing.is_empty(), "opcodes never generated: {missing:?}");
+    assert_eq!(widths.into_iter().collect::<Vec<_>>(), [2, 4, 8, 16]);
+    for (what, n) in
+        [("loops", loops), ("joins", joins), ("multi-returns", multi_returns), ("calls", calls), ("extern calls", extern_calls)]
+    {
+        assert!(n > 20, "only {n} {what} in 600 modules");
+    }
+}
+
+/// Smooth programs contain no non-smooth opcode and no float comparison.
+#[test]
+fn smooth_mode_avoids_non_smooth_operations() {
+    let banned = [Opcode::Floor, Opcode::Ceil, Opcode::Sign, Opcode::Abs, Opcode::Min, Opcode::Max, Opcode::FCmp, Opcode::FToI];
+    runner(300)
+        .run(&arb_module(GenConfig::smooth()), |m| {
+            for f in &m.functions {
+                prop_assert!(f.returns.iter().all(|&t| t == Type::F64));
+                for b in &f.blocks {
+                    for inst in &b.insts {
+                        prop_assert!(!banned.contains(&inst.op), "{} in a smooth program", inst.op);
+                    }
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Decoding is deterministic, and the all-zero (exhausted) stream gives the simplest module.
+#[test]
+fn decoding_is_deterministic_and_zero_is_simplest() {
+    let cfg = GenConfig::default();
+    let streams: Vec<Vec<u32>> =
+        (0..3u32).map(|s| (0..500u32).map(|k| (k + 1000 * s).wrapping_mul(2_654_435_761)).collect()).collect();
+    assert_eq!(generate_case(&cfg, &streams), generate_case(&cfg, &streams));
+    let (m, entry, args) = generate_case(&cfg, &[]);
+    assert_eq!(m.functions.len(), 1);
+    assert_eq!(entry, "main");
+    assert!(args.is_empty());
+    assert_eq!(m.functions[0].blocks.len(), 1);
+    assert_eq!(m.functions[0].returns, [Type::F64]);
+}
+
+#[test]
+fn zz_peek() {
+    let mut runner = runner(1);
+    for (name, cfg) in presets() {
+        let strategy = arb_case(cfg.clone());
+        let (mut insts, mut blocks, mut funcs, mut errs, mut steps_fail) = (0, 0, 0, 0, 0);
+        let mut kinds = std::collections::BTreeMap::new();
+        for k in 0..300 {
+            let (m, entry, args) = strategy.new_tree(&mut runner).unwrap().current();
+            funcs += m.functions.len();
+            for f in &m.functions { blocks += f.blocks.len(); for b in &f.blocks { insts += b.insts.len(); } }
+            let registry = standard_extern_registry();
+            let interp = Interpreter::new(&m).with_externs(&registry).with_step_limit(cfg.max_cost);
+            let mut values: Vec<ArgValue> = args.iter().map(ArgSpec::to_arg_value).collect();
+            match interp.call(&entry, &mut values) {
+                Ok(r) => { *kinds.entry(format!("ok nan={}", r.iter().any(|v| v.as_f64().is_some_and(|x| x.is_nan())))).or_insert(0) += 1; }
+                Err(e) => { errs += 1; if e.kind_name() == "StepLimitExceeded" { steps_fail += 1; } *kinds.entry(e.kind_name().to_string()).or_insert(0) += 1; }
+            }
+            if k == 7 && (name == "default" || name == "smooth") { println!("==== {name} args {args:?}\n{}", print_module(&m)); }
+        }
+        println!("{name}: funcs {funcs} blocks {blocks} insts {insts} errs {errs} step>{}: {steps_fail} {kinds:?}", cfg.max_cost);
+    }
+}

@@ -1,0 +1,85 @@
+//! Which call sites need a call-depth check.
+//!
+//! Every internal function receives its frame depth (entry = 1) and passes `depth + 1` to its
+//! callees. A call from `g` can only exceed `MAX_CALL_DEPTH` if some chain of calls reaching `g`
+//! is at least `MAX_CALL_DEPTH` frames long — always the case when `g` is in, or is reachable
+//! from, a recursive cycle, and never for the shallow acyclic call graphs of ordinary programs.
+//! Only calls in such functions get the compare-and-branch.
+
+use jitdiff_ir::{Callee, Module, Opcode};
+
+/// For every function: can a call made from it exceed `max_depth` frames?
+pub(crate) fn needs_depth_check(module: &Module, max_depth: usize) -> Vec<bool> {
+    let n = module.functions.len();
+    let mut edges: Vec<(usize, usize)> = vec![];
+    for (caller, f) in module.functions.iter().enumerate() {
+        for block in &f.blocks {
+            for inst in &block.insts {
+                if let (Opcode::Call, jitdiff_ir::Imm::Callee(Callee::Func(callee))) = (inst.op, inst.imm)
+                    && callee.index() < n
+                {
+                    edges.push((caller, callee.index()));
+                }
+            }
+        }
+    }
+    // Longest chain of frames ending at each function, saturated at `max_depth`: relaxation
+    // converges after at most `max_depth` rounds because every round that changes something
+    // raises some depth by at least one.
+    let mut depth_to = vec![1usize; n];
+    loop {
+        let mut changed = false;
+        for &(caller, callee) in &edges {
+            let through = (depth_to[caller] + 1).min(max_depth);
+            if through > depth_to[callee] {
+                depth_to[callee] = through;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // A call from `g` at depth d makes frame d + 1, which fails when d + 1 > max_depth.
+    depth_to.into_iter().map(|d| d >= max_depth).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jitdiff_ir::{BlockData, Function, Imm, InstData, Terminator};
+
+    fn calling(name: &str, callees: &[u32]) -> Function {
+        let mut f = Function::new(name, vec![]);
+        let insts = callees
+            .iter()
+            .map(|&c| InstData {
+                op: Opcode::Call,
+                args: vec![],
+                imm: Imm::Callee(Callee::Func(jitdiff_ir::FuncId(c))),
+                results: vec![],
+            })
+            .collect();
+        f.blocks.push(BlockData { name: "entry".into(), params: vec![], insts, term: Some(Terminator::Return(vec![])) });
+        f
+    }
+
+    #[test]
+    fn only_recursion_and_long_chains_are_checked() {
+        let mut m = Module::new();
+        m.functions.push(calling("leaf", &[]));
+        m.functions.push(calling("caller", &[0]));
+        m.functions.push(calling("selfrec", &[2, 0]));
+        m.functions.push(calling("calls_rec", &[2]));
+        // leaf is reachable from the recursive function, so it may run deep (it calls nothing,
+        // so its flag costs nothing).
+        assert_eq!(needs_depth_check(&m, 256), vec![true, false, true, false]);
+        let mut chain = Module::new();
+        for i in 0..5u32 {
+            let callees: Vec<u32> = if i < 4 { vec![i + 1] } else { vec![] };
+            chain.functions.push(calling(&format!("f{i}"), &callees));
+        }
+        // depths 1..=5; with a limit of 3, calls from depth >= 3 need a check.
+        assert_eq!(needs_depth_check(&chain, 3), vec![false, false, true, true, true]);
+    }
+}

@@ -1,0 +1,405 @@
+//! Safe handles to compiled code: [`CompiledModule`], [`CompiledFn`] and the [`Arg`]s they take.
+
+use crate::abi::{EntryFn, slot_count, slots_of};
+use crate::closure::ClosureCtx;
+use crate::error::{CallError, JitError, RuntimeError};
+use crate::fault::{self, Fault};
+use crate::lower::OwnedJit;
+use crate::sites::{SiteKind, SiteTable};
+use crate::typed::{NativeArgs, NativeResults, TypedFn};
+use jitdiff_ir::{ArgValue, RuntimeValue, Site, Type};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// An argument of a native call. Slices are borrowed for the duration of the call; a
+/// `SliceMut` is written in place.
+///
+/// A `SliceMut` is accepted where the function takes a read-only `slice`; a `Slice` is not
+/// accepted for an `mslice` parameter.
+#[derive(Debug)]
+pub enum Arg<'a> {
+    /// An `f64`.
+    F64(f64),
+    /// An `i64`.
+    I64(i64),
+    /// A `bool`.
+    Bool(bool),
+    /// An `f64xW`: exactly W lanes.
+    Vector(&'a [f64]),
+    /// A read-only `slice`.
+    Slice(&'a [f64]),
+    /// A mutable `mslice`.
+    SliceMut(&'a mut [f64]),
+}
+
+impl Arg<'_> {
+    /// The variant's name, for error messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Arg::F64(_) => "Arg::F64",
+            Arg::I64(_) => "Arg::I64",
+            Arg::Bool(_) => "Arg::Bool",
+            Arg::Vector(_) => "Arg::Vector",
+            Arg::Slice(_) => "Arg::Slice",
+            Arg::SliceMut(_) => "Arg::SliceMut",
+        }
+    }
+}
+
+/// Borrow an interpreter argument as a native one (slices and vectors are borrowed, an
+/// `ArgValue::SliceMut` mutably), so the same argument list can drive both.
+impl<'a> From<&'a mut ArgValue> for Arg<'a> {
+    fn from(value: &'a mut ArgValue) -> Arg<'a> {
+        match value {
+            ArgValue::F64(x) => Arg::F64(*x),
+            ArgValue::I64(x) => Arg::I64(*x),
+            ArgValue::Bool(x) => Arg::Bool(*x),
+            ArgValue::Vector(v) => Arg::Vector(v),
+            ArgValue::Slice(v) => Arg::Slice(v),
+            ArgValue::SliceMut(v) => Arg::SliceMut(v),
+        }
+    }
+}
+
+/// What the handles know about one compiled function.
+pub(crate) struct FnInfo {
+    pub name: String,
+    pub params: Vec<Type>,
+    pub returns: Vec<Type>,
+    pub arg_slots: usize,
+    pub result_slots: usize,
+    pub entry: EntryFn,
+}
+
+/// The shared state of a compiled module; its native code is freed when the last handle drops.
+pub(crate) struct ModuleInner {
+    pub functions: Vec<FnInfo>,
+    pub by_name: HashMap<String, usize>,
+    /// Block labels per function, for error sites.
+    pub block_labels: Vec<Vec<String>>,
+    pub sites: SiteTable,
+    pub bounds_checks: bool,
+    /// Closure contexts whose addresses are baked into the code.
+    pub _closures: Vec<Box<ClosureCtx>>,
+    /// The JIT module, only touched again when dropped (which frees its code). The mutex makes
+    /// the (`Send` but not `Sync`) module shareable between threads.
+    pub _jit: Mutex<OwnedJit>,
+}
+
+/// A compiled module: native code for every function of an IR module.
+///
+/// Cheap to clone (an `Arc`); `Send + Sync`. The native code is freed when the module and every
+/// [`CompiledFn`] taken from it have been dropped.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, ExternRegistry, RuntimeValue};
+/// use jitdiff_jit::{compile, Arg, JitOptions};
+/// let ir = parse_module("func @mul(a: f64, b: f64) -> f64 {\nentry:\n    c = fmul a, b\n    ret c\n}\n").unwrap();
+/// let compiled = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+/// let mul = compiled.function("mul").unwrap();
+/// assert_eq!(mul.call(&mut [Arg::F64(1.5), Arg::F64(4.0)]).unwrap(), vec![RuntimeValue::F64(6.0)]);
+/// ```
+#[derive(Clone)]
+pub struct CompiledModule {
+    inner: Arc<ModuleInner>,
+}
+
+impl std::fmt::Debug for CompiledModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledModule")
+            .field("functions", &self.function_names().collect::<Vec<_>>())
+            .field("bounds_checks", &self.inner.bounds_checks)
+            .finish()
+    }
+}
+
+impl CompiledModule {
+    pub(crate) fn new(inner: ModuleInner) -> CompiledModule {
+        CompiledModule { inner: Arc::new(inner) }
+    }
+    /// A handle to the function named `name` (without the `@`).
+    pub fn function(&self, name: &str) -> Result<CompiledFn, JitError> {
+        let Some(&index) = self.inner.by_name.get(name) else {
+            return Err(JitError::UnknownFunction {
+                name: name.to_string(),
+                available: self.function_names().map(|n| format!("@{n}")).collect::<Vec<_>>().join(", "),
+            });
+        };
+        let entry = self.inner.functions[index].entry;
+        Ok(CompiledFn { module: self.inner.clone(), index, entry })
+    }
+    /// The names of the compiled functions, in module order.
+    pub fn function_names(&self) -> impl Iterator<Item = &str> {
+        self.inner.functions.iter().map(|f| f.name.as_str())
+    }
+    /// Were slice accesses compiled with bounds checks? (Always, unless the options came from
+    /// the `unsafe` [`JitOptions::without_bounds_checks`](crate::JitOptions::without_bounds_checks).)
+    pub fn bounds_checked(&self) -> bool {
+        self.inner.bounds_checks
+    }
+}
+
+/// Slots kept on the stack for a call; larger signatures use a heap buffer.
+const INLINE_SLOTS: usize = 32;
+
+/// A callable compiled function. Cheap to clone, `Send + Sync`, callable from many threads at
+/// once; keeps its module's native code alive.
+#[derive(Clone)]
+pub struct CompiledFn {
+    module: Arc<ModuleInner>,
+    index: usize,
+    entry: EntryFn,
+}
+
+impl std::fmt::Debug for CompiledFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let info = self.info();
+        write!(f, "CompiledFn(@{}{})", info.name, crate::abi::format_signature(&info.params, &info.returns))
+    }
+}
+
+impl CompiledFn {
+    fn info(&self) -> &FnInfo {
+        &self.module.functions[self.index]
+    }
+    /// The function's name.
+    pub fn name(&self) -> &str {
+        &self.info().name
+    }
+    /// Parameter types.
+    pub fn params(&self) -> &[Type] {
+        &self.info().params
+    }
+    /// Result types.
+    pub fn returns(&self) -> &[Type] {
+        &self.info().returns
+    }
+
+    /// Call the function. Arguments are checked against the parameters before native code runs.
+    ///
+    /// ```
+    /// use jitdiff_ir::{parse_module, ExternRegistry, RuntimeValue};
+    /// use jitdiff_jit::{compile, Arg, CallError, JitOptions};
+    /// let ir = parse_module("func @first(x: slice) -> f64 {\nentry:\n    i = iconst 0\n    v = load x, i\n    ret v\n}\n").unwrap();
+    /// let f = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap().function("first").unwrap();
+    /// assert_eq!(f.call(&mut [Arg::Slice(&[2.5, 1.0])]).unwrap(), vec![RuntimeValue::F64(2.5)]);
+    /// let err = f.call(&mut [Arg::Slice(&[])]).unwrap_err();
+    /// assert!(matches!(err, CallError::Runtime(_)));
+    /// assert!(err.to_string().contains("out of bounds"));
+    /// ```
+    pub fn call(&self, args: &mut [Arg<'_>]) -> Result<Vec<RuntimeValue>, CallError> {
+        self.invoke(args, |info, slots| {
+            let mut at = 0;
+            info.returns
+                .iter()
+                .map(|&ty| {
+                    let s = &slots[at..at + slot_count(ty)];
+                    at += slot_count(ty);
+                    decode(ty, s)
+                })
+                .collect()
+        })
+    }
+
+    /// Call the function and write its results into `results` (one per result), reusing the
+    /// vectors already there: no allocation when `results` already has the right shape.
+    ///
+    /// ```
+    /// use jitdiff_ir::{parse_module, ExternRegistry, RuntimeValue};
+    /// use jitdiff_jit::{compile, Arg, JitOptions};
+    /// let ir = parse_module("func @sq(x: f64) -> f64 {\nentry:\n    y = fmul x, x\n    ret y\n}\n").unwrap();
+    /// let f = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap().function("sq").unwrap();
+    /// let mut out = [RuntimeValue::F64(0.0)];
+    /// for k in 0..3 {
+    ///     f.call_into(&mut [Arg::F64(k as f64)], &mut out).unwrap();
+    ///     assert_eq!(out[0], RuntimeValue::F64((k * k) as f64));
+    /// }
+    /// ```
+    pub fn call_into(&self, args: &mut [Arg<'_>], results: &mut [RuntimeValue]) -> Result<(), CallError> {
+        let info = self.info();
+        if results.len() != info.returns.len() {
+            return Err(CallError::ResultCount {
+                function: info.name.clone(),
+                expected: info.returns.len(),
+                got: results.len(),
+            });
+        }
+        self.invoke(args, |info, slots| {
+            let mut at = 0;
+            for (out, &ty) in results.iter_mut().zip(&info.returns) {
+                let s = &slots[at..at + slot_count(ty)];
+                at += slot_count(ty);
+                match (out, ty) {
+                    (RuntimeValue::Vector(v), Type::F64x(w)) if v.len() == w as usize => {
+                        v.iter_mut().zip(s).for_each(|(x, &bits)| *x = f64::from_bits(bits))
+                    }
+                    (out, ty) => *out = decode(ty, s),
+                }
+            }
+        })
+    }
+
+    /// A typed handle for a function of scalar parameters and results: checks the signature
+    /// once, then each call packs the arguments directly (the fastest way to call).
+    ///
+    /// ```
+    /// use jitdiff_ir::{parse_module, ExternRegistry};
+    /// use jitdiff_jit::{compile, JitOptions};
+    /// let ir = parse_module("func @f(a: f64, n: i64) -> f64 {\nentry:\n    y = powi a, n\n    ret y\n}\n").unwrap();
+    /// let f = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap().function("f").unwrap();
+    /// let f = f.typed::<(f64, i64), f64>().unwrap();
+    /// assert_eq!(f.call((2.0, 10)).unwrap(), 1024.0);
+    /// ```
+    pub fn typed<A: NativeArgs, R: NativeResults>(&self) -> Result<TypedFn<A, R>, JitError> {
+        let info = self.info();
+        if info.params != A::types() || info.returns != R::types() {
+            return Err(JitError::TypedSignature {
+                function: info.name.clone(),
+                actual: crate::abi::format_signature(&info.params, &info.returns),
+                requested: crate::abi::format_signature(&A::types(), &R::types()),
+            });
+        }
+        Ok(TypedFn::new(self.clone()))
+    }
+
+    /// Call the entry trampoline on packed slot buffers; `0` or a failure status.
+    ///
+    /// # Safety
+    ///
+    /// `args` must hold this function's parameters in slot layout, with every slice pointer and
+    /// length taken from a live Rust slice that stays borrowed (mutably, for an `mslice`
+    /// parameter) until this returns; `results` must have room for its result slots.
+    pub(crate) unsafe fn raw_call(&self, args: *const u64, results: *mut u64) -> i32 {
+        // SAFETY: `entry` is the finalized entry trampoline of this function (signature
+        // `extern "C" fn(*const u64, *mut u64) -> i32`); `self.module` keeps its code mapped for
+        // the duration of the call. The trampoline reads exactly the parameter slots, writes at
+        // most the result slots, and native code touches caller memory only through the slices
+        // in `args`, within their lengths (bounds checks), as the caller guarantees.
+        unsafe { (self.entry)(args, results) }
+    }
+
+    fn invoke<T>(&self, args: &mut [Arg<'_>], finish: impl FnOnce(&FnInfo, &[u64]) -> T) -> Result<T, CallError> {
+        let info = self.info();
+        let mut arg_stack = [0u64; INLINE_SLOTS];
+        let mut arg_heap = Vec::new();
+        let arg_slots = buffer(&mut arg_stack, &mut arg_heap, info.arg_slots);
+        pack(info, args, arg_slots)?;
+        let mut result_stack = [0u64; INLINE_SLOTS];
+        let mut result_heap = Vec::new();
+        let result_slots = buffer(&mut result_stack, &mut result_heap, info.result_slots);
+        // SAFETY: `pack` wrote exactly `arg_slots` slots after checking every argument against
+        // its parameter type; slice pointers come from `args`, which stays mutably borrowed by
+        // this function until the call returns (so `SliceMut` memory is exclusively ours), and
+        // `result_slots` has `info.result_slots` slots.
+        let status = unsafe { self.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr()) };
+        if status != 0 {
+            return Err(self.runtime_error(status));
+        }
+        Ok(finish(info, result_slots))
+    }
+
+    /// Turn a non-zero status into the error it encodes.
+    pub(crate) fn runtime_error(&self, status: i32) -> CallError {
+        let module = &self.module;
+        let fault = fault::take();
+        let Some(site) = module.sites.get(status) else {
+            return CallError::Runtime(RuntimeError::ExternFailed {
+                name: "<native code>".into(),
+                message: format!("unknown failure status {status} (a jitdiff bug: please report it)"),
+                site: Site { func: self.name().to_string(), block: String::new(), inst: 0 },
+            });
+        };
+        let func = site.func.index();
+        let ir_site = Site {
+            func: module.functions.get(func).map(|f| f.name.clone()).unwrap_or_default(),
+            block: module.block_labels.get(func).and_then(|b| b.get(site.block.index())).cloned().unwrap_or_default(),
+            inst: site.inst as usize,
+        };
+        CallError::Runtime(match (site.kind, fault) {
+            (SiteKind::OutOfBounds, Some(Fault::OutOfBounds { index, len })) => {
+                RuntimeError::OutOfBounds { site: ir_site, index, len }
+            }
+            (SiteKind::OutOfBounds, _) => RuntimeError::OutOfBounds { site: ir_site, index: 0, len: 0 },
+            (SiteKind::DivisionByZero, _) => RuntimeError::DivisionByZero { site: ir_site },
+            (SiteKind::CallDepthExceeded, _) => RuntimeError::CallDepthExceeded { site: ir_site },
+            (SiteKind::ExternFailed, Some(Fault::Extern { name, message })) => {
+                RuntimeError::ExternFailed { name, message, site: ir_site }
+            }
+            (SiteKind::ExternFailed, _) => {
+                RuntimeError::ExternFailed { name: String::new(), message: "unknown failure".into(), site: ir_site }
+            }
+        })
+    }
+}
+
+fn buffer<'b>(stack: &'b mut [u64; INLINE_SLOTS], heap: &'b mut Vec<u64>, n: usize) -> &'b mut [u64] {
+    if n <= INLINE_SLOTS {
+        &mut stack[..n]
+    } else {
+        heap.resize(n, 0);
+        &mut heap[..]
+    }
+}
+
+/// Check `args` against the parameters and write them in slot layout.
+fn pack(info: &FnInfo, args: &mut [Arg<'_>], slots: &mut [u64]) -> Result<(), CallError> {
+    if args.len() != info.params.len() {
+        return Err(CallError::ArgCount { function: info.name.clone(), expected: info.params.len(), got: args.len() });
+    }
+    let mut at = 0;
+    for (index, (arg, &ty)) in args.iter_mut().zip(&info.params).enumerate() {
+        let s = &mut slots[at..at + slot_count(ty)];
+        at += slot_count(ty);
+        match (arg, ty) {
+            (Arg::F64(x), Type::F64) => s[0] = x.to_bits(),
+            (Arg::I64(x), Type::I64) => s[0] = *x as u64,
+            (Arg::Bool(x), Type::Bool) => s[0] = u64::from(*x),
+            (Arg::Vector(v), Type::F64x(w)) => {
+                if v.len() != w as usize {
+                    return Err(CallError::VectorLength {
+                        function: info.name.clone(),
+                        index,
+                        expected: ty,
+                        got: v.len(),
+                    });
+                }
+                s.iter_mut().zip(v.iter()).for_each(|(o, x)| *o = x.to_bits());
+            }
+            (Arg::Slice(v), Type::Slice) => {
+                s[0] = v.as_ptr() as u64;
+                s[1] = v.len() as u64;
+            }
+            (Arg::SliceMut(v), Type::Slice | Type::SliceMut) => {
+                s[0] = v.as_mut_ptr() as u64;
+                s[1] = v.len() as u64;
+            }
+            (arg, _) => {
+                return Err(CallError::ArgType { function: info.name.clone(), index, expected: ty, got: arg.kind_name() });
+            }
+        }
+    }
+    debug_assert_eq!(at, slots_of(&info.params));
+    Ok(())
+}
+
+fn decode(ty: Type, s: &[u64]) -> RuntimeValue {
+    match ty {
+        Type::I64 => RuntimeValue::I64(s[0] as i64),
+        Type::Bool => RuntimeValue::Bool(s[0] != 0),
+        Type::F64x(_) => RuntimeValue::Vector(s.iter().map(|&b| f64::from_bits(b)).collect()),
+        _ => RuntimeValue::F64(f64::from_bits(s[0])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<CompiledModule>();
+        check::<CompiledFn>();
+        check::<crate::TypedFn<(f64, f64), f64>>();
+    }
+}

@@ -1,0 +1,310 @@
+//! Per-function lowering state: the Cranelift parts of every IR value, the block map, failure
+//! sites with their cold error blocks, and the scratch stack slot used by calls.
+
+use super::ModuleLowering;
+use crate::abi::{self, part_count, slots_of};
+use crate::error::JitError;
+use crate::sites::{Site, SiteKind};
+use cranelift_codegen::entity::packed_option::ReservedValue;
+use cranelift_codegen::ir::{
+    self as clif, ExtFuncData, ExternalName, FuncRef, InstBuilder, StackSlot, StackSlotData, StackSlotKind,
+    UserExternalName, types,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId as ClifFuncId, Module as _};
+use jitdiff_ir::analysis::ControlFlow;
+use jitdiff_ir::{Block, Callee, FuncId, Function, Imm, Opcode, Type, Value};
+use std::collections::HashMap;
+use std::ops::Deref;
+
+/// The Cranelift values making up one IR value (at most 8: `f64x16` is 8 `F64X2` chunks).
+#[derive(Clone, Copy)]
+pub(crate) struct Parts {
+    vals: [clif::Value; 8],
+    len: u8,
+}
+
+impl Parts {
+    pub fn new(values: &[clif::Value]) -> Parts {
+        let mut vals = [clif::Value::reserved_value(); 8];
+        let len = values.len().min(8);
+        vals[..len].copy_from_slice(&values[..len]);
+        Parts { vals, len: len as u8 }
+    }
+}
+
+impl Deref for Parts {
+    type Target = [clif::Value];
+    fn deref(&self) -> &[clif::Value] {
+        &self.vals[..self.len as usize]
+    }
+}
+
+/// Lowers one IR function into its internal native function.
+pub(crate) struct FuncLowerer<'a, 'm> {
+    pub m: &'a mut ModuleLowering<'m>,
+    pub f: &'m Function,
+    pub fid: FuncId,
+    pub b: FunctionBuilder<'a>,
+    /// `offsets[v]` is the index of value `v`'s first part in `parts`.
+    offsets: Vec<u32>,
+    parts: Vec<clif::Value>,
+    pub blocks: Vec<clif::Block>,
+    /// This frame's depth on the IR call stack (entry function = 1).
+    pub depth: clif::Value,
+    /// Where results are written (slot layout).
+    pub out: clif::Value,
+    /// Values defined by `iconst`, for inline `powi`.
+    pub consts: HashMap<Value, i64>,
+    /// Room for call results and closure arguments, shared by every call site.
+    pub scratch: Option<StackSlot>,
+    propagate: Option<clif::Block>,
+    /// Error blocks to emit at the end: block, status, and for out-of-bounds the index and length.
+    cold: Vec<(clif::Block, i32, Option<(clif::Value, clif::Value)>)>,
+    refs: HashMap<ClifFuncId, FuncRef>,
+    at_block: Block,
+    at_inst: u32,
+}
+
+/// Lower IR function `fid` into `func` (whose signature is already set).
+pub(crate) fn lower_function(
+    m: &mut ModuleLowering,
+    func: &mut clif::Function,
+    fctx: &mut FunctionBuilderContext,
+    fid: FuncId,
+) -> Result<(), JitError> {
+    let f = m.ir.func(fid);
+    let mut offsets = Vec::with_capacity(f.values.len());
+    let mut total = 0u32;
+    for v in &f.values {
+        offsets.push(total);
+        total += part_count(v.ty) as u32;
+    }
+    let consts = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match (i.op, i.imm, i.results.first()) {
+            (Opcode::IConst, Imm::I64(k), Some(&r)) => Some((r, k)),
+            _ => None,
+        })
+        .collect();
+    let b = FunctionBuilder::new(func, fctx);
+    let depth = clif::Value::reserved_value();
+    let mut l = FuncLowerer {
+        m,
+        f,
+        fid,
+        b,
+        offsets,
+        parts: vec![clif::Value::reserved_value(); total as usize],
+        blocks: vec![],
+        depth,
+        out: depth,
+        consts,
+        scratch: None,
+        propagate: None,
+        cold: vec![],
+        refs: HashMap::new(),
+        at_block: Block::ENTRY,
+        at_inst: 0,
+    };
+    l.lower_body()?;
+    l.finish();
+    Ok(())
+}
+
+impl FuncLowerer<'_, '_> {
+    fn lower_body(&mut self) -> Result<(), JitError> {
+        let f = self.f;
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.blocks.push(entry);
+        for block in f.blocks.iter().skip(1) {
+            let blk = self.b.create_block();
+            for &p in &block.params {
+                for &t in abi::part_type(f.ty(p)) {
+                    self.b.append_block_param(blk, t);
+                }
+            }
+            self.blocks.push(blk);
+        }
+        self.b.switch_to_block(entry);
+        let params = self.b.block_params(entry).to_vec();
+        self.depth = params[0];
+        self.out = params[1];
+        self.bind_all(&f.params, &params[2..]);
+        let scratch_bytes = 8 * self.scratch_slots();
+        if scratch_bytes > 0 {
+            let data = StackSlotData::new(StackSlotKind::ExplicitSlot, scratch_bytes as u32, 4);
+            self.scratch = Some(self.b.create_sized_stack_slot(data));
+        }
+        // Reverse post-order: every definition is lowered before its uses (dominators come
+        // first), and unreachable blocks, which may use values defined nowhere reachable, are
+        // left out.
+        let cfg = ControlFlow::new(f);
+        for &block in cfg.reverse_post_order() {
+            let data = f.block(block);
+            if block != Block::ENTRY {
+                let blk = self.blocks[block.index()];
+                self.b.switch_to_block(blk);
+                let params = self.b.block_params(blk).to_vec();
+                self.bind_all(&data.params, &params);
+            }
+            self.at_block = block;
+            for (k, inst) in data.insts.iter().enumerate() {
+                self.at_inst = k as u32;
+                self.lower_inst(inst)?;
+            }
+            let Some(term) = &data.term else {
+                return Err(self.internal(format!("block {} has no terminator", data.name)));
+            };
+            self.lower_terminator(term)?;
+        }
+        Ok(())
+    }
+
+    /// Emit the cold error blocks and the status-propagation block, then finish the function.
+    fn finish(mut self) {
+        for (blk, status, detail) in std::mem::take(&mut self.cold) {
+            self.b.switch_to_block(blk);
+            if let Some((index, len)) = detail {
+                // The recorder is always registered, so this cannot fail.
+                if let Ok(id) = self.m.out_of_bounds_recorder_id() {
+                    let r = self.func_ref(id);
+                    self.b.ins().call(r, &[index, len]);
+                }
+            }
+            let s = self.b.ins().iconst(abi::STATUS, i64::from(status));
+            self.b.ins().return_(&[s]);
+        }
+        if let Some(blk) = self.propagate {
+            self.b.switch_to_block(blk);
+            let s = self.b.block_params(blk)[0];
+            self.b.ins().return_(&[s]);
+        }
+        self.b.seal_all_blocks();
+        self.b.finalize(self.m.frontend_config);
+    }
+
+    /// Slots of scratch memory the calls of this function need.
+    fn scratch_slots(&self) -> usize {
+        let mut most = 0;
+        for inst in self.f.blocks.iter().flat_map(|b| &b.insts) {
+            let Imm::Callee(callee) = inst.imm else { continue };
+            let Some((params, returns)) = self.m.ir.callee_signature(callee) else { continue };
+            let need = match callee {
+                Callee::Func(_) => slots_of(&returns),
+                // At least one slot, so even a closure without arguments or results has an address.
+                Callee::Extern(_) => (slots_of(&params) + slots_of(&returns)).max(1),
+            };
+            most = most.max(need);
+        }
+        most
+    }
+
+    /// Bind IR values to consecutive Cranelift values.
+    fn bind_all(&mut self, values: &[Value], clif_values: &[clif::Value]) {
+        let mut at = 0;
+        for &v in values {
+            let n = part_count(self.f.ty(v));
+            self.set(v, &clif_values[at..at + n]);
+            at += n;
+        }
+    }
+
+    /// The parts of an IR value.
+    pub fn get(&self, v: Value) -> Parts {
+        let start = self.offsets[v.index()] as usize;
+        let n = part_count(self.f.ty(v));
+        Parts::new(&self.parts[start..start + n])
+    }
+
+    /// The single part of a scalar IR value.
+    pub fn scalar(&self, v: Value) -> clif::Value {
+        self.parts[self.offsets[v.index()] as usize]
+    }
+
+    /// Define an IR value.
+    pub fn set(&mut self, v: Value, parts: &[clif::Value]) {
+        let start = self.offsets[v.index()] as usize;
+        self.parts[start..start + parts.len()].copy_from_slice(parts);
+    }
+
+    /// The type of an IR value.
+    pub fn ty(&self, v: Value) -> Type {
+        self.f.ty(v)
+    }
+
+    /// Continue only if `ok` (an `I8` truth value) holds; otherwise return the status of a new
+    /// failure site of `kind` at the current instruction, from a cold block.
+    pub fn fail_unless(&mut self, ok: clif::Value, kind: SiteKind) {
+        self.fail_unless_with(ok, kind, None);
+    }
+
+    /// [`fail_unless`](Self::fail_unless), recording `(index, len)` for an out-of-bounds report.
+    pub fn fail_unless_with(&mut self, ok: clif::Value, kind: SiteKind, detail: Option<(clif::Value, clif::Value)>) {
+        let status =
+            self.m.sites.add(Site { kind, func: self.fid, block: self.at_block, inst: self.at_inst });
+        let err = self.b.create_block();
+        self.b.set_cold_block(err);
+        let cont = self.b.create_block();
+        self.b.ins().brif(ok, cont, &[], err, &[]);
+        self.b.switch_to_block(cont);
+        self.cold.push((err, status, detail));
+    }
+
+    /// Return `status` from this function if it is non-zero (a callee failed).
+    pub fn propagate_failure(&mut self, status: clif::Value) {
+        let blk = match self.propagate {
+            Some(blk) => blk,
+            None => {
+                let blk = self.b.create_block();
+                self.b.append_block_param(blk, abi::STATUS);
+                self.b.set_cold_block(blk);
+                self.propagate = Some(blk);
+                blk
+            }
+        };
+        let cont = self.b.create_block();
+        self.b.ins().brif(status, blk, &[status.into()], cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    /// The address of the scratch slot plus `offset` bytes.
+    pub fn scratch_addr(&mut self, offset: i32) -> Result<clif::Value, JitError> {
+        let slot = self.scratch.ok_or_else(|| self.internal("call without scratch space".into()))?;
+        Ok(self.b.ins().stack_addr(abi::PTR, slot, offset))
+    }
+
+    /// A reference to `id` usable in this function, called through an absolute address.
+    ///
+    /// Never "colocated": code of one module may be spread over separately mapped regions, so a
+    /// 32-bit PC-relative call could be out of range; an absolute call always reaches.
+    pub fn func_ref(&mut self, id: ClifFuncId) -> FuncRef {
+        if let Some(&r) = self.refs.get(&id) {
+            return r;
+        }
+        let signature = self.m.jit.get().declarations().get_function_decl(id).signature.clone();
+        let signature = self.b.import_signature(signature);
+        let name = self.b.func.declare_imported_user_function(UserExternalName { namespace: 0, index: id.as_u32() });
+        let r = self.b.import_function(ExtFuncData {
+            name: ExternalName::user(name),
+            signature,
+            colocated: false,
+            patchable: false,
+        });
+        self.refs.insert(id, r);
+        r
+    }
+
+    /// An `I64` constant.
+    pub fn iconst(&mut self, k: i64) -> clif::Value {
+        self.b.ins().iconst(types::I64, k)
+    }
+
+    /// An internal-error `JitError` about this function.
+    pub fn internal(&self, message: String) -> JitError {
+        JitError::Codegen { function: self.f.name.clone(), message }
+    }
+}

@@ -1,0 +1,305 @@
+//! Lowering of straight-line instructions: constants, float and integer arithmetic, library
+//! math, comparisons, select, conversions, vectors and bounds-checked memory.
+
+use super::func::{FuncLowerer, Parts};
+use crate::abi;
+use crate::error::JitError;
+use crate::sites::SiteKind;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::immediates::Ieee64;
+use cranelift_codegen::ir::{self as clif, InstBuilder, MemFlagsData, types};
+use jitdiff_ir::{CondCode, Imm, InstData, MathFn, Opcode, Type};
+
+/// The largest `|n|` of a constant `powi` exponent expanded into multiplications inline.
+const INLINE_POWI_MAX: i64 = 4;
+
+impl FuncLowerer<'_, '_> {
+    pub(super) fn lower_inst(&mut self, inst: &InstData) -> Result<(), JitError> {
+        use Opcode::*;
+        let result = inst.results.first().copied();
+        let arg = |k: usize| inst.args.get(k).copied();
+        let missing = || JitError::Codegen { function: String::new(), message: format!("{} lacks operands", inst.op) };
+        let a = arg(0);
+        let lanewise = |l: &mut Self, f: &dyn Fn(&mut Self, clif::Value, clif::Value) -> clif::Value| {
+            let (x, y) = (l.get(a.ok_or_else(missing)?), l.get(arg(1).ok_or_else(missing)?));
+            let parts: Vec<clif::Value> = x.iter().zip(y.iter()).map(|(&p, &q)| f(l, p, q)).collect();
+            Ok::<_, JitError>(Parts::new(&parts))
+        };
+        let value: Option<Parts> = match inst.op {
+            FConst => {
+                let Imm::F64(x) = inst.imm else { return Err(self.internal("fconst without value".into())) };
+                Some(Parts::new(&[self.b.ins().f64const(Ieee64::with_bits(x.to_bits()))]))
+            }
+            IConst => {
+                let Imm::I64(k) = inst.imm else { return Err(self.internal("iconst without value".into())) };
+                Some(Parts::new(&[self.iconst(k)]))
+            }
+            BConst => {
+                let Imm::Bool(k) = inst.imm else { return Err(self.internal("bconst without value".into())) };
+                Some(Parts::new(&[self.b.ins().iconst(types::I8, i64::from(k))]))
+            }
+            FAdd => Some(lanewise(self, &|l, p, q| l.b.ins().fadd(p, q))?),
+            FSub => Some(lanewise(self, &|l, p, q| l.b.ins().fsub(p, q))?),
+            FMul => Some(lanewise(self, &|l, p, q| l.b.ins().fmul(p, q))?),
+            FDiv => Some(lanewise(self, &|l, p, q| l.b.ins().fdiv(p, q))?),
+            FNeg => {
+                let x = self.get(a.ok_or_else(missing)?);
+                let parts: Vec<clif::Value> = x.iter().map(|&p| self.b.ins().fneg(p)).collect();
+                Some(Parts::new(&parts))
+            }
+            Sqrt | Abs | Floor | Ceil => {
+                let x = self.scalar(a.ok_or_else(missing)?);
+                let ins = self.b.ins();
+                Some(Parts::new(&[match inst.op {
+                    Sqrt => ins.sqrt(x),
+                    Abs => ins.fabs(x),
+                    Floor => ins.floor(x),
+                    _ => ins.ceil(x),
+                }]))
+            }
+            // `a < b ? a : b` exactly as math::min (Cranelift's fmin propagates NaN instead); the
+            // compare-and-select is matched to minsd/maxsd.
+            Min | Max => {
+                let (x, y) = (self.scalar(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
+                let cc = if inst.op == Min { FloatCC::LessThan } else { FloatCC::GreaterThan };
+                let c = self.b.ins().fcmp(cc, x, y);
+                Some(Parts::new(&[self.b.ins().select(c, x, y)]))
+            }
+            Powi => {
+                let (x_ir, n_ir) = (a.ok_or_else(missing)?, arg(1).ok_or_else(missing)?);
+                let x = self.scalar(x_ir);
+                let v = match self.consts.get(&n_ir) {
+                    Some(&n) if n.abs() <= INLINE_POWI_MAX => self.inline_powi(x, n),
+                    _ => {
+                        let n = self.scalar(n_ir);
+                        self.call_math(Powi, &[x, n])?
+                    }
+                };
+                Some(Parts::new(&[v]))
+            }
+            op if matches!(op.info().math, MathFn::Unary(_) | MathFn::Binary(_)) => {
+                let args: Vec<clif::Value> = inst.args.iter().map(|&v| self.scalar(v)).collect();
+                Some(Parts::new(&[self.call_math(op, &args)?]))
+            }
+            IAdd | ISub | IMul => {
+                let (x, y) = (self.scalar(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
+                let ins = self.b.ins();
+                Some(Parts::new(&[match inst.op {
+                    IAdd => ins.iadd(x, y),
+                    ISub => ins.isub(x, y),
+                    _ => ins.imul(x, y),
+                }]))
+            }
+            IDiv | IRem => {
+                let (x, y) = (self.scalar(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
+                Some(Parts::new(&[self.checked_division(x, y, inst.op == IRem)]))
+            }
+            INeg => {
+                let x = self.scalar(a.ok_or_else(missing)?);
+                Some(Parts::new(&[self.b.ins().ineg(x)]))
+            }
+            And | Or => {
+                let (x, y) = (self.scalar(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
+                let v = if inst.op == And { self.b.ins().band(x, y) } else { self.b.ins().bor(x, y) };
+                Some(Parts::new(&[v]))
+            }
+            Not => {
+                let x = self.scalar(a.ok_or_else(missing)?);
+                Some(Parts::new(&[self.b.ins().bxor_imm_u(x, 1)]))
+            }
+            FCmp | ICmp => {
+                let Imm::Cond(cc) = inst.imm else { return Err(self.internal("compare without condition".into())) };
+                let (x, y) = (self.scalar(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
+                let v = if inst.op == FCmp {
+                    self.b.ins().fcmp(float_cc(cc), x, y)
+                } else {
+                    self.b.ins().icmp(int_cc(cc), x, y)
+                };
+                Some(Parts::new(&[v]))
+            }
+            Select => {
+                let c = self.scalar(a.ok_or_else(missing)?);
+                let (x, y) = (self.get(arg(1).ok_or_else(missing)?), self.get(arg(2).ok_or_else(missing)?));
+                let parts: Vec<clif::Value> = x.iter().zip(y.iter()).map(|(&p, &q)| self.b.ins().select(c, p, q)).collect();
+                Some(Parts::new(&parts))
+            }
+            IToF => {
+                let x = self.scalar(a.ok_or_else(missing)?);
+                Some(Parts::new(&[self.b.ins().fcvt_from_sint(types::F64, x)]))
+            }
+            // Saturating, NaN -> 0: Rust's `as i64`.
+            FToI => {
+                let x = self.scalar(a.ok_or_else(missing)?);
+                Some(Parts::new(&[self.b.ins().fcvt_to_sint_sat(types::I64, x)]))
+            }
+            Len => Some(Parts::new(&[self.get(a.ok_or_else(missing)?)[1]])),
+            Load => {
+                let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
+                let addr = self.element_address(s[0], s[1], i, 1);
+                Some(Parts::new(&[self.b.ins().load(types::F64, scalar_flags(), addr, 0)]))
+            }
+            Store => {
+                let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
+                let x = self.scalar(arg(2).ok_or_else(missing)?);
+                let addr = self.element_address(s[0], s[1], i, 1);
+                self.b.ins().store(scalar_flags(), x, addr, 0);
+                None
+            }
+            VLoad => {
+                let Imm::Type(ty @ Type::F64x(w)) = inst.imm else {
+                    return Err(self.internal("vload without a vector type".into()));
+                };
+                let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
+                let addr = self.element_address(s[0], s[1], i, w);
+                let parts: Vec<clif::Value> = (0..abi::part_count(ty))
+                    .map(|c| self.b.ins().load(types::F64X2, abi::vector_flags(), addr, 16 * c as i32))
+                    .collect();
+                Some(Parts::new(&parts))
+            }
+            VStore => {
+                let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
+                let v_ir = arg(2).ok_or_else(missing)?;
+                let w = self.ty(v_ir).lanes();
+                let v = self.get(v_ir);
+                let addr = self.element_address(s[0], s[1], i, w);
+                for (c, &chunk) in v.iter().enumerate() {
+                    self.b.ins().store(abi::vector_flags(), chunk, addr, 16 * c as i32);
+                }
+                None
+            }
+            Splat => {
+                let Imm::Type(ty) = inst.imm else { return Err(self.internal("splat without a vector type".into())) };
+                let x = self.scalar(a.ok_or_else(missing)?);
+                let chunk = self.b.ins().splat(types::F64X2, x);
+                Some(Parts::new(&vec![chunk; abi::part_count(ty)]))
+            }
+            Extract => {
+                let Imm::Lane(k) = inst.imm else { return Err(self.internal("extract without a lane".into())) };
+                let v = self.get(a.ok_or_else(missing)?);
+                let chunk = *v.get(usize::from(k / 2)).ok_or_else(|| self.internal("lane out of range".into()))?;
+                Some(Parts::new(&[self.b.ins().extractlane(chunk, k % 2)]))
+            }
+            Insert => {
+                let Imm::Lane(k) = inst.imm else { return Err(self.internal("insert without a lane".into())) };
+                let v = self.get(a.ok_or_else(missing)?);
+                let x = self.scalar(arg(1).ok_or_else(missing)?);
+                let mut parts = v.to_vec();
+                let c = usize::from(k / 2);
+                let chunk = *parts.get(c).ok_or_else(|| self.internal("lane out of range".into()))?;
+                parts[c] = self.b.ins().insertlane(chunk, x, k % 2);
+                Some(Parts::new(&parts))
+            }
+            Call => {
+                let Imm::Callee(callee) = inst.imm else { return Err(self.internal("call without a callee".into())) };
+                self.lower_call(callee, inst)?;
+                None
+            }
+            op => return Err(self.internal(format!("no lowering for {op}"))),
+        };
+        if let (Some(r), Some(parts)) = (result, value) {
+            self.set(r, &parts);
+        }
+        Ok(())
+    }
+
+    /// The address of element group `i` (each `width` f64s) of the slice `(ptr, len)`, after
+    /// checking `0 <= i` and `(i + 1) * width <= len` (unless bounds checks are off).
+    ///
+    /// The check is one unsigned compare — a negative `i` is a huge unsigned number — against
+    /// `len / width`, which cannot overflow the way `(i + 1) * width` could.
+    fn element_address(&mut self, ptr: clif::Value, len: clif::Value, i: clif::Value, width: u8) -> clif::Value {
+        let shift = i64::from(width.max(1).trailing_zeros());
+        if self.m.bounds_checks {
+            let groups = if shift == 0 { len } else { self.b.ins().ushr_imm_u(len, shift) };
+            let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, i, groups);
+            self.fail_unless_with(ok, SiteKind::OutOfBounds, Some((i, len)));
+        }
+        let offset = self.b.ins().ishl_imm_u(i, 3 + shift);
+        self.b.ins().iadd(ptr, offset)
+    }
+
+    /// `idiv`/`irem` with the IR's semantics: zero divisor fails, `MIN / -1` wraps to `MIN`,
+    /// `MIN % -1` is 0. Cranelift's `sdiv`/`srem` trap on both, so the divisor is made safe first.
+    fn checked_division(&mut self, x: clif::Value, y: clif::Value, remainder: bool) -> clif::Value {
+        let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
+        self.fail_unless(nonzero, SiteKind::DivisionByZero);
+        let minus_one = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+        let one = self.iconst(1);
+        let safe = self.b.ins().select(minus_one, one, y);
+        if remainder {
+            let r = self.b.ins().srem(x, safe);
+            let zero = self.iconst(0);
+            self.b.ins().select(minus_one, zero, r)
+        } else {
+            let q = self.b.ins().sdiv(x, safe);
+            let negated = self.b.ins().ineg(x);
+            self.b.ins().select(minus_one, negated, q)
+        }
+    }
+
+    /// `powi(x, n)` for a constant `n`, with exactly the multiplications of `math::powi` in the
+    /// same order, so the result is bit-identical.
+    fn inline_powi(&mut self, x: clif::Value, n: i64) -> clif::Value {
+        let mut e = n.unsigned_abs();
+        let mut base = x;
+        let mut acc: Option<clif::Value> = None;
+        while e > 0 {
+            if e & 1 == 1 {
+                acc = Some(match acc {
+                    None => base,
+                    Some(a) => self.b.ins().fmul(a, base),
+                });
+            }
+            e >>= 1;
+            if e > 0 {
+                base = self.b.ins().fmul(base, base);
+            }
+        }
+        let acc = match acc {
+            Some(a) => a,
+            None => self.b.ins().f64const(1.0),
+        };
+        if n < 0 {
+            let one = self.b.ins().f64const(1.0);
+            self.b.ins().fdiv(one, acc)
+        } else {
+            acc
+        }
+    }
+
+    /// Call the `jitdiff_ir::math` function of `op`.
+    fn call_math(&mut self, op: Opcode, args: &[clif::Value]) -> Result<clif::Value, JitError> {
+        let id = self.m.math_id(op)?;
+        let r = self.func_ref(id);
+        let call = self.b.ins().call(r, args);
+        Ok(self.b.inst_results(call)[0])
+    }
+}
+
+/// Flags for slice element accesses: `f64` slices from Rust are 8-byte aligned, and the index
+/// was checked, so the access cannot trap.
+fn scalar_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap().with_aligned()
+}
+
+fn float_cc(cc: CondCode) -> FloatCC {
+    match cc {
+        CondCode::Eq => FloatCC::Equal,
+        CondCode::Ne => FloatCC::NotEqual,
+        CondCode::Lt => FloatCC::LessThan,
+        CondCode::Le => FloatCC::LessThanOrEqual,
+        CondCode::Gt => FloatCC::GreaterThan,
+        CondCode::Ge => FloatCC::GreaterThanOrEqual,
+    }
+}
+
+fn int_cc(cc: CondCode) -> IntCC {
+    match cc {
+        CondCode::Eq => IntCC::Equal,
+        CondCode::Ne => IntCC::NotEqual,
+        CondCode::Lt => IntCC::SignedLessThan,
+        CondCode::Le => IntCC::SignedLessThanOrEqual,
+        CondCode::Gt => IntCC::SignedGreaterThan,
+        CondCode::Ge => IntCC::SignedGreaterThanOrEqual,
+    }
+}

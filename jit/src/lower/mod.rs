@@ -1,0 +1,236 @@
+//! Lowering a verified IR module to Cranelift and finalizing it into native code.
+//!
+//! - [`func`]: per-function state (value parts, blocks, failure sites, cold error blocks).
+//! - [`inst`]: arithmetic, math, comparisons, vectors and memory.
+//! - [`calls`]: calls to module functions, direct externs and closure externs; call depth.
+//! - [`control`]: jumps, branches and returns.
+//! - [`entry`]: the `extern "C"` entry trampoline of each function.
+
+mod calls;
+mod control;
+mod entry;
+mod func;
+mod inst;
+
+use crate::abi::{self, EntryFn};
+use crate::closure::ClosureCtx;
+use crate::error::JitError;
+use crate::sites::SiteTable;
+use cranelift_codegen::ir::{AbiParam, Signature, UserFuncName, types};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_jit::JITModule;
+use cranelift_module::{FuncId as ClifFuncId, Linkage, Module as _};
+use jitdiff_ir::{MathFn, Module, Opcode};
+use std::collections::HashMap;
+use std::mem::ManuallyDrop;
+
+/// The maximum IR call depth native code allows (the interpreter's limit).
+pub(crate) const MAX_CALL_DEPTH: usize = jitdiff_ir::MAX_CALL_DEPTH;
+
+/// A `JITModule` whose code memory is freed when this is dropped (a plain `JITModule` leaks it).
+pub(crate) struct OwnedJit {
+    module: ManuallyDrop<JITModule>,
+}
+
+impl OwnedJit {
+    pub fn new(module: JITModule) -> OwnedJit {
+        OwnedJit { module: ManuallyDrop::new(module) }
+    }
+    pub fn get(&mut self) -> &mut JITModule {
+        &mut self.module
+    }
+}
+
+impl Drop for OwnedJit {
+    fn drop(&mut self) {
+        // SAFETY: `module` is never used again after this take. An `OwnedJit` is dropped either
+        // when compilation failed (no code ever ran) or when the last `Arc` of its compiled
+        // module goes away; every handle that can call the code holds such an `Arc` for the whole
+        // call, so no code of this module is running or will run again.
+        unsafe { ManuallyDrop::take(&mut self.module).free_memory() };
+    }
+}
+
+/// How a declared extern is called.
+pub(crate) enum ResolvedExtern {
+    /// An `extern "C"` float function registered under `symbol`, taking `arity` `f64`s.
+    Direct { symbol: String, arity: usize },
+    /// A closure, called through the closure trampoline with this context.
+    Closure { ctx: *const ClosureCtx },
+}
+
+/// Module-wide lowering state.
+pub(crate) struct ModuleLowering<'m> {
+    pub ir: &'m Module,
+    pub jit: OwnedJit,
+    pub externs: &'m [ResolvedExtern],
+    pub sites: SiteTable,
+    pub depth_checks: Vec<bool>,
+    pub bounds_checks: bool,
+    pub frontend_config: TargetFrontendConfig,
+    internal_ids: Vec<ClifFuncId>,
+    math_ids: HashMap<Opcode, ClifFuncId>,
+    extern_ids: HashMap<usize, ClifFuncId>,
+    trampoline_id: Option<ClifFuncId>,
+    recorder_id: Option<ClifFuncId>,
+}
+
+/// The result of lowering: the finalized module and one entry trampoline per IR function.
+pub(crate) struct Lowered {
+    pub jit: OwnedJit,
+    pub entries: Vec<EntryFn>,
+    pub sites: SiteTable,
+}
+
+fn module_error(what: &str, e: impl std::fmt::Display) -> JitError {
+    JitError::Module(format!("{what}: {e}"))
+}
+
+/// Lower every function of `ir` (already verified, externs resolved) into `jit` and finalize.
+pub(crate) fn lower_module(
+    ir: &Module,
+    jit: OwnedJit,
+    externs: &[ResolvedExtern],
+    bounds_checks: bool,
+) -> Result<Lowered, JitError> {
+    let mut m = ModuleLowering {
+        ir,
+        frontend_config: jit.module.target_config(),
+        jit,
+        externs,
+        sites: SiteTable::default(),
+        depth_checks: crate::callgraph::needs_depth_check(ir, MAX_CALL_DEPTH),
+        bounds_checks,
+        internal_ids: vec![],
+        math_ids: HashMap::new(),
+        extern_ids: HashMap::new(),
+        trampoline_id: None,
+        recorder_id: None,
+    };
+    let template = m.jit.get().make_signature();
+    let mut entry_ids = Vec::with_capacity(ir.functions.len());
+    for f in &ir.functions {
+        let internal = abi::internal_signature(&template, &f.param_types());
+        let id = m.jit.get().declare_anonymous_function(&internal).map_err(|e| module_error("declare", e))?;
+        m.internal_ids.push(id);
+        let entry = abi::entry_signature(&template);
+        entry_ids.push(m.jit.get().declare_anonymous_function(&entry).map_err(|e| module_error("declare", e))?);
+    }
+    let mut ctx = m.jit.get().make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    for (index, f) in ir.functions.iter().enumerate() {
+        let fid = jitdiff_ir::FuncId(index as u32);
+        let define_error = |e: cranelift_module::ModuleError| JitError::Codegen {
+            function: f.name.clone(),
+            message: format!("{e:?}"),
+        };
+
+        ctx.func.signature = abi::internal_signature(&template, &f.param_types());
+        ctx.func.name = UserFuncName::user(0, m.internal_ids[index].as_u32());
+        func::lower_function(&mut m, &mut ctx.func, &mut fctx, fid)?;
+        let id = m.internal_ids[index];
+        m.jit.get().define_function(id, &mut ctx).map_err(define_error)?;
+        m.jit.get().clear_context(&mut ctx);
+
+        ctx.func.signature = abi::entry_signature(&template);
+        ctx.func.name = UserFuncName::user(0, entry_ids[index].as_u32());
+        entry::lower_entry(&mut m, &mut ctx.func, &mut fctx, fid)?;
+        m.jit.get().define_function(entry_ids[index], &mut ctx).map_err(define_error)?;
+        m.jit.get().clear_context(&mut ctx);
+    }
+    // Every symbol referenced was registered before the module was created, so finalizing cannot
+    // hit cranelift-jit's unresolved-symbol panic; catch one anyway rather than unwind through
+    // the caller. (On a panic the module's memory is still freed when `m.jit` drops.)
+    let finalized = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.jit.get().finalize_definitions()));
+    match finalized {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(module_error("finalize", e)),
+        Err(_) => return Err(JitError::Module("finalizing native code panicked (unresolved symbol?)".into())),
+    }
+    let entries = entry_ids
+        .iter()
+        .map(|&id| {
+            let ptr = m.jit.get().get_finalized_function(id);
+            // SAFETY: `id` was defined with `entry_signature`, which is
+            // `extern "C" fn(*const u64, *mut u64) -> i32` under the host's default (System V)
+            // calling convention, and the module is finalized, so `ptr` is executable code of
+            // exactly that type for as long as `jit` lives.
+            unsafe { std::mem::transmute::<*const u8, EntryFn>(ptr) }
+        })
+        .collect();
+    Ok(Lowered { jit: m.jit, entries, sites: m.sites })
+}
+
+impl ModuleLowering<'_> {
+    /// The internal native function of IR function `index`.
+    pub fn internal_id(&self, index: usize) -> Option<ClifFuncId> {
+        self.internal_ids.get(index).copied()
+    }
+
+    /// The imported math function of `op` (declared on first use).
+    pub fn math_id(&mut self, op: Opcode) -> Result<ClifFuncId, JitError> {
+        if let Some(&id) = self.math_ids.get(&op) {
+            return Ok(id);
+        }
+        let mut sig = self.jit.get().make_signature();
+        match op.info().math {
+            MathFn::Unary(_) => sig.params.push(AbiParam::new(types::F64)),
+            MathFn::Binary(_) => sig.params.extend([AbiParam::new(types::F64), AbiParam::new(types::F64)]),
+            MathFn::Powi(_) => sig.params.extend([AbiParam::new(types::F64), AbiParam::new(types::I64)]),
+            MathFn::None => {
+                return Err(JitError::Codegen { function: String::new(), message: format!("{op} has no math function") });
+            }
+        }
+        sig.returns.push(AbiParam::new(types::F64));
+        let id = self.import(&crate::symbols::math_symbol(op), &sig)?;
+        self.math_ids.insert(op, id);
+        Ok(id)
+    }
+
+    /// The imported direct (`extern "C"`) implementation of extern `index`.
+    pub fn direct_extern_id(&mut self, index: usize) -> Result<ClifFuncId, JitError> {
+        if let Some(&id) = self.extern_ids.get(&index) {
+            return Ok(id);
+        }
+        let Some(ResolvedExtern::Direct { symbol, arity }) = self.externs.get(index) else {
+            return Err(JitError::Module(format!("extern {index} is not a direct function")));
+        };
+        let mut sig = self.jit.get().make_signature();
+        sig.params.extend(std::iter::repeat_n(AbiParam::new(types::F64), *arity));
+        sig.returns.push(AbiParam::new(types::F64));
+        let symbol = symbol.clone();
+        let id = self.import(&symbol, &sig)?;
+        self.extern_ids.insert(index, id);
+        Ok(id)
+    }
+
+    /// The imported closure trampoline `(ctx, args, results) -> i32`.
+    pub fn trampoline_id(&mut self) -> Result<ClifFuncId, JitError> {
+        if let Some(id) = self.trampoline_id {
+            return Ok(id);
+        }
+        let mut sig = self.jit.get().make_signature();
+        sig.params.extend([AbiParam::new(abi::PTR); 3]);
+        sig.returns.push(AbiParam::new(abi::STATUS));
+        let id = self.import(crate::closure::TRAMPOLINE_SYMBOL, &sig)?;
+        self.trampoline_id = Some(id);
+        Ok(id)
+    }
+
+    /// The imported `fault::record_out_of_bounds(index, len)`.
+    pub fn out_of_bounds_recorder_id(&mut self) -> Result<ClifFuncId, JitError> {
+        if let Some(id) = self.recorder_id {
+            return Ok(id);
+        }
+        let mut sig = self.jit.get().make_signature();
+        sig.params.extend([AbiParam::new(types::I64); 2]);
+        let id = self.import(crate::fault::OUT_OF_BOUNDS_SYMBOL, &sig)?;
+        self.recorder_id = Some(id);
+        Ok(id)
+    }
+
+    fn import(&mut self, symbol: &str, sig: &Signature) -> Result<ClifFuncId, JitError> {
+        self.jit.get().declare_function(symbol, Linkage::Import, sig).map_err(|e| module_error("declare", e))
+    }
+}

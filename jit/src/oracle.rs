@@ -1,0 +1,128 @@
+//! The interpreter as the JIT's oracle: run one call both ways and compare everything observable
+//! — results bit for bit (any NaN equals any NaN), errors by kind and site (plus index and length
+//! for out-of-bounds, name and message for a failed extern), and the final contents of every
+//! `mslice` argument.
+
+use crate::error::{CallError, RuntimeError};
+use crate::handle::{Arg, CompiledModule};
+use jitdiff_ir::{ArgValue, InterpError, Interpreter, RuntimeValue};
+
+/// What a call that behaved the same under both did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Agreement {
+    /// Both returned these values.
+    Returned(Vec<RuntimeValue>),
+    /// Both failed with an error of this kind (`"OutOfBounds"`, ...) at the same site.
+    Failed(&'static str),
+    /// The interpreter ran out of steps, so the native call was not made (it might not end).
+    Skipped,
+}
+
+/// How the JIT and the interpreter disagreed on one call.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("@{function}({args}): {detail}")]
+pub struct Disagreement {
+    /// The function called.
+    pub function: String,
+    /// The arguments, printed.
+    pub args: String,
+    /// What differed.
+    pub detail: String,
+}
+
+/// Do two floats agree: same bits, or both NaN?
+pub fn same_f64(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// Do two runtime values agree (floats by [`same_f64`], lane by lane)?
+pub fn same_value(a: &RuntimeValue, b: &RuntimeValue) -> bool {
+    match (a, b) {
+        (RuntimeValue::F64(x), RuntimeValue::F64(y)) => same_f64(*x, *y),
+        (RuntimeValue::Vector(x), RuntimeValue::Vector(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_f64(*p, *q))
+        }
+        _ => a == b,
+    }
+}
+
+/// Call `function` of `compiled` and of `interp` (which must interpret the module `compiled` was
+/// compiled from, with the same externs) on copies of `args`, and compare.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, ArgValue, ExternRegistry, Interpreter};
+/// use jitdiff_jit::{compile, differential_call, Agreement, JitOptions};
+/// let ir = parse_module("func @f(x: slice, i: i64) -> f64 {\nentry:\n    v = load x, i\n    ret v\n}\n").unwrap();
+/// let compiled = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+/// let interp = Interpreter::new(&ir);
+/// let ok = differential_call(&compiled, &interp, "f", &[ArgValue::Slice(vec![1.0, 2.0]), ArgValue::I64(1)]);
+/// assert!(matches!(ok, Ok(Agreement::Returned(_))));
+/// let oob = differential_call(&compiled, &interp, "f", &[ArgValue::Slice(vec![1.0]), ArgValue::I64(-1)]);
+/// assert_eq!(oob, Ok(Agreement::Failed("OutOfBounds")));
+/// ```
+pub fn differential_call(
+    compiled: &CompiledModule,
+    interp: &Interpreter<'_>,
+    function: &str,
+    args: &[ArgValue],
+) -> Result<Agreement, Disagreement> {
+    let disagree = |detail: String| Disagreement { function: function.to_string(), args: format!("{args:?}"), detail };
+    let mut interp_args = args.to_vec();
+    let expected = interp.call(function, &mut interp_args);
+    if matches!(expected, Err(InterpError::StepLimitExceeded { .. })) {
+        return Ok(Agreement::Skipped);
+    }
+    let native = compiled.function(function).map_err(|e| disagree(format!("not compiled: {e}")))?;
+    let mut jit_args = args.to_vec();
+    let got = {
+        let mut borrowed: Vec<Arg<'_>> = jit_args.iter_mut().map(Arg::from).collect();
+        native.call(&mut borrowed)
+    };
+    let agreement = match (&expected, &got) {
+        (Ok(want), Ok(have)) => {
+            if want.len() != have.len() || !want.iter().zip(have).all(|(a, b)| same_value(a, b)) {
+                return Err(disagree(format!("interpreter returned {want:?}, native code {have:?}")));
+            }
+            Agreement::Returned(have.clone())
+        }
+        (Err(want), Err(CallError::Runtime(have))) => {
+            same_error(want, have).map_err(|d| disagree(format!("{d}: interpreter: {want}; native: {have}")))?;
+            Agreement::Failed(have.kind_name())
+        }
+        (Err(InterpError::ArgCount { .. }), Err(CallError::ArgCount { .. })) => Agreement::Failed("ArgCount"),
+        (Err(InterpError::ArgType { .. }), Err(CallError::ArgType { .. } | CallError::VectorLength { .. })) => {
+            Agreement::Failed("ArgType")
+        }
+        (want, have) => return Err(disagree(format!("interpreter: {want:?}; native: {have:?}"))),
+    };
+    for (k, (a, b)) in interp_args.iter().zip(&jit_args).enumerate() {
+        if let (ArgValue::SliceMut(a), ArgValue::SliceMut(b)) = (a, b)
+            && (a.len() != b.len() || !a.iter().zip(b).all(|(x, y)| same_f64(*x, *y)))
+        {
+            return Err(disagree(format!("mslice argument {k} ends as {a:?} (interpreter) vs {b:?} (native)")));
+        }
+    }
+    Ok(agreement)
+}
+
+fn same_error(want: &InterpError, have: &RuntimeError) -> Result<(), &'static str> {
+    if want.kind_name() != have.kind_name() {
+        return Err("different error kinds");
+    }
+    if want.site() != Some(have.site()) {
+        return Err("different error sites");
+    }
+    match (want, have) {
+        (InterpError::OutOfBounds { index, len, .. }, RuntimeError::OutOfBounds { index: i, len: l, .. })
+            if (index, len) != (i, l) =>
+        {
+            Err("different index or length")
+        }
+        (InterpError::ExternFailed { name, message, .. }, RuntimeError::ExternFailed { name: n, message: m, .. })
+            if (name, message) != (n, m) =>
+        {
+            Err("different extern failure")
+        }
+        _ => Ok(()),
+    }
+}
