@@ -28,6 +28,7 @@
 pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
 
+pub mod ad;
 pub mod problems;
 
 // The README's example is compiled and run as a doc test.

@@ -145,9 +145,13 @@ fn full_mode_covers_every_opcode() {
     let missing: Vec<&str> = Opcode::all().map(|o| o.spelling()).filter(|s| !seen.contains(*s)).collect();
     assert!(missing.is_empty(), "opcodes never generated: {missing:?}");
     assert_eq!(widths.into_iter().collect::<Vec<_>>(), [2, 4, 8, 16]);
-    for (what, n) in
-        [("loops", loops), ("joins", joins), ("multi-returns", multi_returns), ("calls", calls), ("extern calls", extern_calls)]
-    {
+    for (what, n) in [
+        ("loops", loops),
+        ("joins", joins),
+        ("multi-returns", multi_returns),
+        ("calls", calls),
+        ("extern calls", extern_calls),
+    ] {
         assert!(n > 20, "only {n} {what} in 600 modules");
     }
 }
@@ -155,7 +159,8 @@ fn full_mode_covers_every_opcode() {
 /// Smooth programs contain no non-smooth opcode and no float comparison.
 #[test]
 fn smooth_mode_avoids_non_smooth_operations() {
-    let banned = [Opcode::Floor, Opcode::Ceil, Opcode::Sign, Opcode::Abs, Opcode::Min, Opcode::Max, Opcode::FCmp, Opcode::FToI];
+    let banned =
+        [Opcode::Floor, Opcode::Ceil, Opcode::Sign, Opcode::Abs, Opcode::Min, Opcode::Max, Opcode::FCmp, Opcode::FToI];
     runner(300)
         .run(&arb_module(GenConfig::smooth()), |m| {
             for f in &m.functions {
@@ -186,26 +191,41 @@ fn decoding_is_deterministic_and_zero_is_simplest() {
     assert_eq!(m.functions[0].returns, [Type::F64]);
 }
 
+/// Smooth programs are continuous in their float inputs: nudging any float argument or slice
+/// element by 1e-7 changes the result (returns plus final `mslice` contents) by a difference
+/// quotient far below what a jump would give. Observed quotients stay below ~1e3.
 #[test]
-fn zz_peek() {
-    let mut runner = runner(1);
-    for (name, cfg) in presets() {
-        let strategy = arb_case(cfg.clone());
-        let (mut insts, mut blocks, mut funcs, mut errs, mut steps_fail) = (0, 0, 0, 0, 0);
-        let mut kinds = std::collections::BTreeMap::new();
-        for k in 0..300 {
-            let (m, entry, args) = strategy.new_tree(&mut runner).unwrap().current();
-            funcs += m.functions.len();
-            for f in &m.functions { blocks += f.blocks.len(); for b in &f.blocks { insts += b.insts.len(); } }
-            let registry = standard_extern_registry();
-            let interp = Interpreter::new(&m).with_externs(&registry).with_step_limit(cfg.max_cost);
-            let mut values: Vec<ArgValue> = args.iter().map(ArgSpec::to_arg_value).collect();
-            match interp.call(&entry, &mut values) {
-                Ok(r) => { *kinds.entry(format!("ok nan={}", r.iter().any(|v| v.as_f64().is_some_and(|x| x.is_nan())))).or_insert(0) += 1; }
-                Err(e) => { errs += 1; if e.kind_name() == "StepLimitExceeded" { steps_fail += 1; } *kinds.entry(e.kind_name().to_string()).or_insert(0) += 1; }
+fn smooth_programs_have_no_jumps() {
+    let registry = standard_extern_registry();
+    let total = |interp: &Interpreter<'_>, entry: &str, args: &[ArgSpec]| -> f64 {
+        let mut values: Vec<ArgValue> = args.iter().map(ArgSpec::to_arg_value).collect();
+        let results = interp.call(entry, &mut values).expect("smooth programs do not fail");
+        let returned: f64 = results.iter().filter_map(|v| v.as_f64()).sum();
+        let stored: f64 = values
+            .iter()
+            .filter_map(|v| match v {
+                ArgValue::SliceMut(xs) => Some(xs.iter().sum::<f64>()),
+                _ => None,
+            })
+            .sum();
+        returned + stored
+    };
+    let h = 1e-7;
+    runner(400)
+        .run(&arb_case(GenConfig::smooth()), |(m, entry, args)| {
+            let interp = Interpreter::new(&m).with_externs(&registry);
+            let base = total(&interp, &entry, &args);
+            for k in 0..args.len() {
+                let mut nudged = args.clone();
+                match &mut nudged[k] {
+                    ArgSpec::F64(x) => *x += h,
+                    ArgSpec::Slice(xs) | ArgSpec::SliceMut(xs) if !xs.is_empty() => xs[0] += h,
+                    _ => continue,
+                }
+                let quotient = (total(&interp, &entry, &nudged) - base).abs() / h;
+                prop_assert!(quotient < 1e5, "argument {}: |df|/h = {}\n{}", k, quotient, print_module(&m));
             }
-            if k == 7 && (name == "default" || name == "smooth") { println!("==== {name} args {args:?}\n{}", print_module(&m)); }
-        }
-        println!("{name}: funcs {funcs} blocks {blocks} insts {insts} errs {errs} step>{}: {steps_fail} {kinds:?}", cfg.max_cost);
-    }
+            Ok(())
+        })
+        .unwrap();
 }

@@ -1,1 +1,13 @@
-//! placeholder
+//! # jitdiff-rules
+//!
+//! Differentiation rules. Every primitive of the op table has one entry in [`linearize`]: the
+//! partial derivatives of its result with respect to each active operand, emitted as IR through
+//! [`Emit`]. Forward mode (frule) multiplies them by tangents; reverse mode (rrule) stores the
+//! partials its pullback needs and multiplies them by cotangents. Because the partials are IR,
+//! derivatives stay IR and can be differentiated again.
+
+mod emit;
+mod linearize;
+
+pub use emit::{BlockEmitter, Emit};
+pub use linearize::{Coef, Linearization, Term, linearize};

@@ -418,8 +418,7 @@ impl Generator<'_> {
 
     /// Pick a slice (mutable if `mutable`).
     fn slice<'a>(&mut self, env: &Env<'a>, mutable: bool) -> Option<Var<'a>> {
-        let pool: Vec<Var<'a>> =
-            env.slices.iter().copied().filter(|s| !mutable || s.ty() == Type::SliceMut).collect();
+        let pool: Vec<Var<'a>> = env.slices.iter().copied().filter(|s| !mutable || s.ty() == Type::SliceMut).collect();
         (!pool.is_empty()).then(|| pool[self.below(pool.len())])
     }
 
@@ -490,14 +489,9 @@ impl Generator<'_> {
                 let fallback = self.float_const();
                 let v = match self.index_for(f, env, s, lanes) {
                     Some(i) => f.vload(lanes, s, i),
-                    None if self.cfg.allow_branches => self.guarded(
-                        f,
-                        env,
-                        s,
-                        lanes,
-                        |f, i| f.vload(lanes, s, i),
-                        |f| f.splat(lanes, f.c(fallback)),
-                    ),
+                    None if self.cfg.allow_branches => {
+                        self.guarded(f, env, s, lanes, |f, i| f.vload(lanes, s, i), |f| f.splat(lanes, f.c(fallback)))
+                    }
                     None => f.splat(lanes, f.c(fallback)),
                 };
                 self.keep(env, v, self.iface().max(fallback.abs()));

@@ -282,7 +282,7 @@ impl<'c> Generator<'c> {
 
     // ---- function bodies and regions ----
 
-    fn body<'a>(&mut self, f: &'a FunctionBuilder, entry: bool) {
+    fn body(&mut self, f: &FunctionBuilder, entry: bool) {
         let mut env = Env::default();
         // Entry arguments are at most `arg_magnitude`; callers squash arguments to `iface()`.
         let bound = if entry { self.cfg.arg_magnitude } else { self.iface() };
@@ -309,7 +309,9 @@ impl<'c> Generator<'c> {
 
     /// A straight-line run of statements (each possibly a nested construct).
     fn region<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
-        let n = self.below(self.cfg.max_stmts + 1);
+        // A function's top level gets twice the room of nested regions.
+        let room = if depth == 0 { 2 * self.cfg.max_stmts } else { self.cfg.max_stmts };
+        let n = self.below(room + 1);
         for _ in 0..n {
             if !f.is_open() || !self.fits(STMT_COST.saturating_mul(mult)) {
                 break;
@@ -411,30 +413,30 @@ impl<'c> Generator<'c> {
         let early_return = self.chance(5);
         let state = RefCell::new((&mut *self, &mut *env, Vec::<f64>::new()));
         let outs = {
-        let side = |f: &'a FunctionBuilder, ret: bool| -> Vec<Var<'a>> {
-            let mut st = state.borrow_mut();
-            let (g, env, bounds) = &mut *st;
-            let mark = env.mark();
-            g.region(f, env, depth + 1, mult);
-            let mut out = vec![];
-            if f.is_open() {
-                if ret {
-                    g.emit_ret(f, env);
-                } else {
-                    for &t in &types {
-                        out.push(g.result_value(f, env, t));
+            let side = |f: &'a FunctionBuilder, ret: bool| -> Vec<Var<'a>> {
+                let mut st = state.borrow_mut();
+                let (g, env, bounds) = &mut *st;
+                let mark = env.mark();
+                g.region(f, env, depth + 1, mult);
+                let mut out = vec![];
+                if f.is_open() {
+                    if ret {
+                        g.emit_ret(f, env);
+                    } else {
+                        for &t in &types {
+                            out.push(g.result_value(f, env, t));
+                        }
                     }
                 }
-            }
-            if bounds.is_empty() {
-                *bounds = out.iter().map(|x| x.bound).collect();
-            } else {
-                bounds.iter_mut().zip(&out).for_each(|(b, x)| *b = b.max(x.bound));
-            }
-            env.reset(mark);
-            out.iter().map(|x| x.v).collect()
-        };
-        f.if_else(cond, |f| side(f, early_return), |f| side(f, false))
+                if bounds.is_empty() {
+                    *bounds = out.iter().map(|x| x.bound).collect();
+                } else {
+                    bounds.iter_mut().zip(&out).for_each(|(b, x)| *b = b.max(x.bound));
+                }
+                env.reset(mark);
+                out.iter().map(|x| x.v).collect()
+            };
+            f.if_else(cond, |f| side(f, early_return), |f| side(f, false))
         };
         let (_, env, bounds) = state.into_inner();
         for (v, b) in outs.into_iter().zip(bounds) {
@@ -519,9 +521,7 @@ impl<'c> Generator<'c> {
                 let fi = &self.funcs[i];
                 let need_mut = fi.params.iter().filter(|&&t| t == Type::SliceMut).count();
                 let need_all = fi.params.iter().filter(|t| t.is_slice()).count();
-                need_mut <= avail_mut
-                    && need_all <= env.slices.len()
-                    && self.fits((fi.cost + 4).saturating_mul(mult))
+                need_mut <= avail_mut && need_all <= env.slices.len() && self.fits((fi.cost + 4).saturating_mul(mult))
             })
             .collect();
         if callable.is_empty() {

@@ -53,8 +53,9 @@ pub struct GenConfig {
     pub max_params: usize,
     /// At most this many results per function (at least 1, unless a function has an `mslice`).
     pub max_returns: usize,
-    /// At most this many statements per straight-line region (a function body, a branch side, a
-    /// loop body). A statement is one operation or one nested construct.
+    /// At most this many statements per straight-line region (a branch side, a loop body; a
+    /// function's top level gets twice as many). A statement is one operation or one nested
+    /// construct.
     pub max_stmts: usize,
     /// How deeply loops and branches nest.
     pub max_depth: usize,

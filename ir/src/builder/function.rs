@@ -76,8 +76,8 @@ impl FunctionBuilder {
     }
 
     /// Close the body: an open block returns implicitly if the function has no results,
-    /// otherwise it is an error. Gives the function back (with the error, if any).
-    pub(crate) fn finish(self) -> Result<Function, (Function, BuildError)> {
+    /// otherwise it is an error. Gives the function back, with the first error if any.
+    pub(crate) fn finish(self) -> (Function, Option<BuildError>) {
         let mut st = self.st.into_inner();
         if let Some(b) = st.current {
             if st.func.returns.is_empty() {
@@ -90,10 +90,7 @@ impl FunctionBuilder {
                 });
             }
         }
-        match st.error {
-            Some(e) => Err((st.func, e)),
-            None => Ok(st.func),
-        }
+        (st.func, st.error)
     }
 
     /// The name of the function being built.
@@ -135,6 +132,16 @@ impl FunctionBuilder {
     /// Same as [`name_value`](Self::name_value).
     pub fn name<'a>(&'a self, var: Var<'a>, name: &str) -> Var<'a> {
         self.name_value(var, name)
+    }
+
+    /// How many instructions the body has so far (for size budgets).
+    pub fn inst_count(&self) -> usize {
+        self.st.borrow().func.blocks.iter().map(|b| b.insts.len()).sum()
+    }
+
+    /// How many blocks the body has so far, the entry block included.
+    pub fn block_count(&self) -> usize {
+        self.st.borrow().func.blocks.len()
     }
 
     /// Is there an open block to emit into (false right after [`ret`](Self::ret))?
@@ -210,11 +217,7 @@ impl FunctionBuilder {
         let expected = self.st.borrow().func.returns.clone();
         let got: Vec<Type> = values.iter().map(|v| v.ty()).collect();
         if got.len() != expected.len() || got.iter().zip(&expected).any(|(g, e)| !g.coerces_to(*e)) {
-            self.fail(format!(
-                "ret gives ({}) but the function returns ({})",
-                type_list(&got),
-                type_list(&expected)
-            ));
+            self.fail(format!("ret gives ({}) but the function returns ({})", type_list(&got), type_list(&expected)));
             return;
         }
         self.terminate(Terminator::Return(values.iter().map(|v| v.value()).collect()));

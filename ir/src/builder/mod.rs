@@ -39,7 +39,7 @@ mod function;
 mod ops;
 mod var;
 
-pub use function::FunctionBuilder;
+pub use function::{FunctionBuilder, IntoCallee};
 pub use var::{Operand, Var, VarList};
 
 use crate::function::{ExternDecl, ExternId, FuncId, Function, Module};
@@ -119,7 +119,9 @@ pub enum BuildError {
         expected: usize,
     },
     /// A [`Var`] of one function used while building another.
-    #[error("in @{func}: a value of a different function builder was used; values belong to the function that made them")]
+    #[error(
+        "in @{func}: a value of a different function builder was used; values belong to the function that made them"
+    )]
     ForeignValue {
         /// The function being built.
         func: String,
@@ -159,7 +161,11 @@ impl ModuleBuilder {
     pub fn declare_extern(&mut self, name: &str, params: &[Type], returns: &[Type]) -> ExternId {
         self.check_new_name(name);
         self.check_returns(name, returns);
-        self.module.externs.push(ExternDecl { name: name.to_string(), params: params.to_vec(), returns: returns.to_vec() });
+        self.module.externs.push(ExternDecl {
+            name: name.to_string(),
+            params: params.to_vec(),
+            returns: returns.to_vec(),
+        });
         ExternId(self.module.externs.len() as u32 - 1)
     }
 
@@ -203,18 +209,10 @@ impl ModuleBuilder {
         func.blocks.clear();
         let fb = FunctionBuilder::new(func, signatures);
         body(&fb);
-        let func = fb.finish();
+        let (func, error) = fb.finish();
         self.defined[id.index()] = true;
-        match func {
-            Ok(func) => {
-                self.module.functions[id.index()] = func;
-                Ok(())
-            }
-            Err((func, e)) => {
-                self.module.functions[id.index()] = func;
-                Err(e)
-            }
-        }
+        self.module.functions[id.index()] = func;
+        error.map_or(Ok(()), Err)
     }
 
     /// Declare and define a function in one step; returns its id for later calls.

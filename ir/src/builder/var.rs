@@ -76,7 +76,11 @@ impl<'a> Var<'a> {
     pub fn cmp(self, cond: CondCode, rhs: impl Operand<'a>) -> Var<'a> {
         let rhs = rhs.into_var(self.fb, self.ty);
         let op = if self.ty == Type::I64 { Opcode::ICmp } else { Opcode::FCmp };
-        self.fb.inst(op, &[self, rhs], Imm::Cond(cond)).first().copied().unwrap_or_else(|| self.fb.placeholder(Type::Bool))
+        self.fb
+            .inst(op, &[self, rhs], Imm::Cond(cond))
+            .first()
+            .copied()
+            .unwrap_or_else(|| self.fb.placeholder(Type::Bool))
     }
     /// `self < rhs`.
     pub fn lt(self, rhs: impl Operand<'a>) -> Var<'a> {
@@ -231,12 +235,7 @@ macro_rules! arith_ops {
                 self.into_var(rhs.fb, rhs.ty).arith(rhs, Opcode::$fop, Opcode::$iop)
             }
         }
-        impl<'a> $trait<Var<'a>> for i32 {
-            type Output = Var<'a>;
-            fn $method(self, rhs: Var<'a>) -> Var<'a> {
-                self.into_var(rhs.fb, rhs.ty).arith(rhs, Opcode::$fop, Opcode::$iop)
-            }
-        }
+        // Only i64 on the left: with a second integer type `2 * i` would be ambiguous.
     )*};
 }
 arith_ops! {

@@ -11,7 +11,7 @@ use cranelift_codegen::ir::{self as clif, InstBuilder, MemFlagsData, types};
 use jitdiff_ir::{CondCode, Imm, InstData, MathFn, Opcode, Type};
 
 /// The largest `|n|` of a constant `powi` exponent expanded into multiplications inline.
-const INLINE_POWI_MAX: i64 = 4;
+const INLINE_POWI_MAX: u64 = 4;
 
 impl FuncLowerer<'_, '_> {
     pub(super) fn lower_inst(&mut self, inst: &InstData) -> Result<(), JitError> {
@@ -69,7 +69,7 @@ impl FuncLowerer<'_, '_> {
                 let (x_ir, n_ir) = (a.ok_or_else(missing)?, arg(1).ok_or_else(missing)?);
                 let x = self.scalar(x_ir);
                 let v = match self.consts.get(&n_ir) {
-                    Some(&n) if n.abs() <= INLINE_POWI_MAX => self.inline_powi(x, n),
+                    Some(&n) if n.unsigned_abs() <= INLINE_POWI_MAX => self.inline_powi(x, n),
                     _ => {
                         let n = self.scalar(n_ir);
                         self.call_math(Powi, &[x, n])?

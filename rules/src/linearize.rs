@@ -1,0 +1,263 @@
+//! The linearization of every primitive: for each active operand, the factor by which its tangent
+//! contributes to the result's tangent. Forward mode multiplies these factors by tangents;
+//! reverse mode multiplies them by the result's cotangent and accumulates into the operands'
+//! cotangents (the transpose of the same linear map), so one table serves both modes, as JAX's
+//! JVP and transpose rules do.
+//!
+//! What a reverse-mode pullback *captures* for an operation is exactly the set of [`Coef::Scale`]
+//! values of its active operands: `exp` captures its result, `fmul` captures `b` only when `a` is
+//! active and `a` only when `b` is.
+//!
+//! ## Conventions at non-differentiable points
+//!
+//! | primitive | point | derivative chosen |
+//! |---|---|---|
+//! | `abs` | 0 | 0 (the middle of the subdifferential [-1, 1]) |
+//! | `sqrt` | 0 | +inf, as a strong-zero factor: a zero tangent or cotangent stays zero |
+//! | `ln`, `log1p` | 0, -1 | +inf, strong-zero |
+//! | `min`, `max` | a tie `a == b` | 1/2 to each operand |
+//! | `hypot` | (0, 0) | 0 to both |
+//! | `atan2` | (0, 0) | 0 to both |
+//! | `pow` | base 0 | d/dx as the formula (strong-zero); d/dy = 0 |
+//! | `floor`, `ceil`, `sign` | everywhere | 0 (piecewise constant: `ZeroTangent`) |
+
+use crate::emit::Emit;
+use jitdiff_ir::{CondCode, Imm, Opcode, Value};
+
+/// How an operand's tangent scales into the result's tangent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Coef {
+    /// Passes through unchanged.
+    One,
+    /// Passes through negated.
+    MinusOne,
+    /// Multiplied by a (scalar `f64`) partial derivative.
+    Scale(Value),
+    /// Multiplied by a partial that may be infinite at a finite point, with the strong-zero
+    /// convention `0 * p = 0`: a zero tangent (or a zero cotangent from a branch not taken) never
+    /// becomes NaN.
+    ScaleStrong(Value),
+    /// Passes through when the `bool` value is true, else contributes zero (`select`'s first arm).
+    When(Value),
+    /// Passes through when the `bool` value is false, else contributes zero (`select`'s second arm).
+    Unless(Value),
+}
+
+/// One operand's contribution to the result's tangent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Term {
+    /// The operand index in the instruction's `args`.
+    pub operand: usize,
+    /// Its factor.
+    pub coef: Coef,
+}
+
+/// What differentiating one instruction means.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Linearization {
+    /// The result's tangent is the sum of the terms over active operands.
+    Terms(Vec<Term>),
+    /// The result is a float whose tangent is identically zero (`ZeroTangent`): piecewise-constant
+    /// operations such as `floor`.
+    Zero,
+    /// The result has no tangent at all (`NoTangent`): integers, booleans, no result.
+    NoTangent,
+    /// Memory, calls and lane shuffles: the transform handles these itself, since their
+    /// derivatives read and write tangent slices or callee rules rather than scale operands.
+    Structural,
+}
+
+/// The linearization of `op` applied to `args` with result `result`, emitting whatever partials
+/// are needed through `em`. `active[i]` says whether operand `i` carries a tangent; partials are
+/// emitted only for active operands.
+///
+/// ```
+/// use jitdiff_ir::{Function, Imm, Opcode, Type};
+/// use jitdiff_rules::{BlockEmitter, Emit, Linearization, Coef, linearize};
+/// let mut f = Function::new("f", vec![Type::F64]);
+/// let entry = f.add_block("entry");
+/// let x = f.add_param(Type::F64, Some("x"));
+/// let mut em = BlockEmitter::new(&mut f, entry);
+/// let y = em.emit(Opcode::Exp, &[x], Imm::None);
+/// // exp's derivative is its own result: nothing new is emitted.
+/// assert_eq!(linearize(Opcode::Exp, &mut em, &[x], y, &[true]).terms()[0].coef, Coef::Scale(y));
+/// ```
+pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, active: &[bool]) -> Linearization {
+    use Coef::*;
+    use Opcode as O;
+    let act = |i: usize| active.get(i).copied().unwrap_or(false);
+    let mut terms = vec![];
+    let mut push = |operand: usize, coef: Coef| terms.push(Term { operand, coef });
+    match op {
+        O::FConst | O::IConst | O::BConst => return Linearization::Zero,
+        O::FAdd => {
+            push(0, One);
+            push(1, One);
+        }
+        O::FSub => {
+            push(0, One);
+            push(1, MinusOne);
+        }
+        O::FNeg => push(0, MinusOne),
+        O::FMul => {
+            push(0, Scale(args[1]));
+            push(1, Scale(args[0]));
+        }
+        O::FDiv => {
+            // y = a / b: dy = da / b - y db / b
+            if act(0) {
+                let one = em.fconst(1.0);
+                push(0, Scale(em.bin(O::FDiv, one, args[1])));
+            }
+            if act(1) {
+                let q = em.bin(O::FDiv, result, args[1]);
+                push(1, Scale(em.un(O::FNeg, q)));
+            }
+        }
+        O::Sqrt => {
+            let two_y = em.bin(O::FAdd, result, result);
+            let one = em.fconst(1.0);
+            push(0, ScaleStrong(em.bin(O::FDiv, one, two_y)));
+        }
+        O::Exp => push(0, Scale(result)),
+        O::Ln => {
+            let one = em.fconst(1.0);
+            push(0, ScaleStrong(em.bin(O::FDiv, one, args[0])));
+        }
+        O::Log1p => {
+            let one = em.fconst(1.0);
+            let d = em.bin(O::FAdd, one, args[0]);
+            push(0, ScaleStrong(em.bin(O::FDiv, one, d)));
+        }
+        O::Expm1 => {
+            let one = em.fconst(1.0);
+            push(0, Scale(em.bin(O::FAdd, result, one)));
+        }
+        O::Sin => push(0, Scale(em.un(O::Cos, args[0]))),
+        O::Cos => {
+            let s = em.un(O::Sin, args[0]);
+            push(0, Scale(em.un(O::FNeg, s)));
+        }
+        O::Tan => {
+            // 1 + tan^2, from the result: no second trigonometric call.
+            let one = em.fconst(1.0);
+            let y2 = em.bin(O::FMul, result, result);
+            push(0, Scale(em.bin(O::FAdd, one, y2)));
+        }
+        O::Tanh => {
+            // 1 - tanh^2 from the result; accurate where tanh saturates (it tends to 0, not -0 noise).
+            let one = em.fconst(1.0);
+            let y2 = em.bin(O::FMul, result, result);
+            push(0, Scale(em.bin(O::FSub, one, y2)));
+        }
+        O::Abs => push(0, Scale(em.un(O::Sign, args[0]))),
+        O::Floor | O::Ceil | O::Sign => return Linearization::Zero,
+        O::Atan => {
+            let one = em.fconst(1.0);
+            let x2 = em.bin(O::FMul, args[0], args[0]);
+            let d = em.bin(O::FAdd, one, x2);
+            push(0, Scale(em.bin(O::FDiv, one, d)));
+        }
+        O::Asin | O::Acos => {
+            let one = em.fconst(1.0);
+            let x2 = em.bin(O::FMul, args[0], args[0]);
+            let d = em.bin(O::FSub, one, x2);
+            let r = em.un(O::Sqrt, d);
+            let p = em.bin(O::FDiv, one, r);
+            let p = if op == O::Acos { em.un(O::FNeg, p) } else { p };
+            push(0, ScaleStrong(p));
+        }
+        O::Sinh => push(0, Scale(em.un(O::Cosh, args[0]))),
+        O::Cosh => push(0, Scale(em.un(O::Sinh, args[0]))),
+        O::Min | O::Max => {
+            // The operand the primal picks gets 1, the other 0; at a tie each gets 1/2.
+            let cond = if op == O::Min { CondCode::Lt } else { CondCode::Gt };
+            let picks_a = em.emit(O::FCmp, &[args[0], args[1]], Imm::Cond(cond));
+            let tie = em.emit(O::FCmp, &[args[0], args[1]], Imm::Cond(CondCode::Eq));
+            let (one, zero, half) = (em.fconst(1.0), em.fconst(0.0), em.fconst(0.5));
+            if act(0) {
+                let p = em.emit(O::Select, &[picks_a, one, zero], Imm::None);
+                push(0, Scale(em.emit(O::Select, &[tie, half, p], Imm::None)));
+            }
+            if act(1) {
+                let p = em.emit(O::Select, &[picks_a, zero, one], Imm::None);
+                push(1, Scale(em.emit(O::Select, &[tie, half, p], Imm::None)));
+            }
+        }
+        O::Pow => {
+            // y = x^p: dy = p x^(p-1) dx + ln(x) y dp, with d/dp = 0 at x = 0.
+            if act(0) {
+                let one = em.fconst(1.0);
+                let pm1 = em.bin(O::FSub, args[1], one);
+                let xp = em.bin(O::Pow, args[0], pm1);
+                push(0, ScaleStrong(em.bin(O::FMul, args[1], xp)));
+            }
+            if act(1) {
+                let zero = em.fconst(0.0);
+                let at_zero = em.emit(O::FCmp, &[args[0], zero], Imm::Cond(CondCode::Eq));
+                let l = em.un(O::Ln, args[0]);
+                let p = em.bin(O::FMul, l, result);
+                push(1, Scale(em.emit(O::Select, &[at_zero, zero, p], Imm::None)));
+            }
+        }
+        O::Atan2 | O::Hypot => {
+            // atan2(y, x): (x dy - y dx) / (x^2 + y^2); hypot(x, y): (x dx + y dy) / h. 0 at the origin.
+            let zero = em.fconst(0.0);
+            let (a, b) = (args[0], args[1]);
+            let denominator = if op == O::Hypot {
+                result
+            } else {
+                let a2 = em.bin(O::FMul, a, a);
+                let b2 = em.bin(O::FMul, b, b);
+                em.bin(O::FAdd, a2, b2)
+            };
+            let origin = em.emit(O::FCmp, &[denominator, zero], Imm::Cond(CondCode::Eq));
+            let partial = |em: &mut dyn Emit, numerator: Value| {
+                let q = em.bin(O::FDiv, numerator, denominator);
+                em.emit(O::Select, &[origin, zero, q], Imm::None)
+            };
+            if act(0) {
+                let numerator = if op == O::Hypot { a } else { b };
+                let p = partial(em, numerator);
+                push(0, Scale(p));
+            }
+            if act(1) {
+                let numerator = if op == O::Hypot { b } else { em.un(O::FNeg, a) };
+                let p = partial(em, numerator);
+                push(1, Scale(p));
+            }
+        }
+        O::Powi => {
+            // d/dx x^n = n x^(n-1); the exponent is an integer and has no tangent.
+            let one = em.emit(O::IConst, &[], Imm::I64(1));
+            let nm1 = em.emit(O::ISub, &[args[1], one], Imm::None);
+            let xp = em.emit(O::Powi, &[args[0], nm1], Imm::None);
+            let nf = em.emit(O::IToF, &[args[1]], Imm::None);
+            push(0, ScaleStrong(em.bin(O::FMul, nf, xp)));
+        }
+        O::Select => {
+            push(1, When(args[0]));
+            push(2, Unless(args[0]));
+        }
+        O::IAdd | O::ISub | O::IMul | O::IDiv | O::IRem | O::INeg | O::And | O::Or | O::Not | O::FCmp | O::ICmp => {
+            return Linearization::NoTangent;
+        }
+        O::IToF => return Linearization::Zero,
+        O::FToI | O::Len => return Linearization::NoTangent,
+        O::Load | O::Store | O::VLoad | O::VStore | O::Splat | O::Extract | O::Insert | O::Call => {
+            return Linearization::Structural;
+        }
+    }
+    terms.retain(|t| act(t.operand));
+    Linearization::Terms(terms)
+}
+
+impl Linearization {
+    /// The terms, or an empty slice for the other forms.
+    pub fn terms(&self) -> &[Term] {
+        match self {
+            Linearization::Terms(t) => t,
+            _ => &[],
+        }
+    }
+}

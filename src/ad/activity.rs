@@ -1,0 +1,84 @@
+//! Activity analysis: which values carry a tangent (or cotangent).
+//!
+//! A value is *active* when it is a float (or, for slices, a differentiated slice parameter)
+//! that depends on a differentiated input through operations whose derivative is not identically
+//! zero. Integers and booleans are never active (`NoTangent`); piecewise-constant results such as
+//! `floor x` are not active either (`ZeroTangent`), so nothing downstream of them pays for
+//! derivatives.
+
+use jitdiff_ir::{Function, Opcode, Terminator, Type, Value};
+use std::collections::HashSet;
+
+/// The active values of one function, given which parameters are differentiated.
+#[derive(Clone, Debug, Default)]
+pub struct Activity {
+    active: HashSet<Value>,
+}
+
+impl Activity {
+    /// Analyse `func` with `wrt[i]` saying whether parameter `i` is differentiated. Only `f64`
+    /// and slice parameters can be; other flags are ignored here (the transforms reject them).
+    pub fn analyse(func: &Function, wrt: &[bool]) -> Activity {
+        let mut active: HashSet<Value> = HashSet::new();
+        for (&p, &on) in func.params.iter().zip(wrt) {
+            if on && (func.ty(p) == Type::F64 || func.ty(p).is_slice()) {
+                active.insert(p);
+            }
+        }
+        // Forward data flow to a fixpoint; loops need several rounds.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for block in &func.blocks {
+                for inst in &block.insts {
+                    if inst.results.is_empty() || inst.results.iter().all(|r| active.contains(r)) {
+                        continue;
+                    }
+                    if produces_active(inst.op, &inst.args, &active) {
+                        for &r in &inst.results {
+                            if func.ty(r).is_float_like() && active.insert(r) {
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+                if let Some(term) = &block.term {
+                    let calls = match term {
+                        Terminator::Jump(c) => vec![c],
+                        Terminator::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+                        Terminator::Return(_) => vec![],
+                    };
+                    for call in calls {
+                        let params = &func.block(call.block).params;
+                        for (&arg, &param) in call.args.iter().zip(params) {
+                            if active.contains(&arg) && func.ty(param).is_float_like() && active.insert(param) {
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Activity { active }
+    }
+
+    /// Does `v` carry a tangent?
+    pub fn is_active(&self, v: Value) -> bool {
+        self.active.contains(&v)
+    }
+}
+
+/// Would an instruction with these operands produce active results?
+fn produces_active(op: Opcode, args: &[Value], active: &HashSet<Value>) -> bool {
+    let any = |vals: &[Value]| vals.iter().any(|v| active.contains(v));
+    match op {
+        // Piecewise constant or not float-valued: never active.
+        Opcode::Floor | Opcode::Ceil | Opcode::Sign | Opcode::IToF | Opcode::FToI | Opcode::Len => false,
+        Opcode::FCmp | Opcode::ICmp | Opcode::And | Opcode::Or | Opcode::Not => false,
+        Opcode::FConst | Opcode::IConst | Opcode::BConst => false,
+        // select: the condition carries no derivative; the arms do.
+        Opcode::Select => any(&args[1..]),
+        Opcode::Load | Opcode::VLoad => any(&args[..1]),
+        _ => any(args),
+    }
+}

@@ -1,0 +1,78 @@
+//! Errors of the differentiation transforms.
+
+use jitdiff_ir::VerifyError;
+
+/// Why a function could not be differentiated. Messages name the function and, where there is
+/// one, the block and instruction, and say what to change.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AdError {
+    /// The module does not verify; differentiate only verified IR.
+    #[error("the module does not verify: {0}")]
+    Verify(#[from] VerifyError),
+    /// No function of that name.
+    #[error("no function @{0} in the module")]
+    UnknownFunction(String),
+    /// The activity mask does not have one entry per parameter.
+    #[error("@{func} has {expected} parameters but {found} differentiation flags were given")]
+    WrongMaskLength {
+        /// The function.
+        func: String,
+        /// Its parameter count.
+        expected: usize,
+        /// Flags given.
+        found: usize,
+    },
+    /// An integer or boolean parameter was marked as differentiated.
+    #[error("parameter {index} of @{func} has type {ty}, which has no tangent; differentiate only f64 and slice parameters")]
+    NotDifferentiable {
+        /// The function.
+        func: String,
+        /// The parameter position.
+        index: usize,
+        /// Its type.
+        ty: jitdiff_ir::Type,
+    },
+    /// The tangent width is not 1, 2, 4, 8 or 16.
+    #[error("tangent width {0} is not supported; use 1, 2, 4, 8 or 16")]
+    BadWidth(u8),
+    /// An active value is stored into a slice that is not differentiated, so its derivative
+    /// would be lost.
+    #[error("@{func}, block {block}, inst {inst}: an active value is stored into `{slice}`, which is not differentiated; differentiate that slice parameter too")]
+    StoreIntoInactiveSlice {
+        /// The function.
+        func: String,
+        /// The block label.
+        block: String,
+        /// The instruction index in the block.
+        inst: usize,
+        /// The slice parameter's name.
+        slice: String,
+    },
+    /// An active call to an extern with no registered rule.
+    #[error("@{func}, block {block}, inst {inst}: active call to extern @{callee}, which has no differentiation rule; register one or make the call inactive")]
+    NoRule {
+        /// The calling function.
+        func: String,
+        /// The block label.
+        block: String,
+        /// The instruction index.
+        inst: usize,
+        /// The extern.
+        callee: String,
+    },
+    /// An active value flows through an operation this transform does not differentiate yet.
+    #[error("@{func}, block {block}, inst {inst}: `{op}` on an active value is not differentiable yet")]
+    Unsupported {
+        /// The function.
+        func: String,
+        /// The block label.
+        block: String,
+        /// The instruction index.
+        inst: usize,
+        /// The opcode spelling.
+        op: &'static str,
+    },
+    /// The derived IR failed verification: a bug in the transform, reported rather than hidden.
+    #[error("internal error: derived function does not verify: {0}")]
+    DerivedInvalid(VerifyError),
+}

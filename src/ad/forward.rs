@@ -1,0 +1,445 @@
+//! The forward-mode transform (IR → IR), after Mooncake's design: statement by statement, every
+//! active value gets a tangent; branches test the primal; block parameters get tangent
+//! parameters; calls go to the callee's derived rule, built once and cached.
+//!
+//! With tangent width W, a tangent is an `f64xW` (W directional derivatives in one sweep); with
+//! W = 1 it is a plain `f64`. The tangent of a differentiated slice is a second slice the caller
+//! supplies, holding W lanes per element (`vload`/`vstore` lanes `W*i .. W*i+W`).
+//!
+//! The derived function of `@f` takes `f`'s parameters, then one tangent per differentiated
+//! parameter (in parameter order), and returns `f`'s results, then one tangent per `f64` result.
+
+use super::activity::Activity;
+use super::error::AdError;
+use jitdiff_ir::{
+    Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, passes,
+    verify_module,
+};
+use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, linearize};
+use std::collections::HashMap;
+
+/// A derived forward-mode function inside a module that also holds the original functions.
+#[derive(Clone, Debug)]
+pub struct ForwardDerivative {
+    /// The original functions followed by every derived function the request needed.
+    pub module: Module,
+    /// The name of the derived function of the requested one.
+    pub name: String,
+    /// The tangent width W.
+    pub width: u8,
+    /// Which parameters of the original function are differentiated.
+    pub wrt: Vec<bool>,
+}
+
+/// Derive the forward-mode (JVP) function of `@func` for the differentiated parameters `wrt`
+/// (one flag per parameter; only `f64` and slice parameters may be set) and tangent width
+/// `width` ∈ {1, 2, 4, 8, 16}. The result is optimised (folding, CSE, DCE) and verified.
+///
+/// ```
+/// use jitdiff::ad::derive_forward;
+/// use jitdiff::ir::{parse_module, interpret, ArgValue, RuntimeValue};
+/// let m = parse_module("func @f(x: f64) -> f64 {\nentry:\n    y = sin x\n    ret y\n}").unwrap();
+/// let d = derive_forward(&m, "f", &[true], 1).unwrap();
+/// let out = interpret(&d.module, &d.name, &mut [ArgValue::F64(0.5), ArgValue::F64(1.0)]).unwrap();
+/// assert_eq!(out[1], RuntimeValue::F64(0.5f64.cos()));
+/// ```
+pub fn derive_forward(module: &Module, func: &str, wrt: &[bool], width: u8) -> Result<ForwardDerivative, AdError> {
+    verify_module(module)?;
+    if !matches!(width, 1 | 2 | 4 | 8 | 16) {
+        return Err(AdError::BadWidth(width));
+    }
+    let id = module.func_id(func).ok_or_else(|| AdError::UnknownFunction(func.to_string()))?;
+    let f = module.func(id);
+    if wrt.len() != f.params.len() {
+        return Err(AdError::WrongMaskLength { func: func.into(), expected: f.params.len(), found: wrt.len() });
+    }
+    for (index, (&p, &on)) in f.params.iter().zip(wrt).enumerate() {
+        let ty = f.ty(p);
+        if on && !(ty == Type::F64 || ty.is_slice()) {
+            return Err(AdError::NotDifferentiable { func: func.into(), index, ty });
+        }
+    }
+    // Unreachable blocks have nothing to differentiate; dropping them first keeps the derived
+    // function free of blocks that were never visited.
+    let mut cleaned = module.clone();
+    cleaned.functions.iter_mut().for_each(passes::dce);
+    let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), width };
+    let derived = deriver.derive(id, wrt)?;
+    let mut out = deriver.out;
+    passes::optimize(&mut out);
+    verify_module(&out).map_err(AdError::DerivedInvalid)?;
+    let name = out.func(derived).name.clone();
+    Ok(ForwardDerivative { module: out, name, width, wrt: wrt.to_vec() })
+}
+
+/// Derives functions into `out`, caching by (function, differentiated parameters) so that each
+/// derived rule is built once and recursion terminates: the cache entry exists before the body.
+struct Deriver<'m> {
+    source: &'m Module,
+    out: Module,
+    cache: HashMap<(FuncId, Vec<bool>), FuncId>,
+    width: u8,
+}
+
+impl Deriver<'_> {
+    fn tangent_type(&self) -> Type {
+        if self.width == 1 { Type::F64 } else { Type::F64x(self.width) }
+    }
+
+    fn derive(&mut self, id: FuncId, wrt: &[bool]) -> Result<FuncId, AdError> {
+        if let Some(&done) = self.cache.get(&(id, wrt.to_vec())) {
+            return Ok(done);
+        }
+        let source = self.source.func(id);
+        let name = self.derived_name(source, wrt);
+        // Reserve the slot with the final signature so recursive calls can refer to it.
+        let mut derived = Function::new(name, vec![]);
+        for &p in &source.params {
+            derived.add_param(source.ty(p), source.values[p.index()].name.as_deref());
+        }
+        let mut tangent_params = HashMap::new();
+        for (&p, &on) in source.params.iter().zip(wrt) {
+            if on {
+                let ty = if source.ty(p).is_slice() { source.ty(p) } else { self.tangent_type() };
+                let label = format!("d_{}", source.value_label(p));
+                tangent_params.insert(p, derived.add_param(ty, Some(&label)));
+            }
+        }
+        derived.returns = source.returns.clone();
+        let float_returns = source.returns.iter().filter(|t| **t == Type::F64).count();
+        derived.returns.extend(std::iter::repeat_n(self.tangent_type(), float_returns));
+        let new_id = FuncId(self.out.functions.len() as u32);
+        self.out.functions.push(derived);
+        self.cache.insert((id, wrt.to_vec()), new_id);
+
+        let body = self.transform_body(id, wrt, new_id, tangent_params)?;
+        self.out.functions[new_id.index()] = body;
+        Ok(new_id)
+    }
+
+    fn derived_name(&self, source: &Function, wrt: &[bool]) -> String {
+        let mut name = format!("{}_jvp", source.name);
+        if self.width > 1 {
+            name.push_str(&format!("_w{}", self.width));
+        }
+        if wrt.iter().any(|on| !on) {
+            name.push('_');
+            name.extend(wrt.iter().map(|&on| if on { '1' } else { '0' }));
+        }
+        let mut unique = name.clone();
+        let mut k = 2;
+        while self.out.func_id(&unique).is_some() {
+            unique = format!("{name}{k}");
+            k += 1;
+        }
+        unique
+    }
+
+    /// Build the derived body. `tangent_params` maps source parameters to their tangent params
+    /// in the (already reserved) derived function.
+    fn transform_body(
+        &mut self,
+        id: FuncId,
+        wrt: &[bool],
+        new_id: FuncId,
+        tangent_params: HashMap<Value, Value>,
+    ) -> Result<Function, AdError> {
+        let source = self.source.func(id);
+        let activity = Activity::analyse(source, wrt);
+        let mut func = self.out.functions[new_id.index()].clone();
+        let mut primal: HashMap<Value, Value> = source.params.iter().copied().zip(func.params.iter().copied()).collect();
+        let mut tangent = tangent_params;
+        // Blocks first (same labels, same order), with tangent parameters for active block params.
+        for block in &source.blocks {
+            let b = func.add_block(&block.name);
+            for &p in &block.params {
+                let np = func.add_block_param(b, source.ty(p), source.values[p.index()].name.as_deref());
+                primal.insert(p, np);
+            }
+            for &p in &block.params {
+                if activity.is_active(p) {
+                    let label = format!("d_{}", source.value_label(p));
+                    let tp = func.add_block_param(b, self.tangent_type(), Some(&label));
+                    tangent.insert(p, tp);
+                }
+            }
+        }
+        // Instruction results may be used before their definition in block order (back edges),
+        // so create every primal result value up front.
+        for block in &source.blocks {
+            for inst in &block.insts {
+                for &r in &inst.results {
+                    let nr = func.new_value(source.ty(r));
+                    if let Some(n) = &source.values[r.index()].name {
+                        func.set_value_name(nr, n);
+                    }
+                    primal.insert(r, nr);
+                }
+            }
+        }
+        // Tangent values of instruction results are created when their instruction is reached,
+        // but block order need not be dominance order: walk in reverse post-order.
+        let cfg = jitdiff_ir::analysis::ControlFlow::new(source);
+        let order: Vec<Block> = cfg.reverse_post_order().to_vec();
+        let mut pending_terms: Vec<(Block, Terminator)> = vec![];
+        for &b in &order {
+            let block = source.block(b);
+            let mut em = BlockEmitter::new(&mut func, b);
+            for (index, inst) in block.insts.iter().enumerate() {
+                let site = Site { func: &source.name, block: &block.name, inst: index };
+                let args: Vec<Value> = inst.args.iter().map(|a| primal[a]).collect();
+                let results: Vec<Value> = inst.results.iter().map(|r| primal[r]).collect();
+                let is_active_call = inst.op == Opcode::Call && inst.args.iter().any(|a| activity.is_active(*a));
+                if !is_active_call {
+                    em.func().block_mut(b).insts.push(InstData {
+                        op: inst.op,
+                        args: args.clone(),
+                        imm: inst.imm,
+                        results: results.clone(),
+                    });
+                }
+                self.tangent_of_inst(&mut em, source, inst, &args, &results, &activity, &mut tangent, site)?;
+            }
+            if let Some(term) = &block.term {
+                pending_terms.push((b, term.clone()));
+            }
+        }
+        // Terminators last, once every tangent exists.
+        for (b, term) in pending_terms {
+            let new_term = self.transform_terminator(&mut func, b, source, &term, &primal, &tangent, &activity);
+            func.block_mut(b).term = Some(new_term);
+        }
+        func.canonicalize();
+        Ok(func)
+    }
+}
+
+/// Where an instruction is, for error messages.
+#[derive(Clone, Copy)]
+struct Site<'a> {
+    func: &'a str,
+    block: &'a str,
+    inst: usize,
+}
+
+impl Deriver<'_> {
+    /// A zero tangent emitted at the current position.
+    fn zero(&self, em: &mut BlockEmitter<'_>) -> Value {
+        let z = em.fconst(0.0);
+        if self.width == 1 { z } else { em.emit(Opcode::Splat, &[z], Imm::Type(self.tangent_type())) }
+    }
+
+    /// `coef · t` for one term.
+    fn scaled(&self, em: &mut BlockEmitter<'_>, coef: Coef, t: Value) -> Value {
+        let broadcast = |em: &mut BlockEmitter<'_>, p: Value| {
+            if self.width == 1 { p } else { em.emit(Opcode::Splat, &[p], Imm::Type(self.tangent_type())) }
+        };
+        match coef {
+            Coef::One => t,
+            Coef::MinusOne => em.un(Opcode::FNeg, t),
+            Coef::Scale(p) => {
+                let p = broadcast(em, p);
+                em.bin(Opcode::FMul, p, t)
+            }
+            Coef::ScaleStrong(p) => {
+                let p_lanes = broadcast(em, p);
+                let product = em.bin(Opcode::FMul, p_lanes, t);
+                if self.width == 1 {
+                    // Strong zero: a zero tangent stays zero even when the partial is infinite.
+                    let zero = em.fconst(0.0);
+                    let is_zero = em.emit(Opcode::FCmp, &[t, zero], Imm::Cond(jitdiff_ir::CondCode::Eq));
+                    em.emit(Opcode::Select, &[is_zero, zero, product], Imm::None)
+                } else {
+                    product
+                }
+            }
+            Coef::When(c) => {
+                let zero = self.zero(em);
+                em.emit(Opcode::Select, &[c, t, zero], Imm::None)
+            }
+            Coef::Unless(c) => {
+                let zero = self.zero(em);
+                em.emit(Opcode::Select, &[c, zero, t], Imm::None)
+            }
+        }
+    }
+
+    /// Emit the tangent computation of one instruction (after its primal copy).
+    #[allow(clippy::too_many_arguments)]
+    fn tangent_of_inst(
+        &mut self,
+        em: &mut BlockEmitter<'_>,
+        source: &Function,
+        inst: &InstData,
+        args: &[Value],
+        results: &[Value],
+        activity: &Activity,
+        tangent: &mut HashMap<Value, Value>,
+        site: Site<'_>,
+    ) -> Result<(), AdError> {
+        let active: Vec<bool> = inst.args.iter().map(|a| activity.is_active(*a)).collect();
+        let unsupported = || AdError::Unsupported {
+            func: site.func.into(),
+            block: site.block.into(),
+            inst: site.inst,
+            op: inst.op.spelling(),
+        };
+        match inst.op {
+            Opcode::Load if active[0] => {
+                let t = if self.width == 1 {
+                    em.emit(Opcode::Load, &[tangent[&inst.args[0]], args[1]], Imm::None)
+                } else {
+                    em.emit(Opcode::VLoad, &[tangent[&inst.args[0]], args[1]], Imm::Type(self.tangent_type()))
+                };
+                tangent.insert(inst.results[0], t);
+            }
+            Opcode::Store => {
+                let (slice, value) = (inst.args[0], inst.args[2]);
+                if activity.is_active(slice) {
+                    let t = match tangent.get(&value) {
+                        Some(&t) => t,
+                        None => self.zero(em),
+                    };
+                    let op = if self.width == 1 { Opcode::Store } else { Opcode::VStore };
+                    em.emit_multi(op, &[tangent[&slice], args[1], t], Imm::None, &[]);
+                } else if activity.is_active(value) {
+                    return Err(AdError::StoreIntoInactiveSlice {
+                        func: site.func.into(),
+                        block: site.block.into(),
+                        inst: site.inst,
+                        slice: source.value_label(slice),
+                    });
+                }
+            }
+            Opcode::Call if active.iter().any(|&a| a) => self.active_call(em, source, inst, args, results, activity, tangent, site)?,
+            Opcode::VLoad | Opcode::VStore | Opcode::Splat | Opcode::Extract | Opcode::Insert => {
+                if active.iter().any(|&a| a) {
+                    return Err(unsupported());
+                }
+            }
+            _ => {
+                if inst.results.len() != 1 || !activity.is_active(inst.results[0]) {
+                    return Ok(());
+                }
+                match linearize(inst.op, em, args, results[0], &active) {
+                    Linearization::Terms(terms) => {
+                        let mut sum: Option<Value> = None;
+                        for term in terms {
+                            let t = tangent[&inst.args[term.operand]];
+                            let part = self.scaled(em, term.coef, t);
+                            sum = Some(match sum {
+                                None => part,
+                                Some(acc) => em.bin(Opcode::FAdd, acc, part),
+                            });
+                        }
+                        let t = match sum {
+                            Some(t) => t,
+                            None => self.zero(em),
+                        };
+                        tangent.insert(inst.results[0], t);
+                    }
+                    Linearization::Zero | Linearization::NoTangent => {}
+                    Linearization::Structural => return Err(unsupported()),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A call with active arguments goes to the callee's derived rule.
+    #[allow(clippy::too_many_arguments)]
+    fn active_call(
+        &mut self,
+        em: &mut BlockEmitter<'_>,
+        source: &Function,
+        inst: &InstData,
+        args: &[Value],
+        results: &[Value],
+        activity: &Activity,
+        tangent: &mut HashMap<Value, Value>,
+        site: Site<'_>,
+    ) -> Result<(), AdError> {
+        let Imm::Callee(callee) = inst.imm else { unreachable!("verified call has a callee") };
+        let Callee::Func(callee_id) = callee else {
+            return Err(AdError::NoRule {
+                func: site.func.into(),
+                block: site.block.into(),
+                inst: site.inst,
+                callee: self.source.callee_name(callee).into(),
+            });
+        };
+        let callee_fn = self.source.func(callee_id);
+        let mask: Vec<bool> = inst
+            .args
+            .iter()
+            .zip(&callee_fn.params)
+            .map(|(a, p)| activity.is_active(*a) && (callee_fn.ty(*p) == Type::F64 || callee_fn.ty(*p).is_slice()))
+            .collect();
+        let derived = self.derive(callee_id, &mask)?;
+        let mut call_args = args.to_vec();
+        for (a, &on) in inst.args.iter().zip(&mask) {
+            if on {
+                call_args.push(tangent[a]);
+            }
+        }
+        let mut result_types: Vec<Type> = inst.results.iter().map(|r| source.ty(*r)).collect();
+        let float_results: Vec<Value> = inst.results.iter().copied().filter(|r| source.ty(*r) == Type::F64).collect();
+        result_types.extend(std::iter::repeat_n(self.tangent_type(), float_results.len()));
+        let all = em.emit_multi(Opcode::Call, &call_args, Imm::Callee(Callee::Func(derived)), &result_types);
+        // The primal results keep their pre-created values: rebind the call's first results.
+        let block = em.block();
+        let last = em.func().block_mut(block).insts.last_mut().expect("the call was just pushed");
+        last.results[..results.len()].copy_from_slice(results);
+        for (r, t) in float_results.iter().zip(&all[results.len()..]) {
+            tangent.insert(*r, *t);
+        }
+        Ok(())
+    }
+
+    /// Jumps pass tangents to active block parameters (zero when the argument is inactive);
+    /// returns add one tangent per `f64` result.
+    #[allow(clippy::too_many_arguments)]
+    fn transform_terminator(
+        &self,
+        func: &mut Function,
+        b: Block,
+        source: &Function,
+        term: &Terminator,
+        primal: &HashMap<Value, Value>,
+        tangent: &HashMap<Value, Value>,
+        activity: &Activity,
+    ) -> Terminator {
+        let mut em = BlockEmitter::new(func, b);
+        let tangent_or_zero = |em: &mut BlockEmitter<'_>, v: Value| match tangent.get(&v) {
+            Some(&t) => t,
+            None => self.zero(em),
+        };
+        let edge = |em: &mut BlockEmitter<'_>, call: &BlockCall| {
+            let mut args: Vec<Value> = call.args.iter().map(|a| primal[a]).collect();
+            let params = &source.block(call.block).params;
+            for (a, p) in call.args.iter().zip(params) {
+                if activity.is_active(*p) {
+                    args.push(tangent_or_zero(em, *a));
+                }
+            }
+            BlockCall { block: call.block, args }
+        };
+        match term {
+            Terminator::Jump(call) => Terminator::Jump(edge(&mut em, call)),
+            Terminator::Branch { cond, then_dest, else_dest } => Terminator::Branch {
+                cond: primal[cond],
+                then_dest: edge(&mut em, then_dest),
+                else_dest: edge(&mut em, else_dest),
+            },
+            Terminator::Return(vals) => {
+                let mut out: Vec<Value> = vals.iter().map(|v| primal[v]).collect();
+                for v in vals {
+                    if source.ty(*v) == Type::F64 {
+                        out.push(tangent_or_zero(&mut em, *v));
+                    }
+                }
+                Terminator::Return(out)
+            }
+        }
+    }
+}
