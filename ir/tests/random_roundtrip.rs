@@ -11,13 +11,15 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use std::collections::BTreeSet;
 
-/// Every preset, so each property covers smooth, default and full programs.
-fn presets() -> [(&'static str, GenConfig); 4] {
+/// Every preset, so each property covers smooth, default and full programs, plus deep nesting
+/// under a tight budget (which stresses the step bound).
+fn presets() -> [(&'static str, GenConfig); 5] {
     [
         ("default", GenConfig::default()),
         ("smooth", GenConfig::smooth()),
         ("full", GenConfig::full()),
         ("straight_line", GenConfig::full().straight_line()),
+        ("tight", GenConfig { max_cost: 150, max_trip: 8, max_depth: 3, max_stmts: 12, ..GenConfig::full() }),
     ]
 }
 
@@ -25,16 +27,16 @@ fn runner(cases: u32) -> TestRunner {
     TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() })
 }
 
-/// A step limit no generated call may exceed: the generator keeps its cost estimate under
-/// `max_cost`; the slack covers rounding in that estimate.
+/// The generator guarantees that one call of the entry executes at most `max_cost` instructions
+/// and terminators.
 fn step_limit(cfg: &GenConfig) -> u64 {
-    cfg.max_cost * 2 + 1_000
+    cfg.max_cost
 }
 
 #[test]
 fn generated_modules_verify() {
     for (name, cfg) in presets() {
-        runner(250)
+        runner(200)
             .run(&arb_module(cfg), |m| {
                 if let Err(e) = verify_module(&m) {
                     panic!("preset {name}: {e}\n{}", print_module(&m));
@@ -48,7 +50,7 @@ fn generated_modules_verify() {
 #[test]
 fn generated_modules_round_trip_through_text() {
     for (name, cfg) in presets() {
-        runner(250)
+        runner(200)
             .run(&arb_module(cfg), |m| {
                 let text = print_module(&m);
                 let back = parse_module(&text);
@@ -87,7 +89,7 @@ fn run_case(cfg: &GenConfig, m: &Module, entry: &str, args: &[ArgSpec]) -> Resul
 fn generated_cases_run_in_the_interpreter_within_budget() {
     for (name, cfg) in presets() {
         let strategy = arb_case(cfg.clone());
-        runner(250)
+        runner(200)
             .run(&strategy, |(m, entry, args)| {
                 if let Err(e) = run_case(&cfg, &m, &entry, &args) {
                     panic!("preset {name}: {e}\nargs {args:?}\n{}", print_module(&m));
@@ -229,3 +231,4 @@ fn smooth_programs_have_no_jumps() {
         })
         .unwrap();
 }
+

@@ -12,8 +12,13 @@ pub(super) const LIMIT: f64 = 100.0;
 /// Smooth mode keeps values crossing an interface — parameters, call arguments, slice elements,
 /// loop-carried values — below this magnitude (or the argument magnitude, if larger).
 pub(super) const IFACE: f64 = 10.0;
-/// Estimated instructions and terminators one leaf statement executes (a guarded load is ~10).
-pub(super) const STMT_COST: u64 = 14;
+/// At most this many instructions and blocks make up one leaf statement (checked in debug
+/// builds). Costs are measured, not estimated: this bound only decides whether the next
+/// statement still fits the budget.
+pub(super) const MAX_LEAF: u64 = 48;
+/// At most this many instructions go into producing one returned, joined, carried or passed
+/// value (a pick, squashing, an accumulation).
+pub(super) const PER_VALUE: u64 = 20;
 
 /// A float or vector value with a bound on its magnitude (meaningful in smooth mode only).
 #[derive(Clone, Copy)]
@@ -82,8 +87,13 @@ pub(crate) struct Generator<'c> {
     pub returns: Vec<Type>,
     /// Per result of the function being generated: the largest bound of any returned value.
     pub ret_bounds: Vec<f64>,
-    /// Estimated cost of the function being generated so far.
+    /// Instructions and terminators one call of the function being generated executes at most,
+    /// for the code charged so far (each block's terminator is counted with its block).
     pub cost: u64,
+    /// Instructions plus blocks of the function already charged to `cost`.
+    charged: u64,
+    /// Cost set aside for code that will be emitted later (results of open regions).
+    reserved: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -121,6 +131,8 @@ impl<'c> Generator<'c> {
             returns: vec![],
             ret_bounds: vec![],
             cost: 0,
+            charged: 0,
+            reserved: 0,
         }
     }
 
@@ -163,8 +175,18 @@ impl<'c> Generator<'c> {
     pub fn iface(&self) -> f64 {
         IFACE.max(self.cfg.arg_magnitude)
     }
+    /// Does code costing `extra` still fit the budget, after what is set aside?
     pub fn fits(&self, extra: u64) -> bool {
-        self.cost.saturating_add(extra) <= self.cfg.max_cost
+        self.cost.saturating_add(self.reserved).saturating_add(extra) <= self.cfg.max_cost
+    }
+    /// Charge everything emitted since the last charge as executing `mult` times per call;
+    /// returns how many instructions and blocks that was.
+    pub fn charge(&mut self, f: &FunctionBuilder, mult: u64) -> u64 {
+        let now = (f.inst_count() + f.block_count()) as u64;
+        let delta = now.saturating_sub(self.charged);
+        self.charged = now;
+        self.cost = self.cost.saturating_add(delta.saturating_mul(mult));
+        delta
     }
     /// A vector width allowed by the configuration.
     pub fn width(&mut self) -> u8 {
@@ -192,6 +214,8 @@ impl<'c> Generator<'c> {
             self.returns = returns.clone();
             self.ret_bounds = vec![0.0; returns.len()];
             self.cost = 0;
+            self.charged = 0;
+            self.reserved = 0;
             let defined = mb.define(id, |f| self.body(f, entry));
             if let Err(e) = defined {
                 panic!("jitdiff_ir::arbitrary generated an invalid function (a generator bug): {e}");
@@ -289,14 +313,22 @@ impl<'c> Generator<'c> {
         for p in f.params() {
             env.push(p, bound);
         }
+        let ret_cost = self.ret_cost();
+        self.reserved += ret_cost;
         self.region(f, &mut env, 0, 1);
+        self.reserved -= ret_cost;
         if f.is_open() {
-            self.emit_ret(f, &mut env);
+            self.emit_ret(f, &mut env, 1);
         }
     }
 
-    /// `ret` with values of the function's result types.
-    pub fn emit_ret<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) {
+    /// The most a `ret` with its values costs.
+    fn ret_cost(&self) -> u64 {
+        PER_VALUE * self.returns.len() as u64
+    }
+
+    /// `ret` with values of the function's result types, in a region run `mult` times.
+    pub fn emit_ret<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, mult: u64) {
         let returns = self.returns.clone();
         let vals: Vec<F<'a>> = returns.iter().map(|&t| self.result_value(f, env, t)).collect();
         for (b, v) in self.ret_bounds.iter_mut().zip(&vals) {
@@ -304,7 +336,7 @@ impl<'c> Generator<'c> {
         }
         let vars: Vec<Var<'a>> = vals.iter().map(|v| v.v).collect();
         f.ret(&vars);
-        self.cost += 1;
+        self.charge(f, mult);
     }
 
     /// A straight-line run of statements (each possibly a nested construct).
@@ -313,7 +345,7 @@ impl<'c> Generator<'c> {
         let room = if depth == 0 { 2 * self.cfg.max_stmts } else { self.cfg.max_stmts };
         let n = self.below(room + 1);
         for _ in 0..n {
-            if !f.is_open() || !self.fits(STMT_COST.saturating_mul(mult)) {
+            if !f.is_open() || !self.fits(MAX_LEAF.saturating_mul(mult)) {
                 break;
             }
             self.stmt(f, env, depth, mult);
@@ -351,15 +383,21 @@ impl<'c> Generator<'c> {
         ];
         kinds.extend(optional.iter().filter(|o| o.0).map(|o| (o.1, o.2)));
         let kind = self.weighted(&kinds);
-        let leaf = STMT_COST.saturating_mul(mult);
         match kind {
-            Kind::Branch => return self.branch(f, env, depth, mult),
-            Kind::Loop => return self.counted_loop(f, env, depth, mult),
+            Kind::Branch => {
+                self.branch(f, env, depth, mult);
+                self.charge(f, mult);
+                return;
+            }
+            Kind::Loop => {
+                self.counted_loop(f, env, depth, mult);
+                self.charge(f, mult);
+                return;
+            }
             Kind::Call => {
-                if self.call(f, env, mult) {
-                    return;
+                if !self.call(f, env, mult) {
+                    self.float_binary(f, env);
                 }
-                self.float_binary(f, env);
             }
             Kind::FloatBinary => self.float_binary(f, env),
             Kind::FloatUnary => self.float_unary(f, env),
@@ -387,7 +425,8 @@ impl<'c> Generator<'c> {
             Kind::Extern => self.extern_call(f, env),
             Kind::Name => self.name(f, env),
         }
-        self.cost = self.cost.saturating_add(leaf);
+        let size = self.charge(f, mult);
+        debug_assert!(size <= MAX_LEAF || kind == Kind::Call, "{kind:?} statement of size {size} > MAX_LEAF");
     }
 
     /// The type of a join or loop-carried value.
@@ -405,27 +444,41 @@ impl<'c> Generator<'c> {
         }
     }
 
+    /// If/else yielding 0-2 joined values; rarely the then side returns early instead.
     fn branch<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
-        self.cost = self.cost.saturating_add(6u64.saturating_mul(mult));
-        let cond = self.bool(f, env);
         let count = self.below(3);
         let types: Vec<Type> = (0..count).map(|_| self.carried_type(env)).collect();
         let early_return = self.chance(5);
+        // Set aside what each side emits after its statements: its values, or the early return.
+        let tail = PER_VALUE * count as u64;
+        let then_tail = if early_return { self.ret_cost() } else { tail };
+        let reserve = (tail + then_tail).saturating_mul(mult);
+        // The condition, three blocks and the join.
+        if !self.fits(reserve.saturating_add(8u64.saturating_mul(mult))) {
+            return;
+        }
+        let cond = self.bool(f, env);
+        self.charge(f, mult);
+        self.reserved += reserve;
         let state = RefCell::new((&mut *self, &mut *env, Vec::<f64>::new()));
         let outs = {
             let side = |f: &'a FunctionBuilder, ret: bool| -> Vec<Var<'a>> {
                 let mut st = state.borrow_mut();
                 let (g, env, bounds) = &mut *st;
+                g.charge(f, mult);
                 let mark = env.mark();
+                let side_tail = if ret { then_tail } else { tail }.saturating_mul(mult);
                 g.region(f, env, depth + 1, mult);
+                g.reserved -= side_tail;
                 let mut out = vec![];
                 if f.is_open() {
                     if ret {
-                        g.emit_ret(f, env);
+                        g.emit_ret(f, env, mult);
                     } else {
                         for &t in &types {
                             out.push(g.result_value(f, env, t));
                         }
+                        g.charge(f, mult);
                     }
                 }
                 if bounds.is_empty() {
@@ -454,40 +507,46 @@ impl<'c> Generator<'c> {
             }
         }
         let kind = kinds[self.below(kinds.len())];
+        let const_trip = self.below(k as usize + 1) as i64;
+        let trip = if kind == 0 { const_trip } else { k };
+        let start = if self.chance(15) { 1 } else { 0 };
+        let count = self.below(4);
+        let types: Vec<Type> = (0..count).map(|_| self.carried_type(env)).collect();
+
+        // Costs: bounds and initial values once; the header (icmp and two blocks) trip + 1 times;
+        // per iteration the counter update and the next values; the exit block once.
+        let trips = trip.max(1) as u64;
+        let values = PER_VALUE * count as u64;
+        let inner = mult.saturating_mul(trips);
+        let body_tail = (2 + values).saturating_mul(inner);
+        let fixed = (12 + values).saturating_mul(mult).saturating_add((3 * (trips + 1)).saturating_mul(mult));
+        if !self.fits(fixed.saturating_add(body_tail)) {
+            return;
+        }
         let clamp = |n: Var<'a>| {
             let kk = f.int(k);
             f.select(n.lt(kk), n, kk)
         };
-        let (end, trip, valid) = match kind {
-            0 => {
-                let c = self.below(k as usize + 1) as i64;
-                (f.int(c), c, None)
-            }
-            1 => (clamp(self.int(f, env)), k, None),
+        let (end, valid) = match kind {
+            0 => (f.int(const_trip), None),
+            1 => (clamp(self.int(f, env)), None),
             _ => {
                 let s = env.slices[self.below(env.slices.len())];
                 let lanes = if kind == 3 { self.width() } else { 1 };
                 let n = f.len(s);
                 let count = if lanes == 1 { n } else { n / i64::from(lanes) };
-                (clamp(count), k, Some((s, lanes)))
+                (clamp(count), Some((s, lanes)))
             }
         };
-        let start = if self.chance(15) { 1 } else { 0 };
-        let trip = trip.max(1) as u64;
-        let scaffold = (8 + 6 * (trip + 1)).saturating_mul(mult);
-        if !self.fits(scaffold) {
-            return;
-        }
-        self.cost += scaffold;
-        let inner = mult.saturating_mul(trip);
-        let count = self.below(4);
-        let types: Vec<Type> = (0..count).map(|_| self.carried_type(env)).collect();
         let mut init: Vec<Var<'a>> = vec![];
         for &t in &types {
             let x = self.value_of(f, env, t);
             init.push(self.tame(x, self.iface()).v);
         }
+        self.charge(f, mult);
+        self.reserved += body_tail;
         let outs = f.for_range(start, end, init, |f, i, cur| {
+            self.charge(f, mult.saturating_mul(trips + 1));
             let mark = env.mark();
             let iface = self.iface();
             env.push(i, 0.0);
@@ -498,11 +557,15 @@ impl<'c> Generator<'c> {
                 env.valid.push((s, lanes, i));
             }
             self.region(f, env, depth + 1, inner);
+            self.reserved -= body_tail;
             let mut next = vec![];
             for &c in &cur {
                 let x = self.next_carried(f, env, F { v: c, bound: iface });
                 next.push(self.tame(x, iface).v);
             }
+            // The counter update `for_range` appends after this closure.
+            self.charge(f, inner);
+            self.cost = self.cost.saturating_add(2u64.saturating_mul(inner));
             env.reset(mark);
             next
         });
@@ -521,7 +584,8 @@ impl<'c> Generator<'c> {
                 let fi = &self.funcs[i];
                 let need_mut = fi.params.iter().filter(|&&t| t == Type::SliceMut).count();
                 let need_all = fi.params.iter().filter(|t| t.is_slice()).count();
-                need_mut <= avail_mut && need_all <= env.slices.len() && self.fits((fi.cost + 4).saturating_mul(mult))
+                let args = PER_VALUE * fi.params.len() as u64 + 1;
+                need_mut <= avail_mut && need_all <= env.slices.len() && self.fits((fi.cost + args).saturating_mul(mult))
             })
             .collect();
         if callable.is_empty() {
@@ -555,7 +619,7 @@ impl<'c> Generator<'c> {
             })
             .collect();
         let results = f.call(fi.id, &args);
-        self.cost = self.cost.saturating_add((fi.cost + 4).saturating_mul(mult));
+        self.cost = self.cost.saturating_add(fi.cost.saturating_mul(mult));
         for (r, b) in results.into_iter().zip(fi.ret_bounds) {
             self.keep(env, r, b);
         }

@@ -3,8 +3,8 @@
 //! Every generated module is built with the [builder](crate::builder), so it is canonical and
 //! well-formed by construction, and it terminates: functions call only functions generated
 //! before them (an acyclic call graph), and every loop is `for i in start..end` with `end`
-//! clamped to at most [`GenConfig::max_trip`]. An estimate of the work per call (instructions
-//! and terminators executed, callees included) is kept below [`GenConfig::max_cost`].
+//! clamped to at most [`GenConfig::max_trip`]. The work of one call (instructions and
+//! terminators executed, callees included) is at most [`GenConfig::max_cost`].
 //!
 //! Programs are decoded from streams of random `u32` choices — one stream per function, plus one
 //! for the arguments. A choice of 0 (and an exhausted stream) always picks the simplest option,
@@ -61,8 +61,9 @@ pub struct GenConfig {
     pub max_depth: usize,
     /// Every loop runs at most this many iterations.
     pub max_trip: i64,
-    /// Bound on the estimated instructions and terminators one call of a function executes
-    /// (callees included); generation stops adding statements when it would be exceeded.
+    /// One call of any generated function executes at most this many instructions and
+    /// terminators (callees included; what the interpreter's step limit counts). The generator
+    /// measures what it emits and stops adding statements before the bound could be exceeded.
     pub max_cost: u64,
     /// Slice arguments of generated cases have at most this many elements.
     pub max_slice_len: usize,
@@ -86,6 +87,7 @@ pub struct GenConfig {
     /// The widest vector generated (2, 4, 8 or 16).
     pub max_vector_width: u8,
     /// `idiv` and `irem` statements (by non-zero constants unless `allow_runtime_errors`).
+    /// Index guards use `irem` by a checked-positive length regardless.
     pub allow_int_div: bool,
     /// Operations that can fail at run time: division by a possibly-zero integer, loads and
     /// stores at unchecked indices.
