@@ -183,7 +183,7 @@ fn summary() {
 }
 
 fn main() {
-    let mut criterion = Criterion::default().configure_from_args().warm_up_time(Duration::from_secs(1));
+    let mut criterion = Criterion::default().warm_up_time(Duration::from_secs(1)).configure_from_args();
     bench_rosenbrock(&mut criterion);
     bench_call_overhead(&mut criterion);
     bench_compile(&mut criterion);

@@ -119,7 +119,8 @@ fn full_mode_covers_every_opcode() {
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut widths = BTreeSet::new();
     let (mut loops, mut joins, mut multi_returns, mut calls, mut extern_calls) = (0, 0, 0, 0, 0);
-    let mut runner = runner(1);
+    // Deterministic, so the counts below cannot flake.
+    let mut runner = TestRunner::deterministic();
     let strategy = arb_module(GenConfig::full());
     for _ in 0..600 {
         let m = strategy.new_tree(&mut runner).unwrap().current();
@@ -155,6 +156,28 @@ fn full_mode_covers_every_opcode() {
         ("extern calls", extern_calls),
     ] {
         assert!(n > 20, "only {n} {what} in 600 modules");
+    }
+}
+
+/// Full mode produces run-time errors of both kinds (for error-path differential tests);
+/// the default preset produces none.
+#[test]
+fn full_mode_produces_runtime_errors_and_default_mode_does_not() {
+    let registry = standard_extern_registry();
+    let mut runner = TestRunner::deterministic();
+    for (cfg, expect_errors) in [(GenConfig::full(), true), (GenConfig::default(), false)] {
+        let strategy = arb_case(cfg.clone());
+        let mut kinds = BTreeSet::new();
+        for _ in 0..1500 {
+            let (m, entry, args) = strategy.new_tree(&mut runner).unwrap().current();
+            let mut values: Vec<ArgValue> = args.iter().map(ArgSpec::to_arg_value).collect();
+            if let Err(e) = Interpreter::new(&m).with_externs(&registry).call(&entry, &mut values) {
+                kinds.insert(e.kind_name());
+            }
+        }
+        let expected: BTreeSet<&str> =
+            if expect_errors { ["DivisionByZero", "OutOfBounds"].into() } else { BTreeSet::new() };
+        assert_eq!(kinds, expected, "allow_runtime_errors = {}", cfg.allow_runtime_errors);
     }
 }
 
@@ -232,3 +255,20 @@ fn smooth_programs_have_no_jumps() {
         .unwrap();
 }
 
+/// A failing property shrinks to a tiny program: here "no function calls `sin`" shrinks to one
+/// function that computes a sine of a constant and returns it.
+#[test]
+fn failures_shrink_to_small_programs() {
+    let mut runner = TestRunner::new(Config { failure_persistence: None, ..Config::default() });
+    let result = runner.run(&arb_module(GenConfig::default()), |m| {
+        let has_sin = m.functions.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.insts).any(|i| i.op == Opcode::Sin);
+        prop_assert!(!has_sin);
+        Ok(())
+    });
+    let Err(proptest::test_runner::TestError::Fail(_, m)) = result else {
+        panic!("the property should fail: {result:?}");
+    };
+    let insts: usize = m.functions.iter().flat_map(|f| &f.blocks).map(|b| b.insts.len()).sum();
+    assert_eq!(m.functions.len(), 1, "{}", print_module(&m));
+    assert!(insts <= 3, "{insts} instructions left:\n{}", print_module(&m));
+}

@@ -8,6 +8,9 @@ use jitdiff_ir::Type;
 
 /// The Cranelift type of the status every internal function returns (0 = ok, else a site id).
 pub(crate) const STATUS: clif::Type = types::I32;
+/// Every out buffer has at least this many slots: a failing bounds check writes the index and
+/// the slice length into the first two.
+pub(crate) const MIN_OUT_SLOTS: usize = 2;
 /// Pointers and lengths.
 pub(crate) const PTR: clif::Type = types::I64;
 

@@ -1,16 +1,14 @@
-//! Details of the last failure on this thread that a status code alone cannot carry: the index
-//! and length of an out-of-bounds access, the name and message of a failed extern.
-//!
-//! Native code records them just before returning a failure status (from a cold block, so the
-//! hot path pays nothing), and the safe handle takes them when it turns the status into an
-//! error — on the same thread, right after the call.
+//! Details of a failed closure extern that a status code alone cannot carry: its name and
+//! message. The closure trampoline records them just before native code returns the failure
+//! status, and the safe handle takes them when it turns the status into an error — on the same
+//! thread, right after the call. (An out-of-bounds failure writes its index and length into the
+//! result buffer instead: see the crate docs.)
 
 use std::cell::RefCell;
 
 /// What the status code does not say.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Fault {
-    OutOfBounds { index: i64, len: usize },
     Extern { name: String, message: String },
 }
 
@@ -26,12 +24,4 @@ pub(crate) fn record(fault: Fault) {
 /// Take the detail of the last failure on this thread.
 pub(crate) fn take() -> Option<Fault> {
     LAST_FAULT.with(|slot| slot.borrow_mut().take())
-}
-
-/// The symbol native code calls from an out-of-bounds error block.
-pub(crate) const OUT_OF_BOUNDS_SYMBOL: &str = "jitdiff_record_out_of_bounds";
-
-/// Called by native code with the failing index and the slice length.
-pub(crate) extern "C" fn record_out_of_bounds(index: i64, len: i64) {
-    record(Fault::OutOfBounds { index, len: len as usize });
 }

@@ -1,6 +1,6 @@
 //! Safe handles to compiled code: [`CompiledModule`], [`CompiledFn`] and the [`Arg`]s they take.
 
-use crate::abi::{EntryFn, slot_count, slots_of};
+use crate::abi::{EntryFn, MIN_OUT_SLOTS, slot_count, slots_of};
 use crate::closure::ClosureCtx;
 use crate::error::{CallError, JitError, RuntimeError};
 use crate::fault::{self, Fault};
@@ -268,7 +268,8 @@ impl CompiledFn {
     ///
     /// `args` must hold this function's parameters in slot layout, with every slice pointer and
     /// length taken from a live Rust slice that stays borrowed (mutably, for an `mslice`
-    /// parameter) until this returns; `results` must have room for its result slots.
+    /// parameter) until this returns; `results` must have room for its result slots, and for at
+    /// least two (a failure writes its detail there).
     pub(crate) unsafe fn raw_call(&self, args: *const u64, results: *mut u64) -> i32 {
         // SAFETY: `entry` is the finalized entry trampoline of this function (signature
         // `extern "C" fn(*const u64, *mut u64) -> i32`); `self.module` keeps its code mapped for
@@ -286,20 +287,21 @@ impl CompiledFn {
         pack(info, args, arg_slots)?;
         let mut result_stack = [0u64; INLINE_SLOTS];
         let mut result_heap = Vec::new();
-        let result_slots = buffer(&mut result_stack, &mut result_heap, info.result_slots);
+        let result_slots = buffer(&mut result_stack, &mut result_heap, info.result_slots.max(MIN_OUT_SLOTS));
         // SAFETY: `pack` wrote exactly `arg_slots` slots after checking every argument against
         // its parameter type; slice pointers come from `args`, which stays mutably borrowed by
         // this function until the call returns (so `SliceMut` memory is exclusively ours), and
         // `result_slots` has `info.result_slots` slots.
         let status = unsafe { self.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr()) };
         if status != 0 {
-            return Err(self.runtime_error(status));
+            return Err(self.runtime_error(status, [result_slots[0], result_slots[1]]));
         }
         Ok(finish(info, result_slots))
     }
 
-    /// Turn a non-zero status into the error it encodes.
-    pub(crate) fn runtime_error(&self, status: i32) -> CallError {
+    /// Turn a non-zero status into the error it encodes; `detail` is the first two result slots
+    /// (index and length of an out-of-bounds access).
+    pub(crate) fn runtime_error(&self, status: i32, detail: [u64; 2]) -> CallError {
         let module = &self.module;
         let fault = fault::take();
         let Some(site) = module.sites.get(status) else {
@@ -316,10 +318,9 @@ impl CompiledFn {
             inst: site.inst as usize,
         };
         CallError::Runtime(match (site.kind, fault) {
-            (SiteKind::OutOfBounds, Some(Fault::OutOfBounds { index, len })) => {
-                RuntimeError::OutOfBounds { site: ir_site, index, len }
+            (SiteKind::OutOfBounds, _) => {
+                RuntimeError::OutOfBounds { site: ir_site, index: detail[0] as i64, len: detail[1] as usize }
             }
-            (SiteKind::OutOfBounds, _) => RuntimeError::OutOfBounds { site: ir_site, index: 0, len: 0 },
             (SiteKind::DivisionByZero, _) => RuntimeError::DivisionByZero { site: ir_site },
             (SiteKind::CallDepthExceeded, _) => RuntimeError::CallDepthExceeded { site: ir_site },
             (SiteKind::ExternFailed, Some(Fault::Extern { name, message })) => {

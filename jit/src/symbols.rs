@@ -23,15 +23,10 @@ extern "C" fn fma_shim(a: f64, b: f64, c: f64) -> f64 {
     a.mul_add(b, c)
 }
 
-/// Register the runtime helpers native code calls: the closure trampoline and the
-/// out-of-bounds recorder.
+/// Register the runtime helper native code calls: the closure trampoline.
 pub(crate) fn register_runtime(jb: &mut JITBuilder) {
     type Trampoline = extern "C" fn(*const crate::closure::ClosureCtx, *const u64, *mut u64) -> i32;
     jb.symbol(crate::closure::TRAMPOLINE_SYMBOL, crate::closure::closure_trampoline as Trampoline as *const u8);
-    jb.symbol(
-        crate::fault::OUT_OF_BOUNDS_SYMBOL,
-        crate::fault::record_out_of_bounds as extern "C" fn(i64, i64) as *const u8,
-    );
 }
 
 /// Register every math function of the op table and the float libcalls.

@@ -170,7 +170,7 @@ impl<A: NativeArgs, R: NativeResults> TypedFn<A, R> {
         // so native code touches only these two buffers.
         let status = unsafe { self.f.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr()) };
         if status != 0 {
-            return Err(self.f.runtime_error(status));
+            return Err(self.f.runtime_error(status, [result_slots[0], result_slots[1]]));
         }
         Ok(R::unpack(&result_slots))
     }

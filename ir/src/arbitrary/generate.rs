@@ -5,7 +5,6 @@ use super::{ArgSpec, ENTRY_NAME, GenConfig};
 use crate::builder::{FunctionBuilder, ModuleBuilder, Var};
 use crate::function::{ExternId, FuncId, Module};
 use crate::types::Type;
-use std::cell::RefCell;
 
 /// Smooth mode keeps every float value below this magnitude (by `L*tanh(x/L)` squashing).
 pub(super) const LIMIT: f64 = 100.0;
@@ -16,6 +15,11 @@ pub(super) const IFACE: f64 = 10.0;
 /// builds). Costs are measured, not estimated: this bound only decides whether the next
 /// statement still fits the budget.
 pub(super) const MAX_LEAF: u64 = 48;
+/// Function streams are read in records of this many choices: a signature, each statement
+/// (a construct's header), each construct's tail (its result values) and the final `ret` get
+/// one record each, read as zeros past its end. Deleting a record deletes one statement and
+/// keeps every other one as it was, which is what makes shrinking effective.
+pub(crate) const RECORD: usize = 24;
 /// At most this many instructions go into producing one returned, joined, carried or passed
 /// value (a pick, squashing, an accumulation).
 pub(super) const PER_VALUE: u64 = 20;
@@ -81,6 +85,11 @@ pub(crate) struct Generator<'c> {
     streams: &'c [Vec<u32>],
     stream: usize,
     pos: usize,
+    /// The end of the current record: choices at or past it read as 0.
+    limit: usize,
+    /// Per stream, per choice: was it read? (Unread choices can be zeroed without changing the
+    /// case, which the shrinker uses.)
+    pub touched: Vec<Vec<bool>>,
     pub funcs: Vec<FnInfo>,
     pub externs: Option<(ExternId, ExternId)>,
     /// Result types of the function being generated.
@@ -93,7 +102,7 @@ pub(crate) struct Generator<'c> {
     /// Instructions plus blocks of the function already charged to `cost`.
     charged: u64,
     /// Cost set aside for code that will be emitted later (results of open regions).
-    reserved: u64,
+    pub reserved: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -126,6 +135,8 @@ impl<'c> Generator<'c> {
             streams,
             stream: 0,
             pos: 0,
+            limit: usize::MAX,
+            touched: streams.iter().map(|s| vec![false; s.len()]).collect(),
             funcs: vec![],
             externs: None,
             returns: vec![],
@@ -136,14 +147,28 @@ impl<'c> Generator<'c> {
         }
     }
 
+    /// Read from stream `k`: the argument stream (0) unstructured, function streams by record.
     fn use_stream(&mut self, k: usize) {
         self.stream = k;
         self.pos = 0;
+        self.limit = if k == 0 { usize::MAX } else { 0 };
+    }
+
+    /// Start reading the next record.
+    pub(super) fn open_record(&mut self) {
+        self.pos = self.limit;
+        self.limit = self.pos + RECORD;
     }
 
     // ---- the choice stream; 0 (and an exhausted stream) always means the simplest option ----
 
     fn next(&mut self) -> u32 {
+        if self.pos >= self.limit {
+            return 0;
+        }
+        if let Some(t) = self.touched.get_mut(self.stream).and_then(|s| s.get_mut(self.pos)) {
+            *t = true;
+        }
         let c = self.streams.get(self.stream).and_then(|s| s.get(self.pos)).copied().unwrap_or(0);
         self.pos += 1;
         c
@@ -160,7 +185,7 @@ impl<'c> Generator<'c> {
         self.next() % 100 >= 100 - percent.min(100)
     }
     /// One of `items`, with the given weights; choice 0 gives the first.
-    fn weighted<T: Copy>(&mut self, items: &[(T, u32)]) -> T {
+    pub(super) fn weighted<T: Copy>(&mut self, items: &[(T, u32)]) -> T {
         let total: u32 = items.iter().map(|i| i.1).sum();
         let mut k = if total == 0 { 0 } else { self.next() % total };
         for &(item, w) in items {
@@ -196,7 +221,7 @@ impl<'c> Generator<'c> {
 
     // ---- module and signatures ----
 
-    pub fn case(mut self) -> (Module, String, Vec<ArgSpec>) {
+    pub fn case(&mut self) -> (Module, String, Vec<ArgSpec>) {
         let mut mb = ModuleBuilder::new();
         if self.cfg.allow_externs {
             let scale = mb.declare_extern("ext_scale", &[Type::F64], &[Type::F64]);
@@ -206,6 +231,7 @@ impl<'c> Generator<'c> {
         let nfuncs = self.streams.len().saturating_sub(1).clamp(1, self.cfg.max_functions.max(1));
         for k in 0..nfuncs {
             self.use_stream(k + 1);
+            self.open_record();
             let entry = k + 1 == nfuncs;
             let name = if entry { ENTRY_NAME.to_string() } else { format!("f{k}") };
             let (params, returns) = self.signature(entry);
@@ -234,8 +260,9 @@ impl<'c> Generator<'c> {
     }
 
     fn signature(&mut self, entry: bool) -> (Vec<Type>, Vec<Type>) {
+        // The tables depend on the configuration only, so a function's choices mean the same
+        // whether or not it is the entry (which matters when shrinking drops functions).
         let cfg = self.cfg;
-        let vectors = cfg.allow_vectors && !entry;
         let mut kinds = vec![(Some(Type::F64), 6), (Some(Type::I64), 3), (Some(Type::Bool), 1)];
         if cfg.allow_slices {
             kinds.push((Some(Type::Slice), 3));
@@ -243,37 +270,31 @@ impl<'c> Generator<'c> {
                 kinds.push((Some(Type::SliceMut), 2));
             }
         }
-        if vectors {
+        if cfg.allow_vectors {
             kinds.push((None, 1));
-        }
-        let nparams = self.below(cfg.max_params + 1);
-        let mut params = vec![];
-        for _ in 0..nparams {
-            let t = match self.weighted(&kinds) {
-                Some(t) => t,
-                None => Type::F64x(self.width()),
-            };
-            params.push(t);
         }
         let mut ret_kinds = vec![(Some(Type::F64), 6)];
         if !cfg.smooth_only {
             ret_kinds.extend([(Some(Type::I64), 2), (Some(Type::Bool), 1)]);
-            if vectors {
+            if cfg.allow_vectors {
                 ret_kinds.push((None, 1));
             }
         }
+        // The entry takes and returns no vectors (arguments are plain values).
+        let pick = |g: &mut Self, table: &[(Option<Type>, u32)]| match g.weighted(table) {
+            Some(t) => t,
+            None => {
+                let w = g.width();
+                if entry { Type::F64 } else { Type::F64x(w) }
+            }
+        };
+        let nparams = self.below(cfg.max_params + 1);
+        let params: Vec<Type> = (0..nparams).map(|_| pick(self, &kinds)).collect();
         let mut nret = self.below(cfg.max_returns + 1);
         if nret == 0 && !params.contains(&Type::SliceMut) {
             nret = 1;
         }
-        let mut returns = vec![];
-        for _ in 0..nret {
-            let t = match self.weighted(&ret_kinds) {
-                Some(t) => t,
-                None => Type::F64x(self.width()),
-            };
-            returns.push(t);
-        }
+        let returns: Vec<Type> = (0..nret).map(|_| pick(self, &ret_kinds)).collect();
         (params, returns)
     }
 
@@ -317,13 +338,14 @@ impl<'c> Generator<'c> {
         self.reserved += ret_cost;
         self.region(f, &mut env, 0, 1);
         self.reserved -= ret_cost;
+        self.open_record();
         if f.is_open() {
             self.emit_ret(f, &mut env, 1);
         }
     }
 
     /// The most a `ret` with its values costs.
-    fn ret_cost(&self) -> u64 {
+    pub(super) fn ret_cost(&self) -> u64 {
         PER_VALUE * self.returns.len() as u64
     }
 
@@ -340,12 +362,16 @@ impl<'c> Generator<'c> {
     }
 
     /// A straight-line run of statements (each possibly a nested construct).
-    fn region<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
+    pub(super) fn region<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
         // A function's top level gets twice the room of nested regions.
         let room = if depth == 0 { 2 * self.cfg.max_stmts } else { self.cfg.max_stmts };
-        let n = self.below(room + 1);
-        for _ in 0..n {
+        for _ in 0..room {
             if !f.is_open() || !self.fits(MAX_LEAF.saturating_mul(mult)) {
+                break;
+            }
+            // Each statement is one record, opening with "go on?": choice 0 ends the region.
+            self.open_record();
+            if self.below(8) == 0 {
                 break;
             }
             self.stmt(f, env, depth, mult);
@@ -353,6 +379,9 @@ impl<'c> Generator<'c> {
     }
 
     fn stmt<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
+        // The table depends on the configuration only; a kind unavailable here (no slice, no
+        // earlier function, too deep) falls back to a float operation. So a statement's record
+        // means the same wherever shrinking moves it.
         let cfg = self.cfg;
         let nested = depth < cfg.max_depth;
         let mut kinds = vec![
@@ -368,21 +397,26 @@ impl<'c> Generator<'c> {
             (Kind::Convert, 2),
             (Kind::Name, 1),
         ];
-        if !env.slices.is_empty() {
-            kinds.extend([(Kind::Len, 1), (Kind::Load, 5)]);
-            if env.slices.iter().any(|s| s.ty() == Type::SliceMut) {
-                kinds.push((Kind::Store, 3));
-            }
-        }
         let optional = [
+            (cfg.allow_slices, Kind::Len, 1),
+            (cfg.allow_slices, Kind::Load, 5),
+            (cfg.allow_slices && cfg.allow_stores, Kind::Store, 3),
             (cfg.allow_vectors, Kind::Vector, 4),
-            (cfg.allow_calls && !self.funcs.is_empty(), Kind::Call, 3),
-            (self.externs.is_some(), Kind::Extern, 2),
-            (cfg.allow_branches && nested, Kind::Branch, 3),
-            (cfg.allow_loops && nested && cfg.max_trip > 0, Kind::Loop, 3),
+            (cfg.allow_calls, Kind::Call, 3),
+            (cfg.allow_externs, Kind::Extern, 2),
+            (cfg.allow_branches, Kind::Branch, 3),
+            (cfg.allow_loops && cfg.max_trip > 0, Kind::Loop, 3),
         ];
         kinds.extend(optional.iter().filter(|o| o.0).map(|o| (o.1, o.2)));
-        let kind = self.weighted(&kinds);
+        let chosen = self.weighted(&kinds);
+        let available = match chosen {
+            Kind::Len | Kind::Load => !env.slices.is_empty(),
+            Kind::Store => env.slices.iter().any(|s| s.ty() == Type::SliceMut),
+            Kind::Call => !self.funcs.is_empty(),
+            Kind::Branch | Kind::Loop => nested,
+            _ => true,
+        };
+        let kind = if available { chosen } else { Kind::FloatBinary };
         match kind {
             Kind::Branch => {
                 self.branch(f, env, depth, mult);
@@ -427,203 +461,6 @@ impl<'c> Generator<'c> {
         }
         let size = self.charge(f, mult);
         debug_assert!(size <= MAX_LEAF || kind == Kind::Call, "{kind:?} statement of size {size} > MAX_LEAF");
-    }
-
-    /// The type of a join or loop-carried value.
-    fn carried_type(&mut self, env: &Env<'_>) -> Type {
-        let mut kinds = vec![(Some(Type::F64), 6), (Some(Type::I64), 2), (Some(Type::Bool), 1)];
-        if self.cfg.allow_vectors {
-            kinds.push((None, 1));
-        }
-        match self.weighted(&kinds) {
-            Some(t) => t,
-            None => match env.vecs.first() {
-                Some(v) if self.chance(50) => v.v.ty(),
-                _ => Type::F64x(self.width()),
-            },
-        }
-    }
-
-    /// If/else yielding 0-2 joined values; rarely the then side returns early instead.
-    fn branch<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
-        let count = self.below(3);
-        let types: Vec<Type> = (0..count).map(|_| self.carried_type(env)).collect();
-        let early_return = self.chance(5);
-        // Set aside what each side emits after its statements: its values, or the early return.
-        let tail = PER_VALUE * count as u64;
-        let then_tail = if early_return { self.ret_cost() } else { tail };
-        let reserve = (tail + then_tail).saturating_mul(mult);
-        // The condition, three blocks and the join.
-        if !self.fits(reserve.saturating_add(8u64.saturating_mul(mult))) {
-            return;
-        }
-        let cond = self.bool(f, env);
-        self.charge(f, mult);
-        self.reserved += reserve;
-        let state = RefCell::new((&mut *self, &mut *env, Vec::<f64>::new()));
-        let outs = {
-            let side = |f: &'a FunctionBuilder, ret: bool| -> Vec<Var<'a>> {
-                let mut st = state.borrow_mut();
-                let (g, env, bounds) = &mut *st;
-                g.charge(f, mult);
-                let mark = env.mark();
-                let side_tail = if ret { then_tail } else { tail }.saturating_mul(mult);
-                g.region(f, env, depth + 1, mult);
-                g.reserved -= side_tail;
-                let mut out = vec![];
-                if f.is_open() {
-                    if ret {
-                        g.emit_ret(f, env, mult);
-                    } else {
-                        for &t in &types {
-                            out.push(g.result_value(f, env, t));
-                        }
-                        g.charge(f, mult);
-                    }
-                }
-                if bounds.is_empty() {
-                    *bounds = out.iter().map(|x| x.bound).collect();
-                } else {
-                    bounds.iter_mut().zip(&out).for_each(|(b, x)| *b = b.max(x.bound));
-                }
-                env.reset(mark);
-                out.iter().map(|x| x.v).collect()
-            };
-            f.if_else(cond, |f| side(f, early_return), |f| side(f, false))
-        };
-        let (_, env, bounds) = state.into_inner();
-        for (v, b) in outs.into_iter().zip(bounds) {
-            env.push(v, b);
-        }
-    }
-
-    fn counted_loop<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, depth: usize, mult: u64) {
-        let k = self.cfg.max_trip.max(0);
-        let mut kinds = vec![0, 1];
-        if !env.slices.is_empty() {
-            kinds.push(2);
-            if self.cfg.allow_vectors {
-                kinds.push(3);
-            }
-        }
-        let kind = kinds[self.below(kinds.len())];
-        let const_trip = self.below(k as usize + 1) as i64;
-        let trip = if kind == 0 { const_trip } else { k };
-        let start = if self.chance(15) { 1 } else { 0 };
-        let count = self.below(4);
-        let types: Vec<Type> = (0..count).map(|_| self.carried_type(env)).collect();
-
-        // Costs: bounds and initial values once; the header (icmp and two blocks) trip + 1 times;
-        // per iteration the counter update and the next values; the exit block once.
-        let trips = trip.max(1) as u64;
-        let values = PER_VALUE * count as u64;
-        let inner = mult.saturating_mul(trips);
-        let body_tail = (2 + values).saturating_mul(inner);
-        let fixed = (12 + values).saturating_mul(mult).saturating_add((3 * (trips + 1)).saturating_mul(mult));
-        if !self.fits(fixed.saturating_add(body_tail)) {
-            return;
-        }
-        let clamp = |n: Var<'a>| {
-            let kk = f.int(k);
-            f.select(n.lt(kk), n, kk)
-        };
-        let (end, valid) = match kind {
-            0 => (f.int(const_trip), None),
-            1 => (clamp(self.int(f, env)), None),
-            _ => {
-                let s = env.slices[self.below(env.slices.len())];
-                let lanes = if kind == 3 { self.width() } else { 1 };
-                let n = f.len(s);
-                let count = if lanes == 1 { n } else { n / i64::from(lanes) };
-                (clamp(count), Some((s, lanes)))
-            }
-        };
-        let mut init: Vec<Var<'a>> = vec![];
-        for &t in &types {
-            let x = self.value_of(f, env, t);
-            init.push(self.tame(x, self.iface()).v);
-        }
-        self.charge(f, mult);
-        self.reserved += body_tail;
-        let outs = f.for_range(start, end, init, |f, i, cur| {
-            self.charge(f, mult.saturating_mul(trips + 1));
-            let mark = env.mark();
-            let iface = self.iface();
-            env.push(i, 0.0);
-            for &c in &cur {
-                env.push(c, iface);
-            }
-            if let Some((s, lanes)) = valid {
-                env.valid.push((s, lanes, i));
-            }
-            self.region(f, env, depth + 1, inner);
-            self.reserved -= body_tail;
-            let mut next = vec![];
-            for &c in &cur {
-                let x = self.next_carried(f, env, F { v: c, bound: iface });
-                next.push(self.tame(x, iface).v);
-            }
-            // The counter update `for_range` appends after this closure.
-            self.charge(f, inner);
-            self.cost = self.cost.saturating_add(2u64.saturating_mul(inner));
-            env.reset(mark);
-            next
-        });
-        let iface = self.iface();
-        for v in outs {
-            env.push(v, iface);
-        }
-    }
-
-    /// A call to an earlier function whose slice parameters this function can supply (each of
-    /// its slices passed at most once, so no call aliases memory). False if there is none.
-    fn call<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>, mult: u64) -> bool {
-        let avail_mut = env.slices.iter().filter(|s| s.ty() == Type::SliceMut).count();
-        let callable: Vec<usize> = (0..self.funcs.len())
-            .filter(|&i| {
-                let fi = &self.funcs[i];
-                let need_mut = fi.params.iter().filter(|&&t| t == Type::SliceMut).count();
-                let need_all = fi.params.iter().filter(|t| t.is_slice()).count();
-                let args = PER_VALUE * fi.params.len() as u64 + 1;
-                need_mut <= avail_mut && need_all <= env.slices.len() && self.fits((fi.cost + args).saturating_mul(mult))
-            })
-            .collect();
-        if callable.is_empty() {
-            return false;
-        }
-        let pick = callable[self.below(callable.len())];
-        let fi = self.funcs[pick].clone();
-        let mut unused: Vec<Var<'a>> = env.slices.clone();
-        let mut args: Vec<Option<Var<'a>>> = vec![None; fi.params.len()];
-        // Mutable slices first, so read-only parameters cannot use up the mutable ones.
-        for want in [Type::SliceMut, Type::Slice] {
-            for (k, &t) in fi.params.iter().enumerate() {
-                if t != want {
-                    continue;
-                }
-                let fitting: Vec<usize> = (0..unused.len()).filter(|&j| unused[j].ty().coerces_to(t)).collect();
-                let j = fitting[self.below(fitting.len())];
-                args[k] = Some(unused.remove(j));
-            }
-        }
-        let args: Vec<Var<'a>> = fi
-            .params
-            .iter()
-            .zip(args)
-            .map(|(&t, a)| match a {
-                Some(s) => s,
-                None => {
-                    let x = self.value_of(f, env, t);
-                    self.tame(x, self.iface()).v
-                }
-            })
-            .collect();
-        let results = f.call(fi.id, &args);
-        self.cost = self.cost.saturating_add(fi.cost.saturating_mul(mult));
-        for (r, b) in results.into_iter().zip(fi.ret_bounds) {
-            self.keep(env, r, b);
-        }
-        true
     }
 }
 

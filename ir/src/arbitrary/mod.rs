@@ -6,10 +6,11 @@
 //! clamped to at most [`GenConfig::max_trip`]. The work of one call (instructions and
 //! terminators executed, callees included) is at most [`GenConfig::max_cost`].
 //!
-//! Programs are decoded from streams of random `u32` choices — one stream per function, plus one
-//! for the arguments. A choice of 0 (and an exhausted stream) always picks the simplest option,
-//! so proptest's shrinking (fewer streams, shorter streams, smaller numbers) shrinks the program:
-//! fewer functions, fewer statements, simpler operations. [`generate_module`] and
+//! Programs are decoded from streams of random `u32` choices — one stream per function, read in
+//! fixed-size records (one per statement), plus one for the arguments. A choice of 0 (and an
+//! exhausted stream) always picks the simplest option, so shrinking (fewer streams, shorter
+//! streams, deleted records, zeroed choices) shrinks the program: fewer functions, fewer
+//! statements, simpler operations. [`generate_module`] and
 //! [`generate_case`] expose the decoder for reproducing a case from saved streams.
 //!
 //! ```
@@ -23,8 +24,12 @@
 //! assert_eq!(f.param_types(), args.iter().map(|a| a.ty()).collect::<Vec<_>>());
 //! ```
 
+mod control;
 mod emit;
 mod generate;
+mod shrink;
+
+pub use shrink::{StreamsStrategy, StreamsTree};
 
 use crate::externs::ExternRegistry;
 use crate::function::{ExternDecl, Module};
@@ -128,7 +133,7 @@ impl Default for GenConfig {
             allow_int_div: true,
             allow_runtime_errors: false,
             smooth_only: false,
-            choices: 16..600,
+            choices: 24..1200,
         }
     }
 }
@@ -267,10 +272,17 @@ pub fn generate_case(cfg: &GenConfig, streams: &[Vec<u32>]) -> (Module, String, 
     generate::Generator::new(cfg, streams).case()
 }
 
-/// Random choice streams for `cfg`: one for the arguments and one per function.
-pub fn arb_streams(cfg: &GenConfig) -> impl Strategy<Value = Vec<Vec<u32>>> + use<> {
-    let per_function = proptest::collection::vec(any::<u32>(), cfg.choices.clone());
-    proptest::collection::vec(per_function, 2..=cfg.max_functions.max(1) + 1)
+/// Which choices of `streams` the decoder reads (the others do not affect the case).
+fn touched_choices(cfg: &GenConfig, streams: &[Vec<u32>]) -> Vec<Vec<bool>> {
+    let mut g = generate::Generator::new(cfg, streams);
+    g.case();
+    g.touched
+}
+
+/// Random choice streams for `cfg`: one for the arguments and one per function. They shrink by
+/// dropping functions, truncating streams, zeroing and decrementing choices.
+pub fn arb_streams(cfg: &GenConfig) -> StreamsStrategy {
+    StreamsStrategy::new(cfg.clone(), 2..=cfg.max_functions.max(1) + 1, cfg.choices.clone())
 }
 
 /// Random modules: see the [module docs](self).

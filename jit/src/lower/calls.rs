@@ -27,8 +27,7 @@ impl FuncLowerer<'_, '_> {
                 let target = self.m.internal_id(id.index()).ok_or_else(|| self.internal("bad callee".into()))?;
                 let target = self.func_ref(target);
                 let deeper = self.b.ins().iadd_imm_s(self.depth, 1);
-                // A callee without results never writes through its out pointer.
-                let out = if returns.is_empty() { self.iconst(0) } else { self.scratch_addr(0)? };
+                let out = self.scratch_addr(0)?;
                 args.extend([deeper, out]);
                 for &a in &inst.args {
                     args.extend(self.get(a).iter());

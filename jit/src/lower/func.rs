@@ -169,18 +169,29 @@ impl FuncLowerer<'_, '_> {
         for (blk, status, detail) in std::mem::take(&mut self.cold) {
             self.b.switch_to_block(blk);
             if let Some((index, len)) = detail {
-                // The recorder is always registered, so this cannot fail.
-                if let Ok(id) = self.m.out_of_bounds_recorder_id() {
-                    let r = self.func_ref(id);
-                    self.b.ins().call(r, &[index, len]);
-                }
+                // The failing index and the length go to the first two result slots (every out
+                // buffer has at least two): plain stores, so the hot path gets no call-ABI
+                // register constraints from its error exits.
+                let out = self.out;
+                self.b.ins().store(abi::slot_flags(), index, out, 0);
+                self.b.ins().store(abi::slot_flags(), len, out, 8);
             }
             let s = self.b.ins().iconst(abi::STATUS, i64::from(status));
             self.b.ins().return_(&[s]);
         }
         if let Some(blk) = self.propagate {
+            // A callee failed: pass its status on, with the detail slots it wrote into our
+            // scratch space (meaningful for out-of-bounds failures, ignored otherwise).
             self.b.switch_to_block(blk);
             let s = self.b.block_params(blk)[0];
+            if let Some(slot) = self.scratch {
+                let out = self.out;
+                let scratch = self.b.ins().stack_addr(abi::PTR, slot, 0);
+                for offset in [0, 8] {
+                    let detail = self.b.ins().load(types::I64, abi::slot_flags(), scratch, offset);
+                    self.b.ins().store(abi::slot_flags(), detail, out, offset);
+                }
+            }
             self.b.ins().return_(&[s]);
         }
         self.b.seal_all_blocks();
@@ -194,7 +205,8 @@ impl FuncLowerer<'_, '_> {
             let Imm::Callee(callee) = inst.imm else { continue };
             let Some((params, returns)) = self.m.ir.callee_signature(callee) else { continue };
             let need = match callee {
-                Callee::Func(_) => slots_of(&returns),
+                // Room for the callee's results, and at least the two failure-detail slots.
+                Callee::Func(_) => slots_of(&returns).max(abi::MIN_OUT_SLOTS),
                 // At least one slot, so even a closure without arguments or results has an address.
                 Callee::Extern(_) => (slots_of(&params) + slots_of(&returns)).max(1),
             };

@@ -28,7 +28,7 @@ impl FuncLowerer<'_, '_> {
         let value: Option<Parts> = match inst.op {
             FConst => {
                 let Imm::F64(x) = inst.imm else { return Err(self.internal("fconst without value".into())) };
-                Some(Parts::new(&[self.b.ins().f64const(Ieee64::with_bits(x.to_bits()))]))
+                Some(Parts::new(&[self.float_constant(x)]))
             }
             IConst => {
                 let Imm::I64(k) = inst.imm else { return Err(self.internal("iconst without value".into())) };
@@ -216,6 +216,19 @@ impl FuncLowerer<'_, '_> {
         }
         let offset = self.b.ins().ishl_imm_u(i, 3 + shift);
         self.b.ins().iadd(ptr, offset)
+    }
+
+    /// A float constant that stays in a register across loops.
+    ///
+    /// Cranelift rematerializes `f64const` at every use (two instructions each, inside the
+    /// loop); a bit-cast integer constant is an ordinary value that loop-invariant code motion
+    /// hoists out of loops instead. Zero keeps `f64const` (a single register-clearing `xor`).
+    fn float_constant(&mut self, x: f64) -> clif::Value {
+        if x.to_bits() == 0 {
+            return self.b.ins().f64const(Ieee64::with_bits(0));
+        }
+        let bits = self.iconst(x.to_bits() as i64);
+        self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits)
     }
 
     /// `idiv`/`irem` with the IR's semantics: zero divisor fails, `MIN / -1` wraps to `MIN`,

@@ -73,7 +73,6 @@ pub(crate) struct ModuleLowering<'m> {
     math_ids: HashMap<Opcode, ClifFuncId>,
     extern_ids: HashMap<usize, ClifFuncId>,
     trampoline_id: Option<ClifFuncId>,
-    recorder_id: Option<ClifFuncId>,
 }
 
 /// The result of lowering: the finalized module and one entry trampoline per IR function.
@@ -106,7 +105,6 @@ pub(crate) fn lower_module(
         math_ids: HashMap::new(),
         extern_ids: HashMap::new(),
         trampoline_id: None,
-        recorder_id: None,
     };
     let template = m.jit.get().make_signature();
     let mut entry_ids = Vec::with_capacity(ir.functions.len());
@@ -118,6 +116,8 @@ pub(crate) fn lower_module(
         entry_ids.push(m.jit.get().declare_anonymous_function(&entry).map_err(|e| module_error("declare", e))?);
     }
     let mut ctx = m.jit.get().make_context();
+    // Debugging aid: JITDIFF_DISASM=1 prints every function's Cranelift IR and machine code.
+    let disasm = std::env::var_os("JITDIFF_DISASM").is_some();
     let mut fctx = FunctionBuilderContext::new();
     for (index, f) in ir.functions.iter().enumerate() {
         let fid = jitdiff_ir::FuncId(index as u32);
@@ -130,7 +130,14 @@ pub(crate) fn lower_module(
         ctx.func.name = UserFuncName::user(0, m.internal_ids[index].as_u32());
         func::lower_function(&mut m, &mut ctx.func, &mut fctx, fid)?;
         let id = m.internal_ids[index];
+        ctx.set_disasm(disasm);
+        if disasm {
+            eprintln!("; @{}\n{}", f.name, ctx.func.display());
+        }
         m.jit.get().define_function(id, &mut ctx).map_err(define_error)?;
+        if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
+            eprintln!("; machine code of @{}\n{code}", f.name);
+        }
         m.jit.get().clear_context(&mut ctx);
 
         ctx.func.signature = abi::entry_signature(&template);
@@ -215,18 +222,6 @@ impl ModuleLowering<'_> {
         sig.returns.push(AbiParam::new(abi::STATUS));
         let id = self.import(crate::closure::TRAMPOLINE_SYMBOL, &sig)?;
         self.trampoline_id = Some(id);
-        Ok(id)
-    }
-
-    /// The imported `fault::record_out_of_bounds(index, len)`.
-    pub fn out_of_bounds_recorder_id(&mut self) -> Result<ClifFuncId, JitError> {
-        if let Some(id) = self.recorder_id {
-            return Ok(id);
-        }
-        let mut sig = self.jit.get().make_signature();
-        sig.params.extend([AbiParam::new(types::I64); 2]);
-        let id = self.import(crate::fault::OUT_OF_BOUNDS_SYMBOL, &sig)?;
-        self.recorder_id = Some(id);
         Ok(id)
     }
 
