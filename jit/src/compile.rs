@@ -103,6 +103,7 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
         sites: lowered.sites,
         bounds_checks: options.bounds_checks_enabled(),
         _closures: closures,
+        _constants: lowered.constants,
         _jit: Mutex::new(lowered.jit),
     }))
 }

@@ -4,7 +4,7 @@ use crate::abi::{EntryFn, MIN_OUT_SLOTS, slot_count, slots_of};
 use crate::closure::ClosureCtx;
 use crate::error::{CallError, JitError, RuntimeError};
 use crate::fault::{self, Fault};
-use crate::lower::OwnedJit;
+use crate::lower::{ConstantPool, OwnedJit};
 use crate::sites::{SiteKind, SiteTable};
 use crate::typed::{NativeArgs, NativeResults, TypedFn};
 use jitdiff_ir::{ArgValue, RuntimeValue, Site, Type};
@@ -81,6 +81,8 @@ pub(crate) struct ModuleInner {
     pub bounds_checks: bool,
     /// Closure contexts whose addresses are baked into the code.
     pub _closures: Vec<Box<ClosureCtx>>,
+    /// Float constants the code loads.
+    pub _constants: ConstantPool,
     /// The JIT module, only touched again when dropped (which frees its code). The mutex makes
     /// the (`Send` but not `Sync`) module shareable between threads.
     pub _jit: Mutex<OwnedJit>,

@@ -8,7 +8,7 @@ use jitdiff_ir::VerifyError;
 pub enum AdError {
     /// The module does not verify; differentiate only verified IR.
     #[error("the module does not verify: {0}")]
-    Verify(#[from] VerifyError),
+    Verify(Box<VerifyError>),
     /// No function of that name.
     #[error("no function @{0} in the module")]
     UnknownFunction(String),
@@ -74,5 +74,11 @@ pub enum AdError {
     },
     /// The derived IR failed verification: a bug in the transform, reported rather than hidden.
     #[error("internal error: derived function does not verify: {0}")]
-    DerivedInvalid(VerifyError),
+    DerivedInvalid(Box<VerifyError>),
+}
+
+impl From<VerifyError> for AdError {
+    fn from(e: VerifyError) -> AdError {
+        AdError::Verify(Box::new(e))
+    }
 }

@@ -67,7 +67,7 @@ pub fn derive_forward(module: &Module, func: &str, wrt: &[bool], width: u8) -> R
     let derived = deriver.derive(id, wrt)?;
     let mut out = deriver.out;
     passes::optimize(&mut out);
-    verify_module(&out).map_err(AdError::DerivedInvalid)?;
+    verify_module(&out).map_err(|e| AdError::DerivedInvalid(Box::new(e)))?;
     let name = out.func(derived).name.clone();
     Ok(ForwardDerivative { module: out, name, width, wrt: wrt.to_vec() })
 }

@@ -12,8 +12,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId as ClifFuncId, Module as _};
-use jitdiff_ir::analysis::ControlFlow;
-use jitdiff_ir::{Block, Callee, FuncId, Function, Imm, Opcode, Type, Value};
+use jitdiff_ir::{Block, Callee, CondCode, FuncId, Function, Imm, Opcode, Type, Value};
 use std::collections::HashMap;
 use std::ops::Deref;
 
@@ -56,6 +55,8 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub out: clif::Value,
     /// Values defined by `iconst`, for inline `powi`.
     pub consts: HashMap<Value, i64>,
+    /// Values defined by `fcmp`/`icmp`: opcode, condition, operands (for inverted branches).
+    pub compares: HashMap<Value, (Opcode, CondCode, Value, Value)>,
     /// Room for call results and closure arguments, shared by every call site.
     pub scratch: Option<StackSlot>,
     propagate: Option<clif::Block>,
@@ -89,6 +90,15 @@ pub(crate) fn lower_function(
             _ => None,
         })
         .collect();
+    let compares = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match (i.op, i.imm, &i.args[..], i.results.first()) {
+            (Opcode::FCmp | Opcode::ICmp, Imm::Cond(cc), &[a, b], Some(&r)) => Some((r, (i.op, cc, a, b))),
+            _ => None,
+        })
+        .collect();
     let b = FunctionBuilder::new(func, fctx);
     let depth = clif::Value::reserved_value();
     let mut l = FuncLowerer {
@@ -102,6 +112,7 @@ pub(crate) fn lower_function(
         depth,
         out: depth,
         consts,
+        compares,
         scratch: None,
         propagate: None,
         cold: vec![],
@@ -112,6 +123,43 @@ pub(crate) fn lower_function(
     l.lower_body()?;
     l.finish();
     Ok(())
+}
+
+/// The reachable blocks in a reverse post-order that places the `then` successor of a branch
+/// right after it: a loop body follows its header (the exit comes after the body), so the hot
+/// path falls through instead of jumping over the exit block.
+fn layout_order(f: &Function) -> Vec<Block> {
+    let successors = |b: Block| -> Vec<Block> {
+        match f.blocks.get(b.index()).and_then(|d| d.term.as_ref()) {
+            Some(t) => t.successors().iter().map(|c| c.block).filter(|s| s.index() < f.blocks.len()).collect(),
+            None => vec![],
+        }
+    };
+    let mut visited = vec![false; f.blocks.len()];
+    let mut postorder = Vec::with_capacity(f.blocks.len());
+    // (block, successors still to visit); the last successor is visited first, so the first one
+    // (`then`) finishes last and comes first in the reversed order.
+    let mut stack: Vec<(Block, Vec<Block>)> = vec![];
+    if !f.blocks.is_empty() {
+        visited[0] = true;
+        stack.push((Block::ENTRY, successors(Block::ENTRY)));
+    }
+    while let Some((block, pending)) = stack.last_mut() {
+        match pending.pop() {
+            Some(next) if !visited[next.index()] => {
+                visited[next.index()] = true;
+                let succ = successors(next);
+                stack.push((next, succ));
+            }
+            Some(_) => {}
+            None => {
+                postorder.push(*block);
+                stack.pop();
+            }
+        }
+    }
+    postorder.reverse();
+    postorder
 }
 
 impl FuncLowerer<'_, '_> {
@@ -141,9 +189,8 @@ impl FuncLowerer<'_, '_> {
         }
         // Reverse post-order: every definition is lowered before its uses (dominators come
         // first), and unreachable blocks, which may use values defined nowhere reachable, are
-        // left out.
-        let cfg = ControlFlow::new(f);
-        for &block in cfg.reverse_post_order() {
+        // left out. It is also the code layout.
+        for block in layout_order(f) {
             let data = f.block(block);
             if block != Block::ENTRY {
                 let blk = self.blocks[block.index()];

@@ -218,17 +218,17 @@ impl FuncLowerer<'_, '_> {
         self.b.ins().iadd(ptr, offset)
     }
 
-    /// A float constant that stays in a register across loops.
-    ///
-    /// Cranelift rematerializes `f64const` at every use (two instructions each, inside the
-    /// loop); a bit-cast integer constant is an ordinary value that loop-invariant code motion
-    /// hoists out of loops instead. Zero keeps `f64const` (a single register-clearing `xor`).
+    /// A float constant: a load from the module's constant pool, kept where the IR defines the
+    /// constant (see `constants.rs`); zero is `f64const` (one `xor`).
     fn float_constant(&mut self, x: f64) -> clif::Value {
-        if x.to_bits() == 0 {
-            return self.b.ins().f64const(Ieee64::with_bits(0));
+        match self.m.constants.address(x.to_bits()) {
+            Some(address) => {
+                let address = self.iconst(address as i64);
+                let flags = MemFlagsData::new().with_notrap().with_aligned().with_readonly();
+                self.b.ins().load(types::F64, flags, address, 0)
+            }
+            None => self.b.ins().f64const(Ieee64::with_bits(x.to_bits())),
         }
-        let bits = self.iconst(x.to_bits() as i64);
-        self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits)
     }
 
     /// `idiv`/`irem` with the IR's semantics: zero divisor fails, `MIN / -1` wraps to `MIN`,
@@ -295,7 +295,7 @@ fn scalar_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap().with_aligned()
 }
 
-fn float_cc(cc: CondCode) -> FloatCC {
+pub(super) fn float_cc(cc: CondCode) -> FloatCC {
     match cc {
         CondCode::Eq => FloatCC::Equal,
         CondCode::Ne => FloatCC::NotEqual,
@@ -306,7 +306,7 @@ fn float_cc(cc: CondCode) -> FloatCC {
     }
 }
 
-fn int_cc(cc: CondCode) -> IntCC {
+pub(super) fn int_cc(cc: CondCode) -> IntCC {
     match cc {
         CondCode::Eq => IntCC::Equal,
         CondCode::Ne => IntCC::NotEqual,

@@ -7,6 +7,7 @@
 //! - [`entry`]: the `extern "C"` entry trampoline of each function.
 
 mod calls;
+mod constants;
 mod control;
 mod entry;
 mod func;
@@ -16,6 +17,7 @@ use crate::abi::{self, EntryFn};
 use crate::closure::ClosureCtx;
 use crate::error::JitError;
 use crate::sites::SiteTable;
+pub(crate) use constants::ConstantPool;
 use cranelift_codegen::ir::{AbiParam, Signature, UserFuncName, types};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::FunctionBuilderContext;
@@ -69,6 +71,7 @@ pub(crate) struct ModuleLowering<'m> {
     pub depth_checks: Vec<bool>,
     pub bounds_checks: bool,
     pub frontend_config: TargetFrontendConfig,
+    pub constants: ConstantPool,
     internal_ids: Vec<ClifFuncId>,
     math_ids: HashMap<Opcode, ClifFuncId>,
     extern_ids: HashMap<usize, ClifFuncId>,
@@ -78,6 +81,8 @@ pub(crate) struct ModuleLowering<'m> {
 /// The result of lowering: the finalized module and one entry trampoline per IR function.
 pub(crate) struct Lowered {
     pub jit: OwnedJit,
+    /// Read by the code: must live as long as `jit`.
+    pub constants: ConstantPool,
     pub entries: Vec<EntryFn>,
     pub sites: SiteTable,
 }
@@ -96,6 +101,7 @@ pub(crate) fn lower_module(
     let mut m = ModuleLowering {
         ir,
         frontend_config: jit.module.target_config(),
+        constants: ConstantPool::of(ir),
         jit,
         externs,
         sites: SiteTable::default(),
@@ -166,7 +172,7 @@ pub(crate) fn lower_module(
             unsafe { std::mem::transmute::<*const u8, EntryFn>(ptr) }
         })
         .collect();
-    Ok(Lowered { jit: m.jit, entries, sites: m.sites })
+    Ok(Lowered { jit: m.jit, constants: m.constants, entries, sites: m.sites })
 }
 
 impl ModuleLowering<'_> {
