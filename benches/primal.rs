@@ -51,7 +51,8 @@ extern "C" fn rust_scalar(a: f64, b: f64) -> f64 {
 /// A straight-line function of `n` float instructions whose operands are recent values (short
 /// live ranges, like ordinary expression code): `v_k = op(v_{k-1}, v_{k-1-r})`, r < 8.
 fn straight_line(n: usize) -> Module {
-    let mut text = String::from("func @line(x: f64, y: f64) -> f64 {\nentry:\n    v0 = fadd x, y\n    v1 = fmul x, y\n");
+    let mut text =
+        String::from("func @line(x: f64, y: f64) -> f64 {\nentry:\n    v0 = fadd x, y\n    v1 = fmul x, y\n");
     for k in 2..n {
         let op = ["fadd", "fmul", "fsub", "fadd", "fmul", "fdiv"][k % 6];
         let r = (k * 7 + 3) % 8;
@@ -145,8 +146,12 @@ fn summary() {
         v[v.len() / 2]
     };
     let (rust_t, jit_t) = (median(&mut rust_times), median(&mut jit_times));
-    println!("summary: rosenbrock n={ROSENBROCK_N}: rust {:.1} µs, jit (checked) {:.1} µs, ratio {:.2} (target <= 1.3)",
-        rust_t * 1e6, jit_t * 1e6, jit_t / rust_t);
+    println!(
+        "summary: rosenbrock n={ROSENBROCK_N}: rust {:.1} µs, jit (checked) {:.1} µs, ratio {:.2} (target <= 1.3)",
+        rust_t * 1e6,
+        jit_t * 1e6,
+        jit_t / rust_t
+    );
 
     let scalar = compile_module(&scalar_module()).function("f").expect("has @f");
     let typed = scalar.typed::<(f64, f64), f64>().expect("typed");
@@ -164,15 +169,20 @@ fn summary() {
     let call_ns = per_call(&mut || {
         black_box(scalar.call(&mut [Arg::F64(black_box(1.5)), Arg::F64(black_box(2.0))]).ok());
     });
-    println!("summary: 2-arg scalar call: rust fn pointer {rust_ns:.1} ns; typed {typed_ns:.1} ns, call_into {into_ns:.1} ns, call {call_ns:.1} ns (target overhead <= 15 ns)");
+    println!(
+        "summary: 2-arg scalar call: rust fn pointer {rust_ns:.1} ns; typed {typed_ns:.1} ns, call_into {into_ns:.1} ns, call {call_ns:.1} ns (target overhead <= 15 ns)"
+    );
 
     for n in [1_000, 10_000] {
         let module = straight_line(n);
         let t = median_time(if n > 1_000 { 7 } else { 21 }, 1, || {
             black_box(compile_module(&module));
         });
-        println!("summary: compile straight-line {n} instructions: {:.2} ms{}", t * 1e3,
-            if n == 1_000 { " (target <= 5 ms)" } else { "" });
+        println!(
+            "summary: compile straight-line {n} instructions: {:.2} ms{}",
+            t * 1e3,
+            if n == 1_000 { " (target <= 5 ms)" } else { "" }
+        );
     }
     for (name, module) in example_modules() {
         let t = median_time(21, 1, || {

@@ -29,7 +29,12 @@ pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
 
 pub mod ad;
+mod error;
+mod jvp;
 pub mod problems;
+
+pub use error::Error;
+pub use jvp::{ForwardFn, Jacobian, JvpOutput};
 
 // The README's example is compiled and run as a doc test.
 #[cfg(doctest)]

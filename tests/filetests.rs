@@ -8,6 +8,9 @@
 //! - `; test: verify-error` with `; error: <KindName> at <line>:<col>` — must fail that way.
 //! - `; test: pass <name> [<name> ...]` — run IR passes (`dce`, `fold`, `cse`, `optimize`) in
 //!   order; the printed result is the expected output.
+//! - `; test: jvp @f wrt <flags> width <W>` — derive the forward-mode function of `@f` (flags:
+//!   one `1`/`0` per parameter) and print the derived module's new functions; the printed result
+//!   is the expected output.
 //! - `; test: run` with lines `; run: @f(args) == results` (exact, NaN equals NaN),
 //!   `; run: @f(args) ~= results` (relative 1e-12) or `; run: @f(args) == error <KindName>`.
 //!   Arguments are read by the function's parameter types: `1.5`, `3`, `true`, `[1.0, 2.0]`.
@@ -80,6 +83,21 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
                 }
                 jitdiff_ir::verify_module(&module).map_err(|e| format!("pass output does not verify: {e}"))?;
                 actual_output = Some(print_module(&module));
+            }
+            Some("jvp") => {
+                let module = parse(body)?;
+                let words: Vec<&str> = words.collect();
+                let (name, flags, width) = match words.as_slice() {
+                    [name, "wrt", flags, "width", w] => (name.trim_start_matches('@'), *flags, *w),
+                    _ => return Err("expected `test: jvp @f wrt <flags> width <W>`".into()),
+                };
+                let wrt: Vec<bool> = flags.chars().map(|c| c == '1').collect();
+                let width: u8 = width.parse().map_err(|e| format!("bad width: {e}"))?;
+                let derived = jitdiff::ad::derive_forward(&module, name, &wrt, width).map_err(|e| e.to_string())?;
+                let new_functions = &derived.module.functions[module.functions.len()..];
+                let printed: Vec<String> =
+                    new_functions.iter().map(|f| jitdiff_ir::print_function(&derived.module, f)).collect();
+                actual_output = Some(printed.join("\n"));
             }
             Some("run") => {
                 let module = parse(body)?;

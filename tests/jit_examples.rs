@@ -73,7 +73,8 @@ fn truncated_slices_fail_identically_in_both() {
                 seen_first = true;
             }
         }
-        let got = differential_call(&compiled, &interp, problem.entry(), &args).unwrap_or_else(|d| panic!("{label}: {d}"));
+        let got =
+            differential_call(&compiled, &interp, problem.entry(), &args).unwrap_or_else(|d| panic!("{label}: {d}"));
         failed += usize::from(got == Agreement::Failed("OutOfBounds"));
     }
     assert!(failed >= 3, "only {failed} problems ran out of bounds on truncated slices");

@@ -41,7 +41,7 @@ pub(crate) fn part_count(ty: Type) -> usize {
 
 /// How many `u64` slots a value of type `ty` occupies in an argument or result buffer:
 /// 1 for scalars and booleans (0/1), 2 for slices (pointer, length), W for `f64xW` (the lanes).
-pub fn slot_count(ty: Type) -> usize {
+pub(crate) fn slot_count(ty: Type) -> usize {
     match ty {
         Type::Slice | Type::SliceMut => 2,
         Type::F64x(w) => w as usize,
@@ -82,7 +82,13 @@ pub(crate) fn store_parts(b: &mut FunctionBuilder, ty: Type, parts: &[clif::Valu
 }
 
 /// Load the parts of a value of type `ty` from slots starting at byte `offset` from `base`.
-pub(crate) fn load_parts(b: &mut FunctionBuilder, ty: Type, base: clif::Value, offset: i32, out: &mut Vec<clif::Value>) {
+pub(crate) fn load_parts(
+    b: &mut FunctionBuilder,
+    ty: Type,
+    base: clif::Value,
+    offset: i32,
+    out: &mut Vec<clif::Value>,
+) {
     let mut off = offset;
     for &pt in part_type(ty) {
         let v = if pt == types::I8 {

@@ -60,7 +60,12 @@ mod tests {
                 results: vec![],
             })
             .collect();
-        f.blocks.push(BlockData { name: "entry".into(), params: vec![], insts, term: Some(Terminator::Return(vec![])) });
+        f.blocks.push(BlockData {
+            name: "entry".into(),
+            params: vec![],
+            insts,
+            term: Some(Terminator::Return(vec![])),
+        });
         f
     }
 

@@ -117,7 +117,9 @@ fn call_closure(ctx: &ClosureCtx, arg_slots: &[u64], result_slots: &mut [u64]) -
         .zip(&snapshot)
         .map(|(s, &copy)| {
             let s = s.as_ref().filter(|_| copy)?;
-            // SAFETY: see `lend` below; this only reads, before any `&mut` is created.
+            // SAFETY: the pointer and length came from an `Arg` slice of the entry call, borrowed
+            // for the whole call (see the argument loop below); this only copies it, before any
+            // `&mut` to the same memory is created.
             Some(unsafe { std::slice::from_raw_parts(s.ptr as *const f64, s.len as usize) }.to_vec())
         })
         .collect();

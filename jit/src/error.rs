@@ -7,7 +7,7 @@ use jitdiff_ir::{ExternError, Site, Type, VerifyError};
 pub enum JitError {
     /// The module does not verify; fix the IR (the message names function, block and instruction).
     #[error("the module does not verify: {0}")]
-    Verify(#[from] VerifyError),
+    Verify(Box<VerifyError>),
     /// A declared extern has no implementation, or one of another signature.
     #[error(transparent)]
     Extern(#[from] ExternError),
@@ -51,6 +51,12 @@ pub enum JitError {
     /// Declaring, defining or finalizing native code failed (e.g. out of executable memory).
     #[error("cannot produce native code: {0}")]
     Module(String),
+}
+
+impl From<VerifyError> for JitError {
+    fn from(e: VerifyError) -> JitError {
+        JitError::Verify(Box::new(e))
+    }
 }
 
 /// A run-time error raised by native code: the same variants, sites and messages as the

@@ -79,7 +79,9 @@ pub(crate) struct ModuleInner {
     pub block_labels: Vec<Vec<String>>,
     pub sites: SiteTable,
     pub bounds_checks: bool,
-    /// Closure contexts whose addresses are baked into the code.
+    /// Closure contexts whose addresses are baked into the code (boxed: the addresses must not
+    /// move while the vector grows).
+    #[allow(clippy::vec_box)]
     pub _closures: Vec<Box<ClosureCtx>>,
     /// Float constants the code loads.
     pub _constants: ConstantPool,
@@ -142,7 +144,7 @@ impl CompiledModule {
 }
 
 /// Slots kept on the stack for a call; larger signatures use a heap buffer.
-const INLINE_SLOTS: usize = 32;
+const INLINE_SLOTS: usize = 16;
 
 /// A callable compiled function. Cheap to clone, `Send + Sync`, callable from many threads at
 /// once; keeps its module's native code alive.
@@ -345,6 +347,7 @@ fn buffer<'b>(stack: &'b mut [u64; INLINE_SLOTS], heap: &'b mut Vec<u64>, n: usi
 }
 
 /// Check `args` against the parameters and write them in slot layout.
+#[inline]
 fn pack(info: &FnInfo, args: &mut [Arg<'_>], slots: &mut [u64]) -> Result<(), CallError> {
     if args.len() != info.params.len() {
         return Err(CallError::ArgCount { function: info.name.clone(), expected: info.params.len(), got: args.len() });
@@ -377,7 +380,12 @@ fn pack(info: &FnInfo, args: &mut [Arg<'_>], slots: &mut [u64]) -> Result<(), Ca
                 s[1] = v.len() as u64;
             }
             (arg, _) => {
-                return Err(CallError::ArgType { function: info.name.clone(), index, expected: ty, got: arg.kind_name() });
+                return Err(CallError::ArgType {
+                    function: info.name.clone(),
+                    index,
+                    expected: ty,
+                    got: arg.kind_name(),
+                });
             }
         }
     }
@@ -385,6 +393,7 @@ fn pack(info: &FnInfo, args: &mut [Arg<'_>], slots: &mut [u64]) -> Result<(), Ca
     Ok(())
 }
 
+#[inline]
 fn decode(ty: Type, s: &[u64]) -> RuntimeValue {
     match ty {
         Type::I64 => RuntimeValue::I64(s[0] as i64),

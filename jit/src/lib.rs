@@ -44,8 +44,11 @@
 //! Every IR construct has a direct Cranelift counterpart. `f64` is `F64`, `i64` is `I64`, `bool`
 //! is an `I8` holding 0 or 1, a slice is two `I64` values (pointer, length), and `f64xW` is W/2
 //! `F64X2` registers (x86-64 Cranelift lowers only 128-bit vectors). IR blocks become Cranelift
-//! blocks with the same parameters, laid out in reverse post-order. Library math that Cranelift
-//! has no instruction for (`sin`, `exp`, `pow`, ...) calls the `extern "C"` functions of
+//! blocks with the same parameters, lowered in reverse post-order; branches are emitted so that
+//! the `then` side (a loop body) falls through. Non-zero float constants are loaded from a
+//! per-module constant pool where the IR defines them, so constants defined before a loop stay
+//! in registers (Cranelift would otherwise rematerialize them inside it). Library math that
+//! Cranelift has no instruction for (`sin`, `exp`, `pow`, ...) calls the `extern "C"` functions of
 //! `jitdiff_ir::math` — the very functions the interpreter calls — so results are bit-identical;
 //! `sqrt`, `abs`, `floor`, `ceil`, `fneg` are inline, `min`/`max` are compare-and-select (the
 //! `minsd` rule of `math::min`), and `powi` with a constant exponent `|n| <= 4` is expanded into
@@ -63,8 +66,10 @@
 //!   module's *site table*: the error kind (out of bounds, division by zero, call depth
 //!   exceeded, extern failed) and its site (function, block, instruction index). A caller that
 //!   sees a non-zero status from a callee returns it unchanged, so the innermost site is reported.
-//!   Details a status cannot carry (the failing index and slice length, an extern's message) are
-//!   recorded in a thread-local just before the status is returned, from a cold block.
+//!   A failed bounds check also writes the index and the slice length into the first two `out`
+//!   slots (every out buffer has at least two; a caller passing a failure on copies them to its
+//!   own `out`), from a cold block of plain stores, so error exits put no call-ABI constraints
+//!   on the hot path. A failed closure extern leaves its message in a thread-local.
 //! - Results are written through `out` in **slot layout**: one `u64` per `f64`/`i64`/`bool`
 //!   (0/1), two per slice (pointer, length), W per `f64xW`, in order. A caller passes the
 //!   address of a stack slot and loads the results after a successful call.
@@ -89,12 +94,35 @@
 //! the interpreter lends them), runs the closure (catching panics) and writes the results back;
 //! an error becomes the call site's `ExternFailed` status.
 //!
+//! ## Options
+//!
+//! [`JitOptions`] chooses Cranelift's optimisation level and register allocator (the default
+//! picks the linear-time single-pass allocator only for functions of more than 20,000
+//! instructions, where the backtracking one can take seconds). Bounds checks can only be turned
+//! off through the `unsafe` [`JitOptions::without_bounds_checks`], meant for measuring what the
+//! checks cost (about 10% on Extended Rosenbrock): the caller then promises every index is in
+//! bounds. Cranelift's own IR verifier checks every lowered function in debug builds (all tests
+//! run with it) and is skipped in release builds, where it costs 10-15% of compile time. Setting
+//! the environment variable `JITDIFF_DISASM` prints the Cranelift IR and machine code of every
+//! function compiled (see `jit/examples/disasm.rs`).
+//!
+//! ## Testing against the interpreter
+//!
+//! [`differential_call`] runs one call under the interpreter and the JIT and compares results
+//! (bit for bit, any NaN equal to any NaN), errors (kind, site, index and length, extern
+//! message) and final `mslice` contents; the crate's tests run it on every opcode at edge values
+//! and on thousands of random programs.
+//!
 //! ## Memory and threads
 //!
 //! One [`compile`] call makes one Cranelift `JITModule`; its executable memory is freed when the
 //! last [`CompiledModule`] / [`CompiledFn`] / [`TypedFn`] handle to it drops. Handles are `Send +
 //! Sync` and can be called from many threads at once: after finalization only immutable
 //! function pointers and tables are used.
+//!
+//! Limitation: the call-depth limit bounds recursion to 256 frames, but not frame *size*: 256
+//! nested calls of a function with a very large spill area can still exhaust a small thread
+//! stack (stack probes make that a clean stack-overflow abort, never a memory corruption).
 
 mod abi;
 mod callgraph;
@@ -111,7 +139,6 @@ mod sites;
 mod symbols;
 mod typed;
 
-pub use abi::slot_count;
 pub use compile::compile;
 pub use error::{CallError, JitError, RuntimeError};
 pub use handle::{Arg, CompiledFn, CompiledModule};

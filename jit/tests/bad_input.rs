@@ -37,26 +37,36 @@ fn wrong_arity_and_argument_kinds_are_reported_before_native_code_runs() {
 
     // A read-only slice where an mslice is required.
     let v = [1.0, 2.0, 3.0, 4.0];
-    let mut args = [Arg::Slice(&[1.0]), Arg::Slice(&[2.0]), Arg::Vector(&v), Arg::I64(0), Arg::F64(0.5), Arg::Bool(true)];
+    let mut args =
+        [Arg::Slice(&[1.0]), Arg::Slice(&[2.0]), Arg::Vector(&v), Arg::I64(0), Arg::F64(0.5), Arg::Bool(true)];
     let err = f.call(&mut args).unwrap_err();
     assert!(matches!(err, CallError::ArgType { index: 1, expected: Type::SliceMut, got: "Arg::Slice", .. }), "{err}");
     assert!(err.to_string().contains("must be Arg::SliceMut"), "{err}");
 
     // A vector of the wrong width.
-    let mut args = [Arg::Slice(&[1.0]), Arg::SliceMut(&mut y), Arg::Vector(&[1.0, 2.0]), Arg::I64(0), Arg::F64(0.5), Arg::Bool(true)];
+    let mut args = [
+        Arg::Slice(&[1.0]),
+        Arg::SliceMut(&mut y),
+        Arg::Vector(&[1.0, 2.0]),
+        Arg::I64(0),
+        Arg::F64(0.5),
+        Arg::Bool(true),
+    ];
     let err = f.call(&mut args).unwrap_err();
     assert!(matches!(err, CallError::VectorLength { index: 2, got: 2, .. }), "{err}");
     assert!(err.to_string().contains("needs 4 lanes"), "{err}");
 
     // An i64 where an f64 is expected (no silent conversion).
-    let mut args = [Arg::Slice(&[1.0]), Arg::SliceMut(&mut y), Arg::Vector(&v), Arg::I64(0), Arg::I64(1), Arg::Bool(true)];
+    let mut args =
+        [Arg::Slice(&[1.0]), Arg::SliceMut(&mut y), Arg::Vector(&v), Arg::I64(0), Arg::I64(1), Arg::Bool(true)];
     assert!(matches!(f.call(&mut args).unwrap_err(), CallError::ArgType { index: 4, expected: Type::F64, .. }));
 
     // Nothing was written by the failed calls.
     assert_eq!(y, [0.0; 2]);
 
     // The same arguments, right: y[0] = x[0], result x[0] + v[3] + s.
-    let mut args = [Arg::Slice(&[1.0]), Arg::SliceMut(&mut y), Arg::Vector(&v), Arg::I64(0), Arg::F64(0.5), Arg::Bool(true)];
+    let mut args =
+        [Arg::Slice(&[1.0]), Arg::SliceMut(&mut y), Arg::Vector(&v), Arg::I64(0), Arg::F64(0.5), Arg::Bool(true)];
     assert_eq!(f.call(&mut args).unwrap(), vec![RuntimeValue::F64(5.5)]);
     assert_eq!(y, [1.0, 0.0]);
 }
@@ -68,7 +78,8 @@ fn short_slices_and_wild_indices_are_out_of_bounds_errors() {
     for (x_len, y_len, k) in [(0, 2, 0), (1, 2, 1), (3, 1, 2), (2, 2, -1), (2, 2, i64::MIN), (2, 2, i64::MAX)] {
         let x = vec![1.0; x_len];
         let mut y = vec![7.0; y_len];
-        let mut args = [Arg::Slice(&x), Arg::SliceMut(&mut y), Arg::Vector(&v), Arg::I64(k), Arg::F64(0.0), Arg::Bool(false)];
+        let mut args =
+            [Arg::Slice(&x), Arg::SliceMut(&mut y), Arg::Vector(&v), Arg::I64(k), Arg::F64(0.0), Arg::Bool(false)];
         match f.call(&mut args) {
             Err(CallError::Runtime(RuntimeError::OutOfBounds { site, index, len })) => {
                 assert_eq!(index, k);
@@ -98,14 +109,18 @@ fn unknown_functions_and_wrong_typed_signatures_are_jit_errors() {
     assert!(matches!(&err, JitError::UnknownFunction { name, .. } if name == "nope"));
     assert!(err.to_string().contains("@f, @div"), "{err}");
     let err = m.function("div").unwrap().typed::<(f64, f64), f64>().unwrap_err();
-    assert_eq!(err.to_string(), "@div has signature (i64, i64) -> i64, but the typed handle asked for (f64, f64) -> f64");
+    assert_eq!(
+        err.to_string(),
+        "@div has signature (i64, i64) -> i64, but the typed handle asked for (f64, f64) -> f64"
+    );
     let err = m.function("div").unwrap().call_into(&mut [Arg::I64(1), Arg::I64(1)], &mut []).unwrap_err();
     assert!(matches!(err, CallError::ResultCount { expected: 1, got: 0, .. }));
 }
 
 #[test]
 fn an_undeclared_or_unregistered_extern_fails_compilation_by_name() {
-    let text = "extern @bessel_j0(f64) -> f64\n\nfunc @g(x: f64) -> f64 {\nentry:\n    y = call @bessel_j0(x)\n    ret y\n}\n";
+    let text =
+        "extern @bessel_j0(f64) -> f64\n\nfunc @g(x: f64) -> f64 {\nentry:\n    y = call @bessel_j0(x)\n    ret y\n}\n";
     let err = compile(&parse_module(text).unwrap(), &ExternRegistry::new(), &JitOptions::new()).unwrap_err();
     assert!(matches!(&err, JitError::Extern(ExternError::NotRegistered { name, .. }) if name == "bessel_j0"));
     assert!(err.to_string().contains("@bessel_j0"), "{err}");

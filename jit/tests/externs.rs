@@ -132,7 +132,8 @@ fn closures_get_slices_and_write_mslices_in_place() {
     let module = parse_module(MODULE).unwrap();
     let compiled = compile(&module, &registry(), &JitOptions::new()).unwrap();
     let mut y = [1.0, 2.0];
-    let out = compiled.function("slices").unwrap().call(&mut [Arg::Slice(&[4.0]), Arg::SliceMut(&mut y), Arg::F64(1.0)]);
+    let out =
+        compiled.function("slices").unwrap().call(&mut [Arg::Slice(&[4.0]), Arg::SliceMut(&mut y), Arg::F64(1.0)]);
     assert_eq!(out.unwrap(), vec![RuntimeValue::F64(4.0), RuntimeValue::I64(2)]);
     assert_eq!(y, [2.0, 3.0]);
 }
@@ -166,8 +167,10 @@ fn closures_may_return_vectors_and_booleans() {
 
 #[test]
 fn a_panicking_closure_is_an_error_not_an_abort() {
-    let module = parse_module("extern @boom(f64) -> f64\n\nfunc @f(x: f64) -> f64 {\nentry:\n    y = call @boom(x)\n    ret y\n}\n")
-        .unwrap();
+    let module = parse_module(
+        "extern @boom(f64) -> f64\n\nfunc @f(x: f64) -> f64 {\nentry:\n    y = call @boom(x)\n    ret y\n}\n",
+    )
+    .unwrap();
     let mut externs = ExternRegistry::new();
     externs.register_closure("boom", vec![Type::F64], vec![Type::F64], |_| panic!("kaboom"));
     let f = compile(&module, &externs, &JitOptions::new()).unwrap().function("f").unwrap();

@@ -65,9 +65,12 @@ fn float_unary_and_binary_math_at_edge_values() {
                 ops += 1;
             }
             Shape::FloatBinary { .. } => {
-                let text =
-                    format!("func @t(a: f64, b: f64) -> f64 {{\nentry:\n    y = {} a, b\n    ret y\n}}\n", info.spelling);
-                let cases: Vec<_> = EDGE_F64.iter().flat_map(|&a| EDGE_F64.iter().map(move |&b| vec![f(a), f(b)])).collect();
+                let text = format!(
+                    "func @t(a: f64, b: f64) -> f64 {{\nentry:\n    y = {} a, b\n    ret y\n}}\n",
+                    info.spelling
+                );
+                let cases: Vec<_> =
+                    EDGE_F64.iter().flat_map(|&a| EDGE_F64.iter().map(move |&b| vec![f(a), f(b)])).collect();
                 check(&text, "t", &cases);
                 ops += 1;
             }
@@ -85,7 +88,8 @@ fn lane_wise_arithmetic_on_every_vector_width() {
                 "func @t(a: f64x{w}, b: f64x{w}) -> f64x{w}, f64x{w} {{\nentry:\n    y = {op} a, b\n    z = fneg y\n    ret y, z\n}}\n"
             );
             let lanes = |k: usize| (0..w).map(|j| EDGE_F64[(j * 5 + k) % EDGE_F64.len()]).collect::<Vec<_>>();
-            let cases: Vec<_> = (0..8).map(|k| vec![ArgValue::Vector(lanes(k)), ArgValue::Vector(lanes(k + 3))]).collect();
+            let cases: Vec<_> =
+                (0..8).map(|k| vec![ArgValue::Vector(lanes(k)), ArgValue::Vector(lanes(k + 3))]).collect();
             check(&text, "t", &cases);
         }
         // splat, extract and insert of every lane, and a vector select
@@ -93,7 +97,10 @@ fn lane_wise_arithmetic_on_every_vector_width() {
         let mut sum = "acc0".to_string();
         body.push_str("    acc0 = fconst 0.0\n");
         for k in 0..w {
-            body.push_str(&format!("    u{k} = insert v, {k}, y\n    e{k} = extract u{k}, {k}\n    acc{} = fadd {sum}, e{k}\n", k + 1));
+            body.push_str(&format!(
+                "    u{k} = insert v, {k}, y\n    e{k} = extract u{k}, {k}\n    acc{} = fadd {sum}, e{k}\n",
+                k + 1
+            ));
             sum = format!("acc{}", k + 1);
         }
         body.push_str(&format!("    s = select c, v, u0\n    ret s, {sum}\n"));
@@ -146,7 +153,9 @@ fn comparisons_booleans_select_and_conversions() {
         rets.push(format!("i{cc}"));
     }
     body.push_str("    both = and flt, ilt\n    either = or fge, ine\n    neither = not either\n");
-    body.push_str("    pick = select both, a, b\n    ipick = select either, m, n\n    bpick = select neither, both, either\n");
+    body.push_str(
+        "    pick = select both, a, b\n    ipick = select either, m, n\n    bpick = select neither, both, either\n",
+    );
     body.push_str("    fi = ftoi a\n    if = itof m\n");
     rets.extend(["both", "either", "neither", "pick", "ipick", "bpick", "fi", "if"].map(String::from));
     let types: Vec<&str> = rets
@@ -304,6 +313,64 @@ entry:
     assert_eq!(check(text, "down", &[vec![i(256)], vec![i(100_000)]]), 2);
     let s = ArgValue::Slice(vec![4.0, 5.0]);
     assert_eq!(check(text, "uses_pair", &[vec![f(1.5), s.clone(), i(1)], vec![f(2.0), s, i(2)]]), 1);
+}
+
+#[test]
+fn every_optimisation_level_and_register_allocator_agrees() {
+    use jitdiff_jit::{OptLevel, RegAlloc};
+    let text = "func @t(x: slice, n: i64) -> f64, i64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    c = fconst 0.75
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit(acc, i)
+body:
+    xi = load x, i
+    s = fmul xi, c
+    t = sin s
+    acc2 = fadd acc, t
+    i2 = iadd i, one
+    jump head(i2, acc2)
+exit(r: f64, k: i64):
+    ret r, k
+}
+";
+    let module = parse_module(text).unwrap();
+    let interp = Interpreter::new(&module);
+    let x = ArgValue::Slice((0..7).map(|j| j as f64 * 0.3 - 1.0).collect());
+    for opt in [OptLevel::None, OptLevel::Speed] {
+        for regalloc in [RegAlloc::Auto, RegAlloc::Backtracking, RegAlloc::SinglePass] {
+            let options = JitOptions::new().opt_level(opt).regalloc(regalloc);
+            let compiled = compile(&module, &ExternRegistry::new(), &options).unwrap();
+            for n in [0, 3, 7, 8] {
+                let got = differential_call(&compiled, &interp, "t", &[x.clone(), i(n)]);
+                let want = if n == 8 { Agreement::Failed("OutOfBounds") } else { got.clone().unwrap() };
+                assert_eq!(got, Ok(want), "{opt:?} {regalloc:?} n={n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn unreachable_blocks_are_dropped() {
+    // Dead blocks may use values defined in other dead blocks (dominance is vacuous there).
+    let text = "func @t(x: f64) -> f64 {
+entry:
+    ret x
+dead(p: f64x4, k: i64):
+    y = fadd x, z
+    jump more(p, y)
+more(q: f64x4, z: f64):
+    zero = iconst 0
+    w = idiv k, zero
+    jump dead(q, w)
+}
+";
+    check(text, "t", &[vec![f(2.5)], vec![f(f64::NAN)]]);
 }
 
 #[test]

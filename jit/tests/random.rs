@@ -28,7 +28,11 @@ fn run_case(module: &Module, entry: &str, specs: &[ArgSpec]) -> Result<(), TestC
             let compiled = compile(module, &externs, &unchecked).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let mut owned = args.clone();
             let mut borrowed: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
-            let have = compiled.function(entry).unwrap().call(&mut borrowed).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let have = compiled
+                .function(entry)
+                .unwrap()
+                .call(&mut borrowed)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(want.iter().zip(&have).all(|(a, b)| same_value(a, b)), "unchecked: {want:?} vs {have:?}");
         }
         Agreement::Failed(_) | Agreement::Skipped => {}
@@ -67,7 +71,8 @@ proptest! {
 /// above covers both paths).
 #[test]
 fn both_returns_and_errors_are_exercised() {
-    let mut runner = proptest::test_runner::TestRunner::new(Config { cases: 300, failure_persistence: None, ..Config::default() });
+    let mut runner =
+        proptest::test_runner::TestRunner::new(Config { cases: 300, failure_persistence: None, ..Config::default() });
     let (ok, err) = (AtomicUsize::new(0), AtomicUsize::new(0));
     runner
         .run(&arb_case(GenConfig::full()), |(module, entry, specs)| {

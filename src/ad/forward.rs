@@ -321,6 +321,7 @@ impl Deriver<'_> {
                 if inst.results.len() != 1 || !activity.is_active(inst.results[0]) {
                     return Ok(());
                 }
+                let first_new_value = em.func().values.len();
                 match linearize(inst.op, em, args, results[0], &active) {
                     Linearization::Terms(terms) => {
                         let mut sum: Option<Value> = None;
@@ -336,6 +337,12 @@ impl Deriver<'_> {
                             Some(t) => t,
                             None => self.zero(em),
                         };
+                        // Name the tangent after its primal when it is a value of its own.
+                        if t.index() >= first_new_value
+                            && let Some(name) = &source.values[inst.results[0].index()].name
+                        {
+                            em.func().set_value_name(t, &format!("d_{name}"));
+                        }
                         tangent.insert(inst.results[0], t);
                     }
                     Linearization::Zero | Linearization::NoTangent => {}

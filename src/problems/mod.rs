@@ -21,6 +21,7 @@
 //! assert_eq!(p.entry(), "rosenbrock");
 //! ```
 
+pub mod coupled;
 pub mod gmm;
 pub mod mlp;
 pub mod pendulum;

@@ -16,6 +16,14 @@ impl FuncLowerer<'_, '_> {
         let Some((params, returns)) = self.m.ir.callee_signature(callee) else {
             return Err(self.internal(format!("call of a callee that does not exist: {callee:?}")));
         };
+        if inst.args.len() != params.len() || inst.results.len() != returns.len() {
+            return Err(self.internal(format!("call of {callee:?} with mismatched arguments or results")));
+        }
+        for (&a, &ty) in inst.args.iter().zip(&params) {
+            if ty == Type::SliceMut {
+                self.require_mutable(a)?;
+            }
+        }
         let mut args: Vec<clif::Value> = Vec::with_capacity(inst.args.len() + 2);
         match callee {
             Callee::Func(id) => {

@@ -27,8 +27,12 @@ pub(crate) fn lower_entry(
     let mut b = FunctionBuilder::new(func, fctx);
     let signature = b.import_signature(signature);
     let name = b.func.declare_imported_user_function(UserExternalName { namespace: 0, index: target.as_u32() });
-    let target =
-        b.import_function(ExtFuncData { name: ExternalName::user(name), signature, colocated: false, patchable: false });
+    let target = b.import_function(ExtFuncData {
+        name: ExternalName::user(name),
+        signature,
+        colocated: false,
+        patchable: false,
+    });
 
     let block = b.create_block();
     b.append_block_params_for_function_params(block);

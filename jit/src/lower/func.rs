@@ -12,6 +12,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId as ClifFuncId, Module as _};
+use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, Callee, CondCode, FuncId, Function, Imm, Opcode, Type, Value};
 use std::collections::HashMap;
 use std::ops::Deref;
@@ -39,6 +40,10 @@ impl Deref for Parts {
     }
 }
 
+/// An error exit: its block, the status it returns, and for an out-of-bounds failure the index
+/// and length to report.
+type ColdExit = (clif::Block, i32, Option<(clif::Value, clif::Value)>);
+
 /// Lowers one IR function into its internal native function.
 pub(crate) struct FuncLowerer<'a, 'm> {
     pub m: &'a mut ModuleLowering<'m>,
@@ -60,8 +65,8 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     /// Room for call results and closure arguments, shared by every call site.
     pub scratch: Option<StackSlot>,
     propagate: Option<clif::Block>,
-    /// Error blocks to emit at the end: block, status, and for out-of-bounds the index and length.
-    cold: Vec<(clif::Block, i32, Option<(clif::Value, clif::Value)>)>,
+    /// Error blocks to emit at the end.
+    cold: Vec<ColdExit>,
     refs: HashMap<ClifFuncId, FuncRef>,
     at_block: Block,
     at_inst: u32,
@@ -125,43 +130,6 @@ pub(crate) fn lower_function(
     Ok(())
 }
 
-/// The reachable blocks in a reverse post-order that places the `then` successor of a branch
-/// right after it: a loop body follows its header (the exit comes after the body), so the hot
-/// path falls through instead of jumping over the exit block.
-fn layout_order(f: &Function) -> Vec<Block> {
-    let successors = |b: Block| -> Vec<Block> {
-        match f.blocks.get(b.index()).and_then(|d| d.term.as_ref()) {
-            Some(t) => t.successors().iter().map(|c| c.block).filter(|s| s.index() < f.blocks.len()).collect(),
-            None => vec![],
-        }
-    };
-    let mut visited = vec![false; f.blocks.len()];
-    let mut postorder = Vec::with_capacity(f.blocks.len());
-    // (block, successors still to visit); the last successor is visited first, so the first one
-    // (`then`) finishes last and comes first in the reversed order.
-    let mut stack: Vec<(Block, Vec<Block>)> = vec![];
-    if !f.blocks.is_empty() {
-        visited[0] = true;
-        stack.push((Block::ENTRY, successors(Block::ENTRY)));
-    }
-    while let Some((block, pending)) = stack.last_mut() {
-        match pending.pop() {
-            Some(next) if !visited[next.index()] => {
-                visited[next.index()] = true;
-                let succ = successors(next);
-                stack.push((next, succ));
-            }
-            Some(_) => {}
-            None => {
-                postorder.push(*block);
-                stack.pop();
-            }
-        }
-    }
-    postorder.reverse();
-    postorder
-}
-
 impl FuncLowerer<'_, '_> {
     fn lower_body(&mut self) -> Result<(), JitError> {
         let f = self.f;
@@ -189,8 +157,9 @@ impl FuncLowerer<'_, '_> {
         }
         // Reverse post-order: every definition is lowered before its uses (dominators come
         // first), and unreachable blocks, which may use values defined nowhere reachable, are
-        // left out. It is also the code layout.
-        for block in layout_order(f) {
+        // left out. (Cranelift chooses the code layout itself: see `lower_terminator`.)
+        let cfg = ControlFlow::new(f);
+        for &block in cfg.reverse_post_order() {
             let data = f.block(block);
             if block != Block::ENTRY {
                 let blk = self.blocks[block.index()];
@@ -303,8 +272,7 @@ impl FuncLowerer<'_, '_> {
 
     /// [`fail_unless`](Self::fail_unless), recording `(index, len)` for an out-of-bounds report.
     pub fn fail_unless_with(&mut self, ok: clif::Value, kind: SiteKind, detail: Option<(clif::Value, clif::Value)>) {
-        let status =
-            self.m.sites.add(Site { kind, func: self.fid, block: self.at_block, inst: self.at_inst });
+        let status = self.m.sites.add(Site { kind, func: self.fid, block: self.at_block, inst: self.at_inst });
         let err = self.b.create_block();
         self.b.set_cold_block(err);
         let cont = self.b.create_block();

@@ -120,7 +120,8 @@ impl FuncLowerer<'_, '_> {
             Select => {
                 let c = self.scalar(a.ok_or_else(missing)?);
                 let (x, y) = (self.get(arg(1).ok_or_else(missing)?), self.get(arg(2).ok_or_else(missing)?));
-                let parts: Vec<clif::Value> = x.iter().zip(y.iter()).map(|(&p, &q)| self.b.ins().select(c, p, q)).collect();
+                let parts: Vec<clif::Value> =
+                    x.iter().zip(y.iter()).map(|(&p, &q)| self.b.ins().select(c, p, q)).collect();
                 Some(Parts::new(&parts))
             }
             IToF => {
@@ -139,6 +140,7 @@ impl FuncLowerer<'_, '_> {
                 Some(Parts::new(&[self.b.ins().load(types::F64, scalar_flags(), addr, 0)]))
             }
             Store => {
+                self.require_mutable(a.ok_or_else(missing)?)?;
                 let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
                 let x = self.scalar(arg(2).ok_or_else(missing)?);
                 let addr = self.element_address(s[0], s[1], i, 1);
@@ -157,6 +159,7 @@ impl FuncLowerer<'_, '_> {
                 Some(Parts::new(&parts))
             }
             VStore => {
+                self.require_mutable(a.ok_or_else(missing)?)?;
                 let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
                 let v_ir = arg(2).ok_or_else(missing)?;
                 let w = self.ty(v_ir).lanes();
@@ -200,6 +203,16 @@ impl FuncLowerer<'_, '_> {
             self.set(r, &parts);
         }
         Ok(())
+    }
+
+    /// Memory safety must not rest on the verifier alone: native code writes only through
+    /// `mslice` values (which come from `&mut [f64]` arguments), never through a read-only slice.
+    pub(super) fn require_mutable(&self, slice: jitdiff_ir::Value) -> Result<(), JitError> {
+        if self.ty(slice) == Type::SliceMut {
+            Ok(())
+        } else {
+            Err(self.internal(format!("a write through {}, which is not an mslice", self.f.value_label(slice))))
+        }
     }
 
     /// The address of element group `i` (each `width` f64s) of the slice `(ptr, len)`, after

@@ -155,10 +155,12 @@ pub(crate) fn lower_module(
     // Every symbol referenced was registered before the module was created, so finalizing cannot
     // hit cranelift-jit's unresolved-symbol panic; catch one anyway rather than unwind through
     // the caller. (On a panic the module's memory is still freed when `m.jit` drops.)
-    let finalized = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.jit.get().finalize_definitions()));
+    let finalized = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        m.jit.get().finalize_definitions().map_err(|e| module_error("finalize", e))
+    }));
     match finalized {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(module_error("finalize", e)),
+        Ok(Err(e)) => return Err(e),
         Err(_) => return Err(JitError::Module("finalizing native code panicked (unresolved symbol?)".into())),
     }
     let entries = entry_ids
@@ -192,7 +194,10 @@ impl ModuleLowering<'_> {
             MathFn::Binary(_) => sig.params.extend([AbiParam::new(types::F64), AbiParam::new(types::F64)]),
             MathFn::Powi(_) => sig.params.extend([AbiParam::new(types::F64), AbiParam::new(types::I64)]),
             MathFn::None => {
-                return Err(JitError::Codegen { function: String::new(), message: format!("{op} has no math function") });
+                return Err(JitError::Codegen {
+                    function: String::new(),
+                    message: format!("{op} has no math function"),
+                });
             }
         }
         sig.returns.push(AbiParam::new(types::F64));
