@@ -4,21 +4,8 @@
 use jitdiff::ir::{RuntimeValue, parse_module};
 use jitdiff::jit::Arg;
 use jitdiff::{Error, ForwardFn};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use jitdiff::jit::alloc_count::{CountingAllocator, allocations_on_this_thread};
 
-struct CountingAllocator;
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-// SAFETY-free: delegating to the system allocator; only counts.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
@@ -92,10 +79,10 @@ fn jvp_into_allocates_nothing_after_the_first_call() {
     let f = ForwardFn::new(&m, "rosenbrock", &[true], 8).unwrap();
     let mut out = f.output();
     f.jvp_into(&mut [Arg::Slice(&x)], &[&t], &mut out).unwrap();
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations_on_this_thread();
     for _ in 0..10_000 {
         f.jvp_into(&mut [Arg::Slice(&x)], &[&t], &mut out).unwrap();
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = allocations_on_this_thread();
     assert_eq!(after - before, 0, "jvp_into allocated {} times in 10,000 calls", after - before);
 }

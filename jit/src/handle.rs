@@ -144,7 +144,8 @@ impl CompiledModule {
 }
 
 /// Slots kept on the stack for a call; larger signatures use a heap buffer.
-const INLINE_SLOTS: usize = 16;
+// Argument and result buffers up to this many slots live on the stack (no allocation per call).
+const INLINE_SLOTS: usize = 32;
 
 /// A callable compiled function. Cheap to clone, `Send + Sync`, callable from many threads at
 /// once; keeps its module's native code alive.

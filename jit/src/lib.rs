@@ -139,6 +139,7 @@ mod sites;
 mod symbols;
 mod typed;
 
+pub mod alloc_count;
 pub use compile::compile;
 pub use error::{CallError, JitError, RuntimeError};
 pub use handle::{Arg, CompiledFn, CompiledModule};

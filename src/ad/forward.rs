@@ -323,14 +323,19 @@ impl Deriver<'_> {
                 }
                 let first_new_value = em.func().values.len();
                 match linearize(inst.op, em, args, results[0], &active) {
-                    Linearization::Terms(terms) => {
+                    Linearization::Terms(mut terms) => {
+                        // Negated terms last, so they become `fsub`s rather than `fneg` + `fadd`.
+                        terms.sort_by_key(|t| t.coef == Coef::MinusOne);
                         let mut sum: Option<Value> = None;
                         for term in terms {
                             let t = tangent[&inst.args[term.operand]];
-                            let part = self.scaled(em, term.coef, t);
-                            sum = Some(match sum {
-                                None => part,
-                                Some(acc) => em.bin(Opcode::FAdd, acc, part),
+                            sum = Some(match (sum, term.coef) {
+                                (Some(acc), Coef::MinusOne) => em.bin(Opcode::FSub, acc, t),
+                                (None, coef) => self.scaled(em, coef, t),
+                                (Some(acc), coef) => {
+                                    let part = self.scaled(em, coef, t);
+                                    em.bin(Opcode::FAdd, acc, part)
+                                }
                             });
                         }
                         let t = match sum {
