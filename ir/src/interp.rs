@@ -29,6 +29,7 @@ pub use eval::eval_pure;
 
 use crate::externs::{ExternImpl, ExternRegistry, format_signature};
 use crate::function::{FuncId, Module};
+use crate::tape::Tape;
 use crate::types::Type;
 use compile::CompiledFunc;
 use std::fmt;
@@ -233,6 +234,18 @@ pub enum InterpError {
         /// The call that would have opened one frame too many.
         site: Site,
     },
+    /// `tpop` with nothing left before the tape's read cursor.
+    #[error("tape underflow at {site}: tpop with no entry left before the read cursor (more pops than pushes?)")]
+    TapeUnderflow {
+        /// The `tpop`.
+        site: Site,
+    },
+    /// `tpush` could not grow the tape.
+    #[error("could not grow the tape at {site}: memory allocation failed")]
+    TapeAllocation {
+        /// The `tpush`.
+        site: Site,
+    },
     /// The step limit set by [`Interpreter::with_step_limit`] ran out.
     #[error("step limit of {limit} instructions exceeded (infinite loop?)")]
     StepLimitExceeded {
@@ -289,6 +302,8 @@ impl InterpError {
             InterpError::OutOfBounds { .. } => "OutOfBounds",
             InterpError::DivisionByZero { .. } => "DivisionByZero",
             InterpError::CallDepthExceeded { .. } => "CallDepthExceeded",
+            InterpError::TapeUnderflow { .. } => "TapeUnderflow",
+            InterpError::TapeAllocation { .. } => "TapeAllocation",
             InterpError::StepLimitExceeded { .. } => "StepLimitExceeded",
             InterpError::ExternNotRegistered { .. } => "ExternNotRegistered",
             InterpError::ExternSignature { .. } => "ExternSignature",
@@ -302,6 +317,8 @@ impl InterpError {
             InterpError::OutOfBounds { site, .. }
             | InterpError::DivisionByZero { site }
             | InterpError::CallDepthExceeded { site }
+            | InterpError::TapeUnderflow { site }
+            | InterpError::TapeAllocation { site }
             | InterpError::ExternNotRegistered { site, .. }
             | InterpError::ExternSignature { site, .. }
             | InterpError::ExternFailed { site, .. }
@@ -378,19 +395,51 @@ impl<'m> Interpreter<'m> {
     pub fn module(&self) -> &'m Module {
         self.module
     }
-    /// Call the function named `func`. `mslice` arguments hold the final memory afterwards.
+    /// Call the function named `func`, with a fresh empty tape. `mslice` arguments hold the
+    /// final memory afterwards.
     pub fn call(&self, func: &str, args: &mut [ArgValue]) -> Result<Vec<RuntimeValue>, InterpError> {
-        let id = self.module.func_id(func).ok_or_else(|| InterpError::UnknownFunction(func.to_string()))?;
-        self.call_id(id, args)
+        self.call_with_tape(func, args, &mut Tape::new())
     }
-    /// Call the function with id `func`.
+    /// Call the function named `func` on `tape`: its `tpush`es append to it and its `tpop`s
+    /// read it back from its cursor (callees share it). After an error the tape holds what was
+    /// pushed up to the failure.
+    ///
+    /// ```
+    /// use jitdiff_ir::{parse_module, Interpreter, RuntimeValue, Tape};
+    /// let m = parse_module("func @save(x: f64) {\nentry:\n    tpush x\n    ret\n}\n\
+    ///                       func @load() -> f64 {\nentry:\n    x = tpop.f64\n    ret x\n}\n").unwrap();
+    /// let interp = Interpreter::new(&m);
+    /// let mut tape = Tape::new();
+    /// interp.call_with_tape("save", &mut [jitdiff_ir::ArgValue::F64(2.5)], &mut tape).unwrap();
+    /// assert_eq!(interp.call_with_tape("load", &mut [], &mut tape).unwrap(), vec![RuntimeValue::F64(2.5)]);
+    /// assert_eq!(interp.call_with_tape("load", &mut [], &mut tape).unwrap_err().kind_name(), "TapeUnderflow");
+    /// ```
+    pub fn call_with_tape(
+        &self,
+        func: &str,
+        args: &mut [ArgValue],
+        tape: &mut Tape,
+    ) -> Result<Vec<RuntimeValue>, InterpError> {
+        let id = self.module.func_id(func).ok_or_else(|| InterpError::UnknownFunction(func.to_string()))?;
+        self.call_id_with_tape(id, args, tape)
+    }
+    /// Call the function with id `func`, with a fresh empty tape.
     pub fn call_id(&self, func: FuncId, args: &mut [ArgValue]) -> Result<Vec<RuntimeValue>, InterpError> {
+        self.call_id_with_tape(func, args, &mut Tape::new())
+    }
+    /// Call the function with id `func` on `tape` (see [`call_with_tape`](Self::call_with_tape)).
+    pub fn call_id_with_tape(
+        &self,
+        func: FuncId,
+        args: &mut [ArgValue],
+        tape: &mut Tape,
+    ) -> Result<Vec<RuntimeValue>, InterpError> {
         let Some(compiled) = self.funcs.get(func.index()) else {
             return Err(InterpError::UnknownFunction(format!("#{}", func.0)));
         };
         let compiled = compiled.as_ref().map_err(Clone::clone)?;
         check_args(compiled, args)?;
-        exec::run(self, func.index(), args)
+        exec::run(self, func.index(), args, tape)
     }
 }
 

@@ -20,6 +20,7 @@ mod opcode;
 pub mod passes;
 mod spans;
 pub mod text;
+mod tape;
 mod types;
 pub mod verifier;
 
@@ -31,6 +32,7 @@ pub use function::{
 pub use interp::*;
 pub use opcode::{CondCode, MathFn, OP_TABLE, OpInfo, Opcode, Shape};
 pub use spans::{FuncSpans, Pos, SourceMap};
+pub use tape::{Tape, TapeError};
 pub use text::*;
 pub use types::{Type, VECTOR_WIDTHS};
 pub use verifier::*;

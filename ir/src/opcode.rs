@@ -54,6 +54,10 @@ pub enum Shape {
     Insert,
     /// A call to a module function or a declared extern; the immediate names the callee.
     Call,
+    /// `(T) -> ()` for `T` in `f64`, `i64`, `bool`: append to the call's tape.
+    TapePush,
+    /// `() -> T` for `T` in `f64`, `i64`, `bool` (the immediate): read the tape backwards.
+    TapePop,
 }
 
 /// The numeric semantics of a float primitive: the function the interpreter evaluates and the
@@ -163,6 +167,8 @@ op_table! {
     Extract => "extract", Extract, N, "`extract v, k`: lane `k` of `v`.";
     Insert => "insert", Insert, N, "`insert v, k, x`: `v` with lane `k` replaced by `x`.";
     Call => "call", Call, N, "`call @f(args)`: a module function or a declared extern.";
+    TPush => "tpush", TapePush, N, "`tpush x`: append `x` (f64, i64 or bool) to the tape of this call; the tape grows without limit (allocation failure is an error).";
+    TPop => "tpop", TapePop, N, "`x = tpop.T`: move the tape's read cursor back one entry and read it as `T`; reading before the start is an error. Entries stay, so a pullback can be run again.";
 }
 
 impl Opcode {
@@ -188,14 +194,22 @@ impl Opcode {
     }
     /// Does this instruction write memory or call out (so it must not be removed or merged)?
     pub fn has_side_effects(self) -> bool {
-        matches!(self, Opcode::Store | Opcode::VStore | Opcode::Call)
+        matches!(self, Opcode::Store | Opcode::VStore | Opcode::Call | Opcode::TPush | Opcode::TPop)
     }
     /// Can this instruction fail at run time (out-of-bounds index, division by zero, a call)?
     /// Such instructions are kept by dead-code elimination even when their result is unused.
     pub fn can_fail(self) -> bool {
         matches!(
             self,
-            Opcode::Load | Opcode::VLoad | Opcode::Store | Opcode::VStore | Opcode::IDiv | Opcode::IRem | Opcode::Call
+            Opcode::Load
+                | Opcode::VLoad
+                | Opcode::Store
+                | Opcode::VStore
+                | Opcode::IDiv
+                | Opcode::IRem
+                | Opcode::Call
+                | Opcode::TPush
+                | Opcode::TPop
         )
     }
     /// The result type of a pure, non-call instruction given its argument types and immediate,
@@ -271,6 +285,11 @@ impl Opcode {
             },
             Insert => match (t(0)?, imm) {
                 (v @ Type::F64x(w), Imm::Lane(k)) if arity_ok(2) && *k < w && t(1)? == Type::F64 => Some(v),
+                _ => return None,
+            },
+            TapePush => (arity_ok(1) && matches!(t(0)?, Type::F64 | Type::I64 | Type::Bool)).then_some(None)?,
+            TapePop => match imm {
+                Imm::Type(v @ (Type::F64 | Type::I64 | Type::Bool)) if arity_ok(0) => Some(*v),
                 _ => return None,
             },
             Call => return None,

@@ -651,6 +651,7 @@ fn check_immediate(op: Opcode, imm: &Imm) -> Result<(), VerifyErrorKind> {
             Imm::Type(t @ Type::F64x(_)) => return width_error(*t).map_or(Ok(()), Err),
             _ => ("a vector type f64xW", false),
         },
+        Opcode::TPop => ("a result type f64, i64 or bool", matches!(imm, Imm::Type(Type::F64 | Type::I64 | Type::Bool))),
         _ => ("no immediate", matches!(imm, Imm::None)),
     };
     if ok {
@@ -705,6 +706,8 @@ fn shape_description(shape: Shape) -> &'static str {
         Shape::Extract => "one f64xW operand",
         Shape::Insert => "operands (f64xW, f64)",
         Shape::Call => "the callee's parameter types",
+        Shape::TapePush => "one f64, i64 or bool operand",
+        Shape::TapePop => "no operands",
     }
 }
 

@@ -151,6 +151,43 @@ entry:
 }
 ";
 
+/// The tape instructions with every type they take.
+const TAPE: &str = "\
+func @tape(x: f64, n: i64, b: bool) -> f64, i64, bool {
+entry:
+    tpush x
+    tpush n
+    tpush b
+    c = tpop.bool
+    k = tpop.i64
+    y = tpop.f64
+    ret y, k, c
+}
+";
+
+#[test]
+fn tape_instructions_round_trip_with_their_type_suffix() {
+    let m = round_trip(TAPE);
+    assert_eq!(print_module(&m), TAPE);
+    let insts = &m.functions[0].blocks[0].insts;
+    assert_eq!(insts[0].op, Opcode::TPush);
+    assert!(insts[0].results.is_empty());
+    assert_eq!(insts[4].imm, Imm::Type(Type::I64));
+    assert_eq!(m.functions[0].ty(insts[5].results[0]), Type::F64);
+}
+
+#[test]
+fn tpop_takes_only_a_scalar_type_suffix() {
+    for (text, needle) in [
+        ("func @f() -> f64x2 {\nentry:\n    x = tpop.f64x2\n    ret x\n}\n", "expected f64, i64 or bool, found `f64x2`"),
+        ("func @f() -> f64 {\nentry:\n    x = tpop f64\n    ret x\n}\n", "`tpop.f64`"),
+        ("func @f(x: f64) {\nentry:\n    y = tpush x\n    ret\n}\n", "tpush"),
+    ] {
+        let e = parse_module(text).unwrap_err().to_string();
+        assert!(e.contains(needle), "{e:?} lacks {needle:?}");
+    }
+}
+
 #[test]
 fn every_scalar_opcode_and_type_round_trips() {
     let m = round_trip(SCALARS);
@@ -176,7 +213,7 @@ fn every_vector_opcode_and_width_round_trips() {
 #[test]
 fn the_corpus_covers_every_opcode() {
     let mut seen = std::collections::HashSet::new();
-    for text in [SCALARS, VECTORS, CALLS_AND_CONTROL] {
+    for text in [SCALARS, VECTORS, CALLS_AND_CONTROL, TAPE] {
         for f in parse_module(text).unwrap().functions {
             for b in &f.blocks {
                 seen.extend(b.insts.iter().map(|i| i.op));

@@ -58,6 +58,10 @@ impl<'f> BlockEmitter<'f> {
     pub fn func(&mut self) -> &mut Function {
         self.func
     }
+    /// Append a ready-made instruction (its result values must already exist in the function).
+    pub fn push(&mut self, inst: InstData) {
+        self.func.block_mut(self.block).insts.push(inst);
+    }
     /// Append an instruction with any number of results of the given types.
     pub fn emit_multi(&mut self, op: Opcode, args: &[Value], imm: Imm, result_types: &[Type]) -> Vec<Value> {
         let results: Vec<Value> = result_types.iter().map(|&t| self.func.new_value(t)).collect();

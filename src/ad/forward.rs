@@ -16,7 +16,7 @@ use jitdiff_ir::{
     verify_module,
 };
 use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, linearize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A derived forward-mode function inside a module that also holds the original functions.
 #[derive(Clone, Debug)]
@@ -148,7 +148,7 @@ impl Deriver<'_> {
         let activity = Activity::analyse(source, wrt);
         let mut func = self.out.functions[new_id.index()].clone();
         let mut primal: HashMap<Value, Value> = source.params.iter().copied().zip(func.params.iter().copied()).collect();
-        let mut tangent = tangent_params;
+        let mut tangent = Tangents { values: tangent_params, negated: HashSet::new() };
         // Blocks first (same labels, same order), with tangent parameters for active block params.
         for block in &source.blocks {
             let b = func.add_block(&block.name);
@@ -160,7 +160,7 @@ impl Deriver<'_> {
                 if activity.is_active(p) {
                     let label = format!("d_{}", source.value_label(p));
                     let tp = func.add_block_param(b, self.tangent_type(), Some(&label));
-                    tangent.insert(p, tp);
+                    tangent.values.insert(p, tp);
                 }
             }
         }
@@ -214,6 +214,15 @@ impl Deriver<'_> {
     }
 }
 
+/// The tangents of a function's values. A tangent may be held negated (`negated` says which),
+/// so that `fsub c, x` costs nothing and its negation folds into the next sum as an `fsub`; a
+/// negated tangent is materialised (one `fneg`, once) only where it leaves an instruction: a
+/// jump argument, a return value, a store or a call argument.
+struct Tangents {
+    values: HashMap<Value, Value>,
+    negated: HashSet<Value>,
+}
+
 /// Where an instruction is, for error messages.
 #[derive(Clone, Copy)]
 struct Site<'a> {
@@ -227,6 +236,17 @@ impl Deriver<'_> {
     fn zero(&self, em: &mut BlockEmitter<'_>) -> Value {
         let z = em.fconst(0.0);
         if self.width == 1 { z } else { em.emit(Opcode::Splat, &[z], Imm::Type(self.tangent_type())) }
+    }
+
+    /// The tangent of `v` as it must leave an instruction: negation materialised, zero for an
+    /// inactive value. (The `fneg` is emitted at each such use rather than cached: the use may be
+    /// in a block that does not dominate later uses. CSE merges repeats within a block.)
+    fn tangent_or_zero(&self, em: &mut BlockEmitter<'_>, tangent: &Tangents, v: Value) -> Value {
+        match tangent.values.get(&v) {
+            Some(&t) if tangent.negated.contains(&v) => em.un(Opcode::FNeg, t),
+            Some(&t) => t,
+            None => self.zero(em),
+        }
     }
 
     /// `coef · t` for one term.
@@ -274,7 +294,7 @@ impl Deriver<'_> {
         args: &[Value],
         results: &[Value],
         activity: &Activity,
-        tangent: &mut HashMap<Value, Value>,
+        tangent: &mut Tangents,
         site: Site<'_>,
     ) -> Result<(), AdError> {
         let active: Vec<bool> = inst.args.iter().map(|a| activity.is_active(*a)).collect();
@@ -287,21 +307,18 @@ impl Deriver<'_> {
         match inst.op {
             Opcode::Load if active[0] => {
                 let t = if self.width == 1 {
-                    em.emit(Opcode::Load, &[tangent[&inst.args[0]], args[1]], Imm::None)
+                    em.emit(Opcode::Load, &[tangent.values[&inst.args[0]], args[1]], Imm::None)
                 } else {
-                    em.emit(Opcode::VLoad, &[tangent[&inst.args[0]], args[1]], Imm::Type(self.tangent_type()))
+                    em.emit(Opcode::VLoad, &[tangent.values[&inst.args[0]], args[1]], Imm::Type(self.tangent_type()))
                 };
-                tangent.insert(inst.results[0], t);
+                tangent.values.insert(inst.results[0], t);
             }
             Opcode::Store => {
                 let (slice, value) = (inst.args[0], inst.args[2]);
                 if activity.is_active(slice) {
-                    let t = match tangent.get(&value) {
-                        Some(&t) => t,
-                        None => self.zero(em),
-                    };
+                    let t = self.tangent_or_zero(em, tangent, value);
                     let op = if self.width == 1 { Opcode::Store } else { Opcode::VStore };
-                    em.emit_multi(op, &[tangent[&slice], args[1], t], Imm::None, &[]);
+                    em.emit_multi(op, &[tangent.values[&slice], args[1], t], Imm::None, &[]);
                 } else if activity.is_active(value) {
                     return Err(AdError::StoreIntoInactiveSlice {
                         func: site.func.into(),
@@ -323,32 +340,42 @@ impl Deriver<'_> {
                 }
                 let first_new_value = em.func().values.len();
                 match linearize(inst.op, em, args, results[0], &active) {
-                    Linearization::Terms(mut terms) => {
-                        // Negated terms last, so they become `fsub`s rather than `fneg` + `fadd`.
-                        terms.sort_by_key(|t| t.coef == Coef::MinusOne);
-                        let mut sum: Option<Value> = None;
+                    Linearization::Terms(terms) => {
+                        // Each part carries a sign: negations are folded into `fsub`s and only
+                        // materialised where a tangent leaves (see `Tangents`).
+                        let mut sum: Option<(Value, bool)> = None;
                         for term in terms {
-                            let t = tangent[&inst.args[term.operand]];
-                            sum = Some(match (sum, term.coef) {
-                                (Some(acc), Coef::MinusOne) => em.bin(Opcode::FSub, acc, t),
-                                (None, coef) => self.scaled(em, coef, t),
-                                (Some(acc), coef) => {
-                                    let part = self.scaled(em, coef, t);
-                                    em.bin(Opcode::FAdd, acc, part)
+                            let operand = inst.args[term.operand];
+                            let (t, negated) = (tangent.values[&operand], tangent.negated.contains(&operand));
+                            let (part, part_negated) = match term.coef {
+                                Coef::One => (t, negated),
+                                Coef::MinusOne => (t, !negated),
+                                coef => (self.scaled(em, coef, t), negated),
+                            };
+                            sum = Some(match sum {
+                                None => (part, part_negated),
+                                Some((acc, acc_negated)) if acc_negated == part_negated => {
+                                    (em.bin(Opcode::FAdd, acc, part), acc_negated)
                                 }
+                                Some((acc, false)) => (em.bin(Opcode::FSub, acc, part), false),
+                                Some((acc, true)) => (em.bin(Opcode::FSub, part, acc), false),
                             });
                         }
-                        let t = match sum {
-                            Some(t) => t,
-                            None => self.zero(em),
+                        let (t, negated) = match sum {
+                            Some(s) => s,
+                            None => (self.zero(em), false),
                         };
                         // Name the tangent after its primal when it is a value of its own.
                         if t.index() >= first_new_value
                             && let Some(name) = &source.values[inst.results[0].index()].name
                         {
-                            em.func().set_value_name(t, &format!("d_{name}"));
+                            let prefix = if negated { "minus_d_" } else { "d_" };
+                            em.func().set_value_name(t, &format!("{prefix}{name}"));
                         }
-                        tangent.insert(inst.results[0], t);
+                        tangent.values.insert(inst.results[0], t);
+                        if negated {
+                            tangent.negated.insert(inst.results[0]);
+                        }
                     }
                     Linearization::Zero | Linearization::NoTangent => {}
                     Linearization::Structural => return Err(unsupported()),
@@ -368,7 +395,7 @@ impl Deriver<'_> {
         args: &[Value],
         results: &[Value],
         activity: &Activity,
-        tangent: &mut HashMap<Value, Value>,
+        tangent: &mut Tangents,
         site: Site<'_>,
     ) -> Result<(), AdError> {
         let Imm::Callee(callee) = inst.imm else { unreachable!("verified call has a callee") };
@@ -391,7 +418,7 @@ impl Deriver<'_> {
         let mut call_args = args.to_vec();
         for (a, &on) in inst.args.iter().zip(&mask) {
             if on {
-                call_args.push(tangent[a]);
+                call_args.push(self.tangent_or_zero(em, tangent, *a));
             }
         }
         let mut result_types: Vec<Type> = inst.results.iter().map(|r| source.ty(*r)).collect();
@@ -403,7 +430,7 @@ impl Deriver<'_> {
         let last = em.func().block_mut(block).insts.last_mut().expect("the call was just pushed");
         last.results[..results.len()].copy_from_slice(results);
         for (r, t) in float_results.iter().zip(&all[results.len()..]) {
-            tangent.insert(*r, *t);
+            tangent.values.insert(*r, *t);
         }
         Ok(())
     }
@@ -418,20 +445,16 @@ impl Deriver<'_> {
         source: &Function,
         term: &Terminator,
         primal: &HashMap<Value, Value>,
-        tangent: &HashMap<Value, Value>,
+        tangent: &Tangents,
         activity: &Activity,
     ) -> Terminator {
         let mut em = BlockEmitter::new(func, b);
-        let tangent_or_zero = |em: &mut BlockEmitter<'_>, v: Value| match tangent.get(&v) {
-            Some(&t) => t,
-            None => self.zero(em),
-        };
         let edge = |em: &mut BlockEmitter<'_>, call: &BlockCall| {
             let mut args: Vec<Value> = call.args.iter().map(|a| primal[a]).collect();
             let params = &source.block(call.block).params;
             for (a, p) in call.args.iter().zip(params) {
                 if activity.is_active(*p) {
-                    args.push(tangent_or_zero(em, *a));
+                    args.push(self.tangent_or_zero(em, tangent, *a));
                 }
             }
             BlockCall { block: call.block, args }
@@ -447,7 +470,7 @@ impl Deriver<'_> {
                 let mut out: Vec<Value> = vals.iter().map(|v| primal[v]).collect();
                 for v in vals {
                     if source.ty(*v) == Type::F64 {
-                        out.push(tangent_or_zero(&mut em, *v));
+                        out.push(self.tangent_or_zero(&mut em, tangent, *v));
                     }
                 }
                 Terminator::Return(out)

@@ -1,12 +1,17 @@
 //! Automatic differentiation: IR → IR transforms.
 //!
 //! - [`derive_forward`]: forward mode (JVP) with tangent width W.
+//! - [`derive_reverse`]: reverse mode (rrule style: a forward function that records the pullback
+//!   state on a tape, and a pullback).
 //! - Activity analysis decides which values carry derivatives.
 
 mod activity;
 mod error;
 mod forward;
+mod liveness;
+mod reverse;
 
 pub use activity::Activity;
 pub use error::AdError;
 pub use forward::{ForwardDerivative, derive_forward};
+pub use reverse::{ReverseDerivative, derive_reverse};

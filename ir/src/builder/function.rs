@@ -353,6 +353,8 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
         Shape::Extract => "(f64xW) and a lane below W",
         Shape::Insert => "(f64xW, f64) and a lane below W",
         Shape::Call => "a callee",
+        Shape::TapePush => "(f64), (i64) or (bool)",
+        Shape::TapePop => "no operands and a result type f64, i64 or bool",
     };
     let hint = if args.contains(&Type::F64) && args.contains(&Type::I64) {
         "; convert between f64 and i64 with itof / ftoi"
@@ -370,7 +372,11 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
 fn fallback_types(op: Opcode, args: &[Type], imm: &Imm) -> Vec<Type> {
     let first_float = args.iter().copied().find(|t| t.is_float_like()).unwrap_or(Type::F64);
     let one = match op.shape() {
-        Shape::Store | Shape::VectorStore | Shape::Call => return vec![],
+        Shape::Store | Shape::VectorStore | Shape::Call | Shape::TapePush => return vec![],
+        Shape::TapePop => match imm {
+            Imm::Type(t @ (Type::F64 | Type::I64 | Type::Bool)) => *t,
+            _ => Type::F64,
+        },
         Shape::Const => match op {
             Opcode::IConst => Type::I64,
             Opcode::BConst => Type::Bool,

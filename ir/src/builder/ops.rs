@@ -108,6 +108,25 @@ impl FunctionBuilder {
     pub fn insert<'a>(&'a self, v: Var<'a>, lane: u8, x: Var<'a>) -> Var<'a> {
         self.single(Opcode::Insert, &[v, x], Imm::Lane(lane))
     }
+    /// `tpush x`: append `x` (`f64`, `i64` or `bool`) to the call's tape.
+    pub fn tpush<'a>(&'a self, x: Var<'a>) {
+        self.inst(Opcode::TPush, &[x], Imm::None);
+    }
+    /// `tpop.T`: step the tape's read cursor back one entry and read it as `ty` (`f64`, `i64`
+    /// or `bool`).
+    ///
+    /// ```
+    /// use jitdiff_ir::{Type, builder::ModuleBuilder};
+    /// let mut mb = ModuleBuilder::new();
+    /// mb.function("undo", &[], &[Type::F64], |f| {
+    ///     let x = f.tpop(Type::F64);
+    ///     f.ret(&[x]);
+    /// })?;
+    /// # Ok::<(), jitdiff_ir::builder::BuildError>(())
+    /// ```
+    pub fn tpop(&self, ty: Type) -> Var<'_> {
+        self.single(Opcode::TPop, &[], Imm::Type(ty))
+    }
 
     /// The vector type with `lanes` lanes; an unsupported width is recorded as an error.
     fn vector_type(&self, lanes: u8) -> Type {

@@ -60,6 +60,8 @@ pub(super) enum CInst {
     Insert { dst: u32, a: u32, x: u32, lane: u8, w: u8 },
     Call { func: u32, args: Span, results: Span },
     CallExtern { ext: u32, args: Span, results: Span },
+    TPush { a: u32 },
+    TPop { dst: u32, ty: Type },
 }
 
 /// A jump target with its block-parameter moves.
@@ -249,6 +251,8 @@ impl Compiler<'_> {
                 let Imm::Lane(lane) = *imm else { return Err("insert without a lane".into()) };
                 CInst::Insert { dst: dst_lanes, a: l(0), x: r(1), lane, w: width(arg_types[0]) }
             }
+            Shape::TapePush => CInst::TPush { a: r(0) },
+            Shape::TapePop => CInst::TPop { dst, ty: result_types[0] },
             Shape::Call => return Err("unreachable: calls are compiled separately".into()),
         })
     }

@@ -107,8 +107,8 @@ pub fn float_to_int(x: f64) -> i64 {
 }
 
 /// Evaluate a pure, memory-free instruction on known operands: the single definition of every
-/// such op's result. Returns `None` for ops that read memory or call out (`len load vload store
-/// vstore call`), when the evaluation would fail (`idiv` by zero) and when the operands do not
+/// such op's result. Returns `None` for ops that read memory, call out or use the tape (`len load
+/// vload store vstore call tpush tpop`), when the evaluation would fail (`idiv` by zero) and when the operands do not
 /// fit the op's shape.
 ///
 /// ```
@@ -204,7 +204,14 @@ pub fn eval_pure(op: Opcode, imm: &Imm, args: &[RuntimeValue]) -> Option<Runtime
             }
             _ => None,
         },
-        Shape::Len | Shape::Load | Shape::Store | Shape::VectorLoad | Shape::VectorStore | Shape::Call => None,
+        Shape::Len
+        | Shape::Load
+        | Shape::Store
+        | Shape::VectorLoad
+        | Shape::VectorStore
+        | Shape::Call
+        | Shape::TapePush
+        | Shape::TapePop => None,
     }
 }
 

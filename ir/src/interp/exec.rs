@@ -8,6 +8,7 @@ use super::compile::{CBlock, CInst, CTerm, CompiledFunc, Edge, Operand, Span};
 use super::eval::{self, EvalError};
 use super::{ArgValue, ExternBinding, InterpError, Interpreter, MAX_CALL_DEPTH, RuntimeValue, Site};
 use crate::externs::{ExternArg, ExternImpl};
+use crate::tape::{Tape, TapeError};
 use crate::types::Type;
 
 /// One slice argument of the entry call.
@@ -36,6 +37,7 @@ enum Exit {
 
 struct Machine<'i, 'm, 's> {
     interp: &'i Interpreter<'m>,
+    tape: &'s mut Tape,
     regs: Vec<u64>,
     lanes: Vec<f64>,
     slices: Vec<SliceRef<'s>>,
@@ -80,9 +82,11 @@ pub(super) fn run(
     interp: &Interpreter<'_>,
     entry: usize,
     args: &mut [ArgValue],
+    tape: &mut Tape,
 ) -> Result<Vec<RuntimeValue>, InterpError> {
     let mut m = Machine {
         interp,
+        tape,
         regs: Vec::with_capacity(1024),
         lanes: vec![],
         slices: vec![],
@@ -198,7 +202,7 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
     /// Run `frame` (the top frame, of function `cf`) until it calls a module function or returns.
     fn run_frame(&mut self, cf: &'i CompiledFunc, frame: &mut Frame) -> Result<Exit, InterpError> {
         let interp = self.interp;
-        let Machine { regs, lanes, slices, scratch_regs, scratch_lanes, steps, limit, .. } = self;
+        let Machine { regs, lanes, slices, scratch_regs, scratch_lanes, steps, limit, tape, .. } = self;
         let regs = &mut regs[frame.rb..frame.rb + cf.nregs];
         let lanes = &mut lanes[frame.lb..frame.lb + cf.nlanes];
         loop {
@@ -323,6 +327,11 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         lanes.copy_within(a as usize..a as usize + w as usize, dst as usize);
                         lanes[dst as usize + lane as usize] = f!(x);
                     }
+                    CInst::TPush { a } => tape.push_bits(regs[a as usize]).map_err(|e| tape_error(e, here(frame.pc)))?,
+                    CInst::TPop { dst, ty } => {
+                        let bits = tape.pop_bits().map_err(|e| tape_error(e, here(frame.pc)))?;
+                        regs[dst as usize] = if ty == Type::Bool { (bits != 0) as u64 } else { bits };
+                    }
                     CInst::Call { func, args, .. } => return Ok(Exit::Call { func, args }),
                     CInst::CallExtern { ext, args, results } => {
                         let call = ExternCall { interp, cf, ext: ext as usize, args, results };
@@ -351,6 +360,13 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
             frame.block = edge.block as usize;
             frame.pc = 0;
         }
+    }
+}
+
+fn tape_error(e: TapeError, site: Site) -> InterpError {
+    match e {
+        TapeError::Underflow => InterpError::TapeUnderflow { site },
+        TapeError::Allocation => InterpError::TapeAllocation { site },
     }
 }
 

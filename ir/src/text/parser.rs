@@ -316,7 +316,7 @@ impl Parser {
             return Ok(());
         }
         let op = Opcode::from_spelling(&word.text).ok_or_else(|| err(word.pos, K::UnknownOpcode(word.text.clone())))?;
-        let defined = if matches!(op, Opcode::Store | Opcode::VStore) { 0 } else { 1 };
+        let defined = if matches!(op.shape(), Shape::Store | Shape::VectorStore | Shape::TapePush) { 0 } else { 1 };
         if op != Opcode::Call && results.len() != defined {
             let kind = K::WrongResultCount { op: word.text, expected: defined, found: results.len() };
             return Err(err(pos, kind));
@@ -345,6 +345,17 @@ impl Parser {
             Shape::Splat | Shape::VectorLoad => {
                 self.expect(&TokenKind::Dot, "`.` and the vector type, as in `splat.f64x4`")?;
                 Imm::Type(self.ty()?)
+            }
+            Shape::TapePop => {
+                self.expect(&TokenKind::Dot, "`.` and the type read, as in `tpop.f64`")?;
+                let name = self.name("the type read: f64, i64 or bool")?;
+                match Type::from_spelling(&name.text) {
+                    Some(t @ (Type::F64 | Type::I64 | Type::Bool)) => Imm::Type(t),
+                    _ => {
+                        let found = format!("`{}`", name.text);
+                        return Err(err(name.pos, K::UnexpectedToken { expected: "f64, i64 or bool".into(), found }));
+                    }
+                }
             }
             Shape::Extract | Shape::Insert => {
                 let mut args = vec![self.value()?];

@@ -116,7 +116,7 @@ fn instruction(module: &Module, func: &Function, inst: &InstData) -> String {
     let rest = match inst.op.shape() {
         Shape::Const => format!(" {imm}"),
         Shape::FloatCompare | Shape::IntCompare => with_args(format!(" {imm}")),
-        Shape::Splat | Shape::VectorLoad => with_args(format!(".{imm}")),
+        Shape::Splat | Shape::VectorLoad | Shape::TapePop => with_args(format!(".{imm}")),
         Shape::Extract | Shape::Insert => {
             let first = inst.args.first().map_or("?".into(), |&v| func.value_label(v));
             let more: String = inst.args.iter().skip(1).map(|&v| format!(", {}", func.value_label(v))).collect();

@@ -1,0 +1,155 @@
+//! [`Tape`]: the per-call record `tpush` appends to and `tpop` reads back, shared by the
+//! interpreter and the JIT.
+//!
+//! Reverse mode uses it to hand values from a forward function to its pullback: the forward
+//! function pushes, the pullback pops in reverse order. Pops only move a read cursor, so after
+//! [`Tape::reset_cursor`] the same pullback can run again on the same entries.
+
+/// Why a tape operation failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TapeError {
+    /// `tpop` with the read cursor at the start of the tape.
+    #[error("tape underflow: tpop with no entry left before the read cursor")]
+    Underflow,
+    /// Growing the tape failed (the allocator refused, or the size overflowed).
+    #[error("could not grow the tape: memory allocation failed")]
+    Allocation,
+}
+
+/// The tape of one call: a sequence of 64-bit entries and a read cursor.
+///
+/// `tpush x` appends the bits of `x` (a `bool` as 0 or 1) and moves the cursor to the end;
+/// `tpop.T` fails when the cursor is 0, else steps it back one entry and reads that entry as `T`
+/// (`f64` from its bits, `i64` as is, `bool` as `entry != 0`). Entries are never removed by a
+/// pop. Callees share their caller's tape. The tape grows by amortised doubling and an
+/// allocation failure is reported, never an abort.
+///
+/// ```
+/// use jitdiff_ir::Tape;
+/// let mut tape = Tape::new();
+/// tape.push_bits(7).unwrap();
+/// tape.push_bits(1.5f64.to_bits()).unwrap();
+/// assert_eq!(tape.pop_bits().unwrap(), 1.5f64.to_bits());
+/// assert_eq!(tape.pop_bits().unwrap(), 7);
+/// assert!(tape.pop_bits().is_err());
+/// tape.reset_cursor();
+/// assert_eq!((tape.len(), tape.cursor()), (2, 2));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tape {
+    entries: Vec<u64>,
+    cursor: usize,
+}
+
+impl Tape {
+    /// An empty tape; allocates nothing until something is pushed.
+    pub fn new() -> Tape {
+        Tape::default()
+    }
+    /// An empty tape with room for `entries` entries (a failed allocation is an error).
+    pub fn with_capacity(entries: usize) -> Result<Tape, TapeError> {
+        let mut tape = Tape::new();
+        tape.entries.try_reserve_exact(entries).map_err(|_| TapeError::Allocation)?;
+        Ok(tape)
+    }
+    /// The number of entries pushed (pops do not change it).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    /// Has nothing been pushed (since the last [`clear`](Self::clear))?
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+    /// The memory the tape holds, in bytes (its capacity, not its length).
+    pub fn bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<u64>()
+    }
+    /// The read cursor: the next `tpop` reads entry `cursor - 1`.
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+    /// The entries, oldest first, as raw bits.
+    pub fn entries(&self) -> &[u64] {
+        &self.entries
+    }
+    /// Move the read cursor to the end, so a pullback can pop every entry again.
+    pub fn reset_cursor(&mut self) {
+        self.cursor = self.entries.len();
+    }
+    /// Remove every entry but keep the memory, for the next forward call.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.cursor = 0;
+    }
+    /// Remove every entry and free the memory.
+    pub fn release(&mut self) {
+        self.entries = Vec::new();
+        self.cursor = 0;
+    }
+    /// Append `bits` and move the cursor to the end (the semantics of `tpush`).
+    pub fn push_bits(&mut self, bits: u64) -> Result<(), TapeError> {
+        if self.entries.len() == self.entries.capacity() {
+            // `try_reserve` grows amortised (at least doubling), like `push` does.
+            self.entries.try_reserve(1).map_err(|_| TapeError::Allocation)?;
+        }
+        self.entries.push(bits);
+        self.cursor = self.entries.len();
+        Ok(())
+    }
+    /// Step the cursor back one entry and return it (the semantics of `tpop`).
+    pub fn pop_bits(&mut self) -> Result<u64, TapeError> {
+        let below = self.cursor.min(self.entries.len()).checked_sub(1).ok_or(TapeError::Underflow)?;
+        let bits = self.entries[below];
+        self.cursor = below;
+        Ok(bits)
+    }
+    /// The storage and the cursor, for an executor that runs tape instructions itself (the JIT
+    /// builds its native tape state from them and writes the state back after a call). An
+    /// executor must keep `cursor <= entries.len()`; readers of a cursor past the end treat it as
+    /// the end.
+    pub fn parts_mut(&mut self) -> (&mut Vec<u64>, &mut usize) {
+        (&mut self.entries, &mut self.cursor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_pop_reset_and_clear() {
+        let mut tape = Tape::new();
+        assert_eq!(tape.bytes(), 0);
+        for k in 0..100u64 {
+            tape.push_bits(k).unwrap();
+        }
+        assert_eq!((tape.len(), tape.cursor()), (100, 100));
+        assert!(tape.bytes() >= 800);
+        for k in (0..100u64).rev() {
+            assert_eq!(tape.pop_bits(), Ok(k));
+        }
+        assert_eq!(tape.pop_bits(), Err(TapeError::Underflow));
+        assert_eq!(tape.cursor(), 0);
+        tape.reset_cursor();
+        assert_eq!(tape.pop_bits(), Ok(99));
+        let bytes = tape.bytes();
+        tape.clear();
+        assert_eq!((tape.len(), tape.cursor(), tape.bytes()), (0, 0, bytes));
+        tape.release();
+        assert_eq!(tape.bytes(), 0);
+    }
+
+    #[test]
+    fn a_cursor_past_the_end_counts_as_the_end() {
+        let mut tape = Tape::new();
+        tape.push_bits(5).unwrap();
+        *tape.parts_mut().1 = 10;
+        assert_eq!(tape.pop_bits(), Ok(5));
+        assert_eq!(tape.pop_bits(), Err(TapeError::Underflow));
+    }
+
+    #[test]
+    fn an_impossible_reservation_is_an_error() {
+        assert_eq!(Tape::with_capacity(usize::MAX).unwrap_err(), TapeError::Allocation);
+    }
+}

@@ -1,0 +1,143 @@
+//! The tape as native code sees it: a [`TapeState`] the handle builds from a borrowed
+//! [`jitdiff_ir::Tape`] for the duration of one call, and the grow helper native code calls when
+//! a `tpush` finds the buffer full.
+//!
+//! The hot paths are inline: `tpush` loads `len` and `cap`, calls [`tape_grow`] only when they are
+//! equal, stores the entry at `base + 8 * len` and writes `len + 1` to both `len` and `cursor`;
+//! `tpop` fails when `cursor` is 0, else decrements it and loads `base + 8 * cursor`. The state's
+//! invariant, which every operation keeps, is `cursor <= len <= cap`, with `base` valid for `cap`
+//! entries of which the first `len` are initialised.
+
+use jitdiff_ir::Tape;
+use std::marker::PhantomData;
+
+/// Byte offsets of the [`TapeState`] fields native code reads and writes.
+pub(crate) const BASE_OFFSET: i32 = 0;
+pub(crate) const LEN_OFFSET: i32 = 8;
+pub(crate) const CAP_OFFSET: i32 = 16;
+pub(crate) const CURSOR_OFFSET: i32 = 24;
+
+/// The symbol of [`tape_grow`] in every JIT module.
+pub(crate) const GROW_SYMBOL: &str = "jitdiff_tape_grow";
+
+/// The tape of a running call, as native code reads it.
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct TapeState {
+    base: *mut u64,
+    len: u64,
+    cap: u64,
+    cursor: u64,
+    /// The vector `base` points into; only [`tape_grow`] and the write-back touch it.
+    owner: *mut Vec<u64>,
+}
+
+// The offsets native code uses are the field offsets.
+const _: () = {
+    assert!(std::mem::offset_of!(TapeState, base) == BASE_OFFSET as usize);
+    assert!(std::mem::offset_of!(TapeState, len) == LEN_OFFSET as usize);
+    assert!(std::mem::offset_of!(TapeState, cap) == CAP_OFFSET as usize);
+    assert!(std::mem::offset_of!(TapeState, cursor) == CURSOR_OFFSET as usize);
+};
+
+/// Called by native code when `tpush` finds `len == cap`: grows the owning vector (amortised
+/// doubling) and updates `base` and `cap`. Returns 0, or 1 when the allocation failed (the
+/// state is then unchanged).
+pub(crate) extern "C" fn tape_grow(state: *mut TapeState) -> i32 {
+    // SAFETY: native code passes the `TapeState` pointer it was given by `NativeTape::state`,
+    // which points to a live state exclusively used by this call (no other reference to it
+    // exists while native code runs).
+    let state = unsafe { &mut *state };
+    // SAFETY: `owner` was taken from the `&mut Tape` that `NativeTape` borrows for the whole call,
+    // and nothing else touches that vector while native code runs.
+    let entries = unsafe { &mut *state.owner };
+    // SAFETY: native code keeps `len <= cap` (the vector's capacity, since `base`/`cap` are only
+    // ever set from this vector) and has written every entry below `len`.
+    unsafe { entries.set_len(state.len as usize) };
+    if entries.try_reserve(1).is_err() {
+        return 1;
+    }
+    state.base = entries.as_mut_ptr();
+    state.cap = entries.capacity() as u64;
+    0
+}
+
+/// A [`Tape`] lent to native code for one call: the state native code works on, written back to
+/// the tape (length and cursor) when this is dropped — also after a failed call, so the tape
+/// holds what was pushed before the failure, as with the interpreter.
+pub(crate) struct NativeTape<'t> {
+    state: TapeState,
+    cursor: *mut usize,
+    _tape: PhantomData<&'t mut Tape>,
+}
+
+impl<'t> NativeTape<'t> {
+    /// Lend `tape` to native code. A cursor past the end is treated as the end.
+    #[inline]
+    pub fn new(tape: &'t mut Tape) -> NativeTape<'t> {
+        let (entries, cursor) = tape.parts_mut();
+        let len = entries.len();
+        *cursor = (*cursor).min(len);
+        let cursor_value = *cursor;
+        let cursor: *mut usize = cursor;
+        let owner: *mut Vec<u64> = entries;
+        // SAFETY: `owner` comes from a live `&mut Vec<u64>`; reading its buffer pointer and
+        // capacity through it creates no lasting reference.
+        let (base, cap) = unsafe { ((*owner).as_mut_ptr(), (*owner).capacity()) };
+        let state = TapeState { base, len: len as u64, cap: cap as u64, cursor: cursor_value as u64, owner };
+        NativeTape { state, cursor, _tape: PhantomData }
+    }
+
+    /// The pointer to pass to native code (valid while `self` is neither moved nor dropped).
+    #[inline]
+    pub fn state(&mut self) -> *mut TapeState {
+        &mut self.state
+    }
+}
+
+impl Drop for NativeTape<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: native code has returned, so `owner` and `cursor` are again only reachable
+        // through this value, which holds the `&mut Tape` borrow they came from; native code kept
+        // `cursor <= len <= capacity` and initialised every entry below `len`.
+        unsafe {
+            (*self.state.owner).set_len(self.state.len as usize);
+            *self.cursor = self.state.cursor as usize;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grow_keeps_the_entries_and_the_write_back_sets_length_and_cursor() {
+        let mut tape = Tape::new();
+        tape.push_bits(11).unwrap();
+        {
+            let mut native = NativeTape::new(&mut tape);
+            let state = native.state();
+            // Play native code: fill to capacity, grow, push one more.
+            // SAFETY: `state` is the live state of `native`; the writes below keep the invariant
+            // `cursor <= len <= cap` and stay within `cap` entries of `base`.
+            unsafe {
+                while (*state).len < (*state).cap {
+                    *(*state).base.add((*state).len as usize) = (*state).len;
+                    (*state).len += 1;
+                }
+                assert_eq!(tape_grow(state), 0);
+                assert!((*state).cap > (*state).len);
+                *(*state).base.add((*state).len as usize) = 99;
+                (*state).len += 1;
+                (*state).cursor = (*state).len - 1;
+            }
+        }
+        let n = tape.len();
+        assert!(n >= 3);
+        assert_eq!(tape.entries()[0], 11);
+        assert_eq!(tape.entries()[n - 1], 99);
+        assert_eq!(tape.cursor(), n - 1);
+    }
+}
