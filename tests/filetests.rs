@@ -11,6 +11,8 @@
 //! - `; test: jvp @f wrt <flags> width <W>` — derive the forward-mode function of `@f` (flags:
 //!   one `1`/`0` per parameter) and print the derived module's new functions; the printed result
 //!   is the expected output.
+//! - `; test: vjp @f wrt <flags>` — derive the reverse mode of `@f` and print the new functions
+//!   (`_fwd`, which records the pullback state on the tape, `_pullback` and `_value_and_grad`).
 //! - `; test: run` with lines `; run: @f(args) == results` (exact, NaN equals NaN),
 //!   `; run: @f(args) ~= results` (relative 1e-12) or `; run: @f(args) == error <KindName>`.
 //!   Arguments are read by the function's parameter types: `1.5`, `3`, `true`, `[1.0, 2.0]`.
@@ -94,6 +96,20 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
                 let wrt: Vec<bool> = flags.chars().map(|c| c == '1').collect();
                 let width: u8 = width.parse().map_err(|e| format!("bad width: {e}"))?;
                 let derived = jitdiff::ad::derive_forward(&module, name, &wrt, width).map_err(|e| e.to_string())?;
+                let new_functions = &derived.module.functions[module.functions.len()..];
+                let printed: Vec<String> =
+                    new_functions.iter().map(|f| jitdiff_ir::print_function(&derived.module, f)).collect();
+                actual_output = Some(printed.join("\n"));
+            }
+            Some("vjp") => {
+                let module = parse(body)?;
+                let words: Vec<&str> = words.collect();
+                let (name, flags) = match words.as_slice() {
+                    [name, "wrt", flags] => (name.trim_start_matches('@'), *flags),
+                    _ => return Err("expected `test: vjp @f wrt <flags>`".into()),
+                };
+                let wrt: Vec<bool> = flags.chars().map(|c| c == '1').collect();
+                let derived = jitdiff::ad::derive_reverse(&module, name, &wrt).map_err(|e| e.to_string())?;
                 let new_functions = &derived.module.functions[module.functions.len()..];
                 let printed: Vec<String> =
                     new_functions.iter().map(|f| jitdiff_ir::print_function(&derived.module, f)).collect();
