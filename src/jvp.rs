@@ -4,7 +4,7 @@
 use crate::ad::{ForwardDerivative, derive_forward};
 use crate::error::Error;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Type};
-use jitdiff_jit::{Arg, CompiledFn, CompiledModule, JitOptions, compile};
+use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, JitOptions, compile};
 use smallvec::SmallVec;
 
 /// A JIT-compiled forward-mode derivative of one function.
@@ -71,13 +71,19 @@ impl ForwardFn {
         options: &JitOptions,
     ) -> Result<ForwardFn, Error> {
         let derived = derive_forward(module, name, wrt, width)?;
-        let compiled = compile(&derived.module, externs, options)?;
-        let native = compiled.function(&derived.name)?;
         let source = module.func_by_name(name).expect("derive_forward checked the name");
         let params = source.param_types();
+        let compiled = compile(&derived.module, externs, &with_tangent_shadows(&derived, options))?;
+        let native = compiled.function(&derived.name)?;
         let primal_results = source.returns.len();
         let float_results = source.returns.iter().filter(|t| **t == Type::F64).count();
         Ok(ForwardFn { derived, _compiled: compiled, native, params, primal_results, float_results })
+    }
+
+    /// Bounds checks in the derived function's native code: how many remain, and how many the
+    /// tangent-slice declarations of [`with_tangent_shadows`] made redundant.
+    pub fn bounds_check_stats(&self) -> BoundsCheckStats {
+        self.native.bounds_check_stats()
     }
 
     /// The tangent width W.
@@ -100,9 +106,10 @@ impl ForwardFn {
                 _ => RuntimeValue::F64(0.0),
             })
             .collect();
-        results.extend((0..self.float_results).map(|_| {
-            if w == 1 { RuntimeValue::F64(0.0) } else { RuntimeValue::Vector(vec![0.0; w]) }
-        }));
+        results.extend(
+            (0..self.float_results)
+                .map(|_| if w == 1 { RuntimeValue::F64(0.0) } else { RuntimeValue::Vector(vec![0.0; w]) }),
+        );
         JvpOutput { results, primal_results: self.primal_results }
     }
 
@@ -203,6 +210,36 @@ impl ForwardFn {
         }
         Ok(Jacobian { rows, cols, data })
     }
+}
+
+/// `options` plus a [`JitOptions::shadow_slice`] declaration for every tangent slice of the
+/// derived function `derived.name`: its parameters are the original ones, then one tangent per
+/// differentiated parameter in order, and the tangent of a slice holds W lanes per element. The
+/// compiled function then checks each tangent's length once on entry and skips the bounds check
+/// of a tangent access at an index its primal access already checked.
+///
+/// ```
+/// use jitdiff::{ad::derive_forward, ir::{parse_module, ExternRegistry}, jit::{compile, JitOptions}};
+/// use jitdiff::with_tangent_shadows;
+/// let m = parse_module("func @f(x: slice, i: i64) -> f64 {\nentry:\n    y = load x, i\n    ret y\n}").unwrap();
+/// let derived = derive_forward(&m, "f", &[true, false], 4).unwrap();
+/// let options = with_tangent_shadows(&derived, &JitOptions::new());
+/// assert_eq!(options.shadow_slices()[0].lanes, 4);
+/// let compiled = compile(&derived.module, &ExternRegistry::new(), &options).unwrap();
+/// assert_eq!(compiled.function(&derived.name).unwrap().bounds_check_stats().elided, 1);
+/// ```
+pub fn with_tangent_shadows(derived: &ForwardDerivative, options: &JitOptions) -> JitOptions {
+    let mut options = options.clone();
+    let Some(function) = derived.module.func_by_name(&derived.name) else { return options };
+    let params = function.param_types();
+    let originals = derived.wrt.len();
+    let active = (0..originals).filter(|&p| derived.wrt[p]);
+    for (k, p) in active.enumerate() {
+        if params.get(p).is_some_and(|t| t.is_slice()) && params.get(originals + k).is_some_and(|t| t.is_slice()) {
+            options = options.shadow_slice(&derived.name, originals + k, p, derived.width);
+        }
+    }
+    options
 }
 
 /// A dense Jacobian, row-major.

@@ -2,7 +2,9 @@
 //! (n = 1,000) parsed from embedded IR text, verified, run by the reference interpreter and by
 //! JIT-compiled native code, with both results side by side.
 
-use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue, parse_module_with_spans, verify_module_with_spans};
+use jitdiff::ir::{
+    ArgValue, ExternRegistry, Interpreter, RuntimeValue, parse_module_with_spans, verify_module_with_spans,
+};
 use jitdiff::jit::{Arg, JitOptions, compile};
 use jitdiff::problems::rosenbrock::{ENTRY, ROSENBROCK_IR, rosenbrock, standard_start};
 use std::process::ExitCode;
@@ -30,9 +32,8 @@ fn demo() -> Result<(), String> {
 
     let x = standard_start(n);
     let start = Instant::now();
-    let interpreted = Interpreter::new(&module)
-        .call(ENTRY, &mut [ArgValue::Slice(x.clone())])
-        .map_err(|e| e.to_string())?;
+    let interpreted =
+        Interpreter::new(&module).call(ENTRY, &mut [ArgValue::Slice(x.clone())]).map_err(|e| e.to_string())?;
     let interpreter_time = start.elapsed();
     let interpreted = match interpreted.as_slice() {
         [RuntimeValue::F64(v)] => *v,
@@ -67,6 +68,8 @@ fn demo() -> Result<(), String> {
     if !agree {
         return Err("the interpreter and the JIT disagree".into());
     }
-    println!("  (differentiation — gradients, JVPs, the AD vs finite-difference comparison — comes with the next issues)");
+    println!(
+        "  (differentiation — gradients, JVPs, the AD vs finite-difference comparison — comes with the next issues)"
+    );
     Ok(())
 }

@@ -260,10 +260,8 @@ fn compare_expected(
             None => Ok(()),
         };
     };
-    let commented: String = actual
-        .lines()
-        .map(|l| if l.is_empty() { ";\n".to_string() } else { format!("; {l}\n") })
-        .collect();
+    let commented: String =
+        actual.lines().map(|l| if l.is_empty() { ";\n".to_string() } else { format!("; {l}\n") }).collect();
     let want = expected.map(|e| e.trim_start_matches('\n'));
     if want == Some(commented.as_str()) {
         return Ok(());

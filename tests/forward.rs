@@ -75,7 +75,8 @@ fn check_problem(problem: &dyn Problem, seed: u64) {
     let dirs: Vec<_> = (0..4).map(|_| directions(&args, problem.active_params(), &mut rng)).collect();
 
     // Scalar sweeps against central differences.
-    let scalar: Vec<f64> = dirs.iter().map(|d| jvp(&module, problem.entry(), &args, std::slice::from_ref(d))[0]).collect();
+    let scalar: Vec<f64> =
+        dirs.iter().map(|d| jvp(&module, problem.entry(), &args, std::slice::from_ref(d))[0]).collect();
     for (d, &ad) in dirs.iter().zip(&scalar) {
         let h = 1e-6;
         let plus = value(&module, problem.entry(), shifted(&args, d, h));
@@ -92,7 +93,11 @@ fn check_problem(problem: &dyn Problem, seed: u64) {
     // One batched sweep of width 4 equals the four scalar sweeps, lane by lane.
     let batched = jvp(&module, problem.entry(), &args, &dirs);
     for (lane, (b, s)) in batched.iter().zip(&scalar).enumerate() {
-        assert!(relative_error(*b, *s) <= 2.0 * f64::EPSILON, "{}: lane {lane}: batched {b} vs scalar {s}", problem.label());
+        assert!(
+            relative_error(*b, *s) <= 2.0 * f64::EPSILON,
+            "{}: lane {lane}: batched {b} vs scalar {s}",
+            problem.label()
+        );
     }
 }
 

@@ -3,8 +3,8 @@
 
 use jitdiff::ir::{RuntimeValue, parse_module};
 use jitdiff::jit::Arg;
-use jitdiff::{Error, ForwardFn};
 use jitdiff::jit::alloc_count::{CountingAllocator, allocations_on_this_thread};
+use jitdiff::{Error, ForwardFn};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;

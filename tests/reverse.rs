@@ -69,7 +69,11 @@ fn check(problem: &dyn Problem, seed: u64) {
         let lhs = jvp(problem, &dir);
         let rhs: f64 = grad.iter().zip(&dir).map(|(g, d)| g * d).sum();
         let scale = lhs.abs().max(rhs.abs()).max(1e-300);
-        assert!((lhs - rhs).abs() / scale <= 1e-10, "{}: <ybar, J xdot> = {lhs} but <J^T ybar, xdot> = {rhs}", problem.label());
+        assert!(
+            (lhs - rhs).abs() / scale <= 1e-10,
+            "{}: <ybar, J xdot> = {lhs} but <J^T ybar, xdot> = {rhs}",
+            problem.label()
+        );
     }
 }
 

@@ -8,9 +8,9 @@
 //!
 //! This crate knows nothing of Cranelift or of differentiation.
 
+pub mod analysis;
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
-pub mod analysis;
 pub mod builder;
 mod externs;
 mod function;
@@ -19,8 +19,8 @@ pub mod math;
 mod opcode;
 pub mod passes;
 mod spans;
-pub mod text;
 mod tape;
+pub mod text;
 mod types;
 pub mod verifier;
 

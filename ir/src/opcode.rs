@@ -264,17 +264,17 @@ impl Opcode {
             FloatToInt => (arity_ok(1) && t(0)? == Type::F64).then_some(Some(Type::I64))?,
             Len => (arity_ok(1) && t(0)?.is_slice()).then_some(Some(Type::I64))?,
             Load => (arity_ok(2) && t(0)?.is_slice() && t(1)? == Type::I64).then_some(Some(Type::F64))?,
-            Store => (arity_ok(3) && t(0)? == Type::SliceMut && t(1)? == Type::I64 && t(2)? == Type::F64)
-                .then_some(None)?,
+            Store => {
+                (arity_ok(3) && t(0)? == Type::SliceMut && t(1)? == Type::I64 && t(2)? == Type::F64).then_some(None)?
+            }
             VectorLoad => match imm {
                 Imm::Type(v @ Type::F64x(_)) if arity_ok(2) && t(0)?.is_slice() && t(1)? == Type::I64 => Some(*v),
                 _ => return None,
             },
-            VectorStore => (arity_ok(3)
-                && t(0)? == Type::SliceMut
-                && t(1)? == Type::I64
-                && matches!(t(2)?, Type::F64x(_)))
-            .then_some(None)?,
+            VectorStore => {
+                (arity_ok(3) && t(0)? == Type::SliceMut && t(1)? == Type::I64 && matches!(t(2)?, Type::F64x(_)))
+                    .then_some(None)?
+            }
             Splat => match imm {
                 Imm::Type(v @ Type::F64x(_)) if arity_ok(1) && t(0)? == Type::F64 => Some(*v),
                 _ => return None,

@@ -651,7 +651,9 @@ fn check_immediate(op: Opcode, imm: &Imm) -> Result<(), VerifyErrorKind> {
             Imm::Type(t @ Type::F64x(_)) => return width_error(*t).map_or(Ok(()), Err),
             _ => ("a vector type f64xW", false),
         },
-        Opcode::TPop => ("a result type f64, i64 or bool", matches!(imm, Imm::Type(Type::F64 | Type::I64 | Type::Bool))),
+        Opcode::TPop => {
+            ("a result type f64, i64 or bool", matches!(imm, Imm::Type(Type::F64 | Type::I64 | Type::Bool)))
+        }
         _ => ("no immediate", matches!(imm, Imm::None)),
     };
     if ok {

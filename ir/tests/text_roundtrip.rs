@@ -179,7 +179,10 @@ fn tape_instructions_round_trip_with_their_type_suffix() {
 #[test]
 fn tpop_takes_only_a_scalar_type_suffix() {
     for (text, needle) in [
-        ("func @f() -> f64x2 {\nentry:\n    x = tpop.f64x2\n    ret x\n}\n", "expected f64, i64 or bool, found `f64x2`"),
+        (
+            "func @f() -> f64x2 {\nentry:\n    x = tpop.f64x2\n    ret x\n}\n",
+            "expected f64, i64 or bool, found `f64x2`",
+        ),
         ("func @f() -> f64 {\nentry:\n    x = tpop f64\n    ret x\n}\n", "`tpop.f64`"),
         ("func @f(x: f64) {\nentry:\n    y = tpush x\n    ret\n}\n", "tpush"),
     ] {

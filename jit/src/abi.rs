@@ -105,11 +105,13 @@ pub(crate) fn load_parts(
 }
 
 /// The signature of the internal native function for an IR function with these parameters:
-/// `(depth: i64, out: ptr, parts of every parameter...) -> i32 status`. Results are written to
-/// `out` in slot layout; `depth` is the number of frames on the IR call stack including this one.
+/// `(depth: i64, out: ptr, tape: ptr, parts of every parameter...) -> i32 status`. Results are
+/// written to `out` in slot layout; `depth` is the number of frames on the IR call stack
+/// including this one; `tape` points to the call's `TapeState` (shared with every callee).
 pub(crate) fn internal_signature(template: &Signature, params: &[Type]) -> Signature {
     let mut sig = template.clone();
     sig.params.push(AbiParam::new(types::I64));
+    sig.params.push(AbiParam::new(PTR));
     sig.params.push(AbiParam::new(PTR));
     for &ty in params {
         sig.params.extend(part_type(ty).iter().map(|&t| AbiParam::new(t)));
@@ -118,9 +120,11 @@ pub(crate) fn internal_signature(template: &Signature, params: &[Type]) -> Signa
     sig
 }
 
-/// The signature of an entry trampoline: `extern "C" fn(args: *const u64, results: *mut u64) -> i32`.
+/// The signature of an entry trampoline:
+/// `extern "C" fn(args: *const u64, results: *mut u64, tape: *mut TapeState) -> i32`.
 pub(crate) fn entry_signature(template: &Signature) -> Signature {
     let mut sig = template.clone();
+    sig.params.push(AbiParam::new(PTR));
     sig.params.push(AbiParam::new(PTR));
     sig.params.push(AbiParam::new(PTR));
     sig.returns.push(AbiParam::new(STATUS));
@@ -134,7 +138,8 @@ pub(crate) fn format_signature(params: &[Type], returns: &[Type]) -> String {
 }
 
 /// The Rust type of an entry trampoline.
-pub(crate) type EntryFn = unsafe extern "C" fn(args: *const u64, results: *mut u64) -> i32;
+pub(crate) type EntryFn =
+    unsafe extern "C" fn(args: *const u64, results: *mut u64, tape: *mut crate::tape::TapeState) -> i32;
 
 #[cfg(test)]
 mod tests {

@@ -36,6 +36,7 @@ use std::sync::Mutex;
 pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) -> Result<CompiledModule, JitError> {
     jitdiff_ir::verify_module(module)?;
     externs.check_module(module)?;
+    let shadows = crate::shadow::resolve(module, options.shadow_slices())?;
 
     let mut closures: Vec<Box<ClosureCtx>> = vec![];
     let mut resolved = Vec::with_capacity(module.externs.len());
@@ -77,16 +78,19 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
         builder.symbol(name, pointer);
     }
     let jit = OwnedJit::new(JITModule::new(builder));
-    let lowered = lower_module(module, jit, &resolved, options.bounds_checks_enabled())?;
+    let lowered = lower_module(module, jit, &resolved, options.bounds_checks_enabled(), shadows)?;
 
     let functions: Vec<FnInfo> = module
         .functions
         .iter()
         .zip(lowered.entries)
-        .map(|(f, entry)| {
+        .zip(lowered.check_stats)
+        .map(|((f, entry), checks)| {
             let params = f.param_types();
             FnInfo {
                 name: f.name.clone(),
+                param_names: f.params.iter().map(|&p| f.value_label(p)).collect(),
+                checks,
                 arg_slots: slots_of(&params),
                 result_slots: slots_of(&f.returns),
                 params,

@@ -37,6 +37,14 @@ pub enum JitError {
         /// The signature the type parameters spell.
         requested: String,
     },
+    /// A [`ShadowSlice`](crate::ShadowSlice) declaration does not fit the module.
+    #[error("shadow slice declaration for @{function}: {reason}")]
+    Shadow {
+        /// The function named by the declaration.
+        function: String,
+        /// What does not fit.
+        reason: String,
+    },
     /// The host CPU or Cranelift's settings could not be set up.
     #[error("cannot set up native code generation: {0}")]
     Isa(String),
@@ -60,7 +68,9 @@ impl From<VerifyError> for JitError {
 }
 
 /// A run-time error raised by native code: the same variants, sites and messages as the
-/// interpreter's run-time errors ([`jitdiff_ir::InterpError`]), so the two can be compared.
+/// interpreter's run-time errors ([`jitdiff_ir::InterpError`]), so the two can be compared —
+/// except [`RuntimeError::ShadowLength`], a precondition only native code compiled with shadow
+/// declarations has.
 ///
 /// Displays as e.g. `index 7 out of bounds for a slice of length 5 at @f, block body, inst 3`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -87,6 +97,39 @@ pub enum RuntimeError {
         /// The call that would have opened one frame too many.
         site: Site,
     },
+    /// `tpop` with nothing left before the tape's read cursor.
+    #[error("tape underflow at {site}: tpop with no entry left before the read cursor (more pops than pushes?)")]
+    TapeUnderflow {
+        /// The `tpop`.
+        site: Site,
+    },
+    /// `tpush` could not grow the tape.
+    #[error("could not grow the tape at {site}: memory allocation failed")]
+    TapeAllocation {
+        /// The `tpush`.
+        site: Site,
+    },
+    /// A slice declared the shadow of another ([`JitOptions::shadow_slice`](crate::JitOptions::shadow_slice))
+    /// does not have `lanes` entries per element of it. Checked when the function is entered.
+    #[error(
+        "shadow slice {shadow} must hold {lanes} entries per element of {primal}: {primal} has length \
+         {primal_len}, so {shadow} needs length {}, but has {shadow_len} (at {site})",
+        *lanes as usize * primal_len
+    )]
+    ShadowLength {
+        /// The function's entry.
+        site: Site,
+        /// The shadow parameter's name.
+        shadow: String,
+        /// The primal parameter's name.
+        primal: String,
+        /// Declared entries per element.
+        lanes: u8,
+        /// The shadow slice's length.
+        shadow_len: usize,
+        /// The primal slice's length.
+        primal_len: usize,
+    },
     /// A closure extern returned an error, panicked, or returned values of the wrong kinds.
     #[error("extern @{name} failed at {site}: {message}")]
     ExternFailed {
@@ -107,6 +150,9 @@ impl RuntimeError {
             RuntimeError::OutOfBounds { .. } => "OutOfBounds",
             RuntimeError::DivisionByZero { .. } => "DivisionByZero",
             RuntimeError::CallDepthExceeded { .. } => "CallDepthExceeded",
+            RuntimeError::TapeUnderflow { .. } => "TapeUnderflow",
+            RuntimeError::TapeAllocation { .. } => "TapeAllocation",
+            RuntimeError::ShadowLength { .. } => "ShadowLength",
             RuntimeError::ExternFailed { .. } => "ExternFailed",
         }
     }
@@ -116,6 +162,9 @@ impl RuntimeError {
             RuntimeError::OutOfBounds { site, .. }
             | RuntimeError::DivisionByZero { site }
             | RuntimeError::CallDepthExceeded { site }
+            | RuntimeError::TapeUnderflow { site }
+            | RuntimeError::TapeAllocation { site }
+            | RuntimeError::ShadowLength { site, .. }
             | RuntimeError::ExternFailed { site, .. } => site,
         }
     }

@@ -5,9 +5,11 @@ use crate::closure::ClosureCtx;
 use crate::error::{CallError, JitError, RuntimeError};
 use crate::fault::{self, Fault};
 use crate::lower::{ConstantPool, OwnedJit};
+use crate::shadow::BoundsCheckStats;
 use crate::sites::{SiteKind, SiteTable};
+use crate::tape::NativeTape;
 use crate::typed::{NativeArgs, NativeResults, TypedFn};
-use jitdiff_ir::{ArgValue, RuntimeValue, Site, Type};
+use jitdiff_ir::{ArgValue, RuntimeValue, Site, Tape, Type};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -64,6 +66,9 @@ impl<'a> From<&'a mut ArgValue> for Arg<'a> {
 /// What the handles know about one compiled function.
 pub(crate) struct FnInfo {
     pub name: String,
+    /// Parameter names as the IR prints them, for errors.
+    pub param_names: Vec<String>,
+    pub checks: BoundsCheckStats,
     pub params: Vec<Type>,
     pub returns: Vec<Type>,
     pub arg_slots: usize,
@@ -179,6 +184,11 @@ impl CompiledFn {
     pub fn returns(&self) -> &[Type] {
         &self.info().returns
     }
+    /// How many slice-access bounds checks this function's native code has, and how many were
+    /// left out as redundant (see [`JitOptions::shadow_slice`](crate::JitOptions::shadow_slice)).
+    pub fn bounds_check_stats(&self) -> BoundsCheckStats {
+        self.info().checks
+    }
 
     /// Call the function. Arguments are checked against the parameters before native code runs.
     ///
@@ -193,7 +203,33 @@ impl CompiledFn {
     /// assert!(err.to_string().contains("out of bounds"));
     /// ```
     pub fn call(&self, args: &mut [Arg<'_>]) -> Result<Vec<RuntimeValue>, CallError> {
-        self.invoke(args, |info, slots| {
+        self.call_with_tape(args, &mut Tape::new())
+    }
+
+    /// Call the function on `tape`: its `tpush`es append to the tape and its `tpop`s read it
+    /// back from the tape's cursor (callees share it). After a failed call the tape holds what
+    /// was pushed before the failure. [`call`](Self::call) is this with a fresh empty tape.
+    ///
+    /// ```
+    /// use jitdiff_ir::{parse_module, ExternRegistry, RuntimeValue, Tape};
+    /// use jitdiff_jit::{compile, Arg, JitOptions};
+    /// let ir = parse_module(
+    ///     "func @save(x: f64) {\nentry:\n    tpush x\n    ret\n}\n\
+    ///      func @load() -> f64 {\nentry:\n    x = tpop.f64\n    ret x\n}\n",
+    /// )
+    /// .unwrap();
+    /// let compiled = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    /// let (save, load) = (compiled.function("save").unwrap(), compiled.function("load").unwrap());
+    /// let mut tape = Tape::new();
+    /// save.call_with_tape(&mut [Arg::F64(2.5)], &mut tape).unwrap();
+    /// assert_eq!(load.call_with_tape(&mut [], &mut tape).unwrap(), vec![RuntimeValue::F64(2.5)]);
+    /// let err = load.call_with_tape(&mut [], &mut tape).unwrap_err();
+    /// assert!(err.to_string().starts_with("tape underflow at @load, block entry, inst 0"));
+    /// tape.reset_cursor();
+    /// assert_eq!(load.call_with_tape(&mut [], &mut tape).unwrap(), vec![RuntimeValue::F64(2.5)]);
+    /// ```
+    pub fn call_with_tape(&self, args: &mut [Arg<'_>], tape: &mut Tape) -> Result<Vec<RuntimeValue>, CallError> {
+        self.invoke(args, tape, |info, slots| {
             let mut at = 0;
             info.returns
                 .iter()
@@ -221,6 +257,17 @@ impl CompiledFn {
     /// }
     /// ```
     pub fn call_into(&self, args: &mut [Arg<'_>], results: &mut [RuntimeValue]) -> Result<(), CallError> {
+        self.call_into_with_tape(args, results, &mut Tape::new())
+    }
+
+    /// [`call_into`](Self::call_into) on `tape` (see [`call_with_tape`](Self::call_with_tape)):
+    /// no allocation when `results` has the right shape and the tape has room for the pushes.
+    pub fn call_into_with_tape(
+        &self,
+        args: &mut [Arg<'_>],
+        results: &mut [RuntimeValue],
+        tape: &mut Tape,
+    ) -> Result<(), CallError> {
         let info = self.info();
         if results.len() != info.returns.len() {
             return Err(CallError::ResultCount {
@@ -229,7 +276,7 @@ impl CompiledFn {
                 got: results.len(),
             });
         }
-        self.invoke(args, |info, slots| {
+        self.invoke(args, tape, |info, slots| {
             let mut at = 0;
             for (out, &ty) in results.iter_mut().zip(&info.returns) {
                 let s = &slots[at..at + slot_count(ty)];
@@ -267,7 +314,7 @@ impl CompiledFn {
         Ok(TypedFn::new(self.clone()))
     }
 
-    /// Call the entry trampoline on packed slot buffers; `0` or a failure status.
+    /// Call the entry trampoline on packed slot buffers and a lent tape; `0` or a failure status.
     ///
     /// # Safety
     ///
@@ -275,16 +322,24 @@ impl CompiledFn {
     /// length taken from a live Rust slice that stays borrowed (mutably, for an `mslice`
     /// parameter) until this returns; `results` must have room for its result slots, and for at
     /// least two (a failure writes its detail there).
-    pub(crate) unsafe fn raw_call(&self, args: *const u64, results: *mut u64) -> i32 {
+    pub(crate) unsafe fn raw_call(&self, args: *const u64, results: *mut u64, tape: &mut NativeTape<'_>) -> i32 {
         // SAFETY: `entry` is the finalized entry trampoline of this function (signature
-        // `extern "C" fn(*const u64, *mut u64) -> i32`); `self.module` keeps its code mapped for
-        // the duration of the call. The trampoline reads exactly the parameter slots, writes at
-        // most the result slots, and native code touches caller memory only through the slices
-        // in `args`, within their lengths (bounds checks), as the caller guarantees.
-        unsafe { (self.entry)(args, results) }
+        // `extern "C" fn(*const u64, *mut u64, *mut TapeState) -> i32`); `self.module` keeps its
+        // code mapped for the duration of the call. The trampoline reads exactly the parameter
+        // slots, writes at most the result slots, and native code touches caller memory only
+        // through the slices in `args`, within their lengths (bounds checks), as the caller
+        // guarantees, and through the tape state, which `tape` lends exclusively for the call
+        // and whose invariant (`cursor <= len <= cap`, `base` valid for `cap` entries) native
+        // code keeps.
+        unsafe { (self.entry)(args, results, tape.state()) }
     }
 
-    fn invoke<T>(&self, args: &mut [Arg<'_>], finish: impl FnOnce(&FnInfo, &[u64]) -> T) -> Result<T, CallError> {
+    fn invoke<T>(
+        &self,
+        args: &mut [Arg<'_>],
+        tape: &mut Tape,
+        finish: impl FnOnce(&FnInfo, &[u64]) -> T,
+    ) -> Result<T, CallError> {
         let info = self.info();
         let mut arg_stack = [0u64; INLINE_SLOTS];
         let mut arg_heap = Vec::new();
@@ -297,7 +352,8 @@ impl CompiledFn {
         // its parameter type; slice pointers come from `args`, which stays mutably borrowed by
         // this function until the call returns (so `SliceMut` memory is exclusively ours), and
         // `result_slots` has `info.result_slots` slots.
-        let status = unsafe { self.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr()) };
+        let status =
+            unsafe { self.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr(), &mut NativeTape::new(tape)) };
         if status != 0 {
             return Err(self.runtime_error(status, [result_slots[0], result_slots[1]]));
         }
@@ -328,6 +384,20 @@ impl CompiledFn {
             }
             (SiteKind::DivisionByZero, _) => RuntimeError::DivisionByZero { site: ir_site },
             (SiteKind::CallDepthExceeded, _) => RuntimeError::CallDepthExceeded { site: ir_site },
+            (SiteKind::TapeUnderflow, _) => RuntimeError::TapeUnderflow { site: ir_site },
+            (SiteKind::TapeAllocation, _) => RuntimeError::TapeAllocation { site: ir_site },
+            (SiteKind::ShadowLength { shadow, primal, lanes }, _) => {
+                let names = module.functions.get(func).map(|f| &f.param_names[..]).unwrap_or_default();
+                let name = |p: u32| names.get(p as usize).cloned().unwrap_or_else(|| format!("parameter {p}"));
+                RuntimeError::ShadowLength {
+                    site: ir_site,
+                    shadow: name(shadow),
+                    primal: name(primal),
+                    lanes,
+                    shadow_len: detail[0] as usize,
+                    primal_len: detail[1] as usize,
+                }
+            }
             (SiteKind::ExternFailed, Some(Fault::Extern { name, message })) => {
                 RuntimeError::ExternFailed { name, message, site: ir_site }
             }

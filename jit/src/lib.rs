@@ -59,12 +59,12 @@
 //! Each IR function `@f(params) -> results` becomes an **internal** native function
 //!
 //! ```text
-//! fn(depth: i64, out: *mut u64, <parts of each parameter>...) -> i32
+//! fn(depth: i64, out: *mut u64, tape: *mut TapeState, <parts of each parameter>...) -> i32
 //! ```
 //!
 //! - The `i32` is a **status**: 0 means success; any other value `k` names entry `k - 1` of the
 //!   module's *site table*: the error kind (out of bounds, division by zero, call depth
-//!   exceeded, extern failed) and its site (function, block, instruction index). A caller that
+//!   exceeded, tape underflow, tape allocation, extern failed) and its site (function, block, instruction index). A caller that
 //!   sees a non-zero status from a callee returns it unchanged, so the innermost site is reported.
 //!   A failed bounds check also writes the index and the slice length into the first two `out`
 //!   slots (every out buffer has at least two; a caller passing a failure on copies them to its
@@ -73,6 +73,12 @@
 //! - Results are written through `out` in **slot layout**: one `u64` per `f64`/`i64`/`bool`
 //!   (0/1), two per slice (pointer, length), W per `f64xW`, in order. A caller passes the
 //!   address of a stack slot and loads the results after a successful call.
+//! - `tape` points to the call's tape state (`base`, `len`, `cap`, `cursor` and the owning
+//!   vector), built by the safe handle from a borrowed [`jitdiff_ir::Tape`] (or a fresh empty one
+//!   for a plain call) and written back after the call; every callee gets the same pointer.
+//!   `tpush` is inline (load `len` and `cap`, store the entry, `len = cursor = len + 1`) and calls
+//!   a grow helper only when `len == cap` (amortised doubling with `try_reserve`; failure is the
+//!   site's `TapeAllocation` status); `tpop` is inline (`cursor == 0` is `TapeUnderflow`).
 //! - `depth` counts IR frames (the entry call is 1). Calls are direct (absolute-address) calls;
 //!   functions that can be reached by a chain of `MAX_CALL_DEPTH` (256) frames — those in or
 //!   reachable from a recursive cycle — compare `depth` with the limit before calling, so deep
@@ -83,10 +89,11 @@
 //!   `MIN / -1 = MIN`, `MIN % -1 = 0` instead of trapping.
 //!
 //! Each function also gets an **entry trampoline**,
-//! `extern "C" fn(args: *const u64, results: *mut u64) -> i32`, which loads the arguments from
-//! a slot-layout buffer and calls the internal function at depth 1 with `results` as `out`. The
-//! safe handles check the arguments against the signature, pack them into a stack buffer, call
-//! the trampoline and decode the results ([`CompiledFn::call`], [`CompiledFn::call_into`], and the
+//! `extern "C" fn(args: *const u64, results: *mut u64, tape: *mut TapeState) -> i32`, which loads
+//! the arguments from a slot-layout buffer and calls the internal function at depth 1 with
+//! `results` as `out`. The safe handles check the arguments against the signature, pack them
+//! into a stack buffer, lend the tape, call the trampoline and decode the results
+//! ([`CompiledFn::call`], [`CompiledFn::call_into`], their `_with_tape` forms, and the
 //! allocation-free scalar fast path [`CompiledFn::typed`]).
 //!
 //! Externs registered as `extern "C"` float functions are called directly. Closures are called
@@ -135,8 +142,10 @@ mod isa;
 mod lower;
 mod options;
 mod oracle;
+mod shadow;
 mod sites;
 mod symbols;
+mod tape;
 mod typed;
 
 pub mod alloc_count;
@@ -144,5 +153,6 @@ pub use compile::compile;
 pub use error::{CallError, JitError, RuntimeError};
 pub use handle::{Arg, CompiledFn, CompiledModule};
 pub use options::{JitOptions, OptLevel, RegAlloc};
-pub use oracle::{Agreement, Disagreement, differential_call, same_f64, same_value};
+pub use shadow::{BoundsCheckStats, ShadowSlice};
+pub use oracle::{Agreement, Disagreement, differential_call, differential_call_with_tape, same_f64, same_value};
 pub use typed::{MAX_TYPED_SLOTS, NativeArgs, NativeResults, Scalar, TypedFn};

@@ -1,4 +1,7 @@
-//! Compile options: optimisation level, register allocator, and the bounds-check switch.
+//! Compile options: optimisation level, register allocator, shadow-slice declarations, and the
+//! bounds-check switch.
+
+use crate::shadow::ShadowSlice;
 
 /// How hard Cranelift optimises (its `opt_level` setting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -46,11 +49,12 @@ pub struct JitOptions {
     regalloc: RegAlloc,
     // Private so that safe code cannot turn the checks off: see `without_bounds_checks`.
     bounds_checks: bool,
+    shadows: Vec<ShadowSlice>,
 }
 
 impl Default for JitOptions {
     fn default() -> Self {
-        JitOptions { opt_level: OptLevel::Speed, regalloc: RegAlloc::Auto, bounds_checks: true }
+        JitOptions { opt_level: OptLevel::Speed, regalloc: RegAlloc::Auto, bounds_checks: true, shadows: vec![] }
     }
 }
 
@@ -68,6 +72,36 @@ impl JitOptions {
     pub fn regalloc(mut self, regalloc: RegAlloc) -> JitOptions {
         self.regalloc = regalloc;
         self
+    }
+    /// Declare that slice parameter `shadow` of `@function` holds `lanes` entries per element of
+    /// slice parameter `primal` — a tangent slice and its primal. The compiled function checks
+    /// `len(shadow) == lanes * len(primal)` when it is entered (failing with
+    /// [`RuntimeError::ShadowLength`](crate::RuntimeError::ShadowLength) otherwise, before any
+    /// other instruction runs) and in exchange skips the bounds check of an access to one of
+    /// the two slices at an index value that a dominating, already checked access to the other
+    /// (or to the same slice) used with a covering width. Safe: the entry check and the earlier
+    /// check together prove the access in bounds. The declaration is an extra precondition
+    /// only native code has; the interpreter ignores it.
+    ///
+    /// ```
+    /// use jitdiff_ir::{parse_module, ExternRegistry};
+    /// use jitdiff_jit::{compile, Arg, JitOptions};
+    /// let ir = parse_module("func @f(x: slice, d: slice, i: i64) -> f64 {\nentry:\n    a = load x, i\n    b = load d, i\n    c = fmul a, b\n    ret c\n}\n").unwrap();
+    /// let options = JitOptions::new().shadow_slice("f", 1, 0, 1);
+    /// let f = compile(&ir, &ExternRegistry::new(), &options).unwrap().function("f").unwrap();
+    /// assert_eq!(f.bounds_check_stats().elided, 1);
+    /// assert!(f.call(&mut [Arg::Slice(&[2.0]), Arg::Slice(&[3.0]), Arg::I64(0)]).is_ok());
+    /// let err = f.call(&mut [Arg::Slice(&[2.0, 1.0]), Arg::Slice(&[3.0]), Arg::I64(1)]).unwrap_err();
+    /// assert_eq!(err.to_string(), "shadow slice d must hold 1 entries per element of x: x has length 2, \
+    ///                              so d needs length 2, but has 1 (at @f, block entry, inst 0)");
+    /// ```
+    pub fn shadow_slice(mut self, function: &str, shadow: usize, primal: usize, lanes: u8) -> JitOptions {
+        self.shadows.push(ShadowSlice { function: function.to_string(), shadow, primal, lanes });
+        self
+    }
+    /// The shadow-slice declarations, in the order they were made.
+    pub fn shadow_slices(&self) -> &[ShadowSlice] {
+        &self.shadows
     }
     /// The optimisation level.
     pub fn get_opt_level(&self) -> OptLevel {

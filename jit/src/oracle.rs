@@ -1,11 +1,11 @@
 //! The interpreter as the JIT's oracle: run one call both ways and compare everything observable
 //! — results bit for bit (any NaN equals any NaN), errors by kind and site (plus index and length
-//! for out-of-bounds, name and message for a failed extern), and the final contents of every
-//! `mslice` argument.
+//! for out-of-bounds, name and message for a failed extern), the final contents of every
+//! `mslice` argument and, with [`differential_call_with_tape`], the final tape.
 
 use crate::error::{CallError, RuntimeError};
 use crate::handle::{Arg, CompiledModule};
-use jitdiff_ir::{ArgValue, InterpError, Interpreter, RuntimeValue};
+use jitdiff_ir::{ArgValue, InterpError, Interpreter, RuntimeValue, Tape};
 
 /// What a call that behaved the same under both did.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,17 +66,52 @@ pub fn differential_call(
     function: &str,
     args: &[ArgValue],
 ) -> Result<Agreement, Disagreement> {
+    differential_call_with_tape(compiled, interp, function, args, &Tape::new()).map(|(agreement, _)| agreement)
+}
+
+/// [`differential_call`] on a tape: both run on their own copy of `tape`, and the final tapes
+/// must agree too (entries and cursor; two entries agree when their bits are equal or both are
+/// NaN as `f64`, since NaN payloads may differ). Returns the agreed final tape, so a forward
+/// call and then its pullback can be checked in turn.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, ArgValue, ExternRegistry, Interpreter, Tape};
+/// use jitdiff_jit::{compile, differential_call_with_tape, Agreement, JitOptions};
+/// let ir = parse_module(
+///     "func @save(x: f64) {\nentry:\n    tpush x\n    ret\n}\n\
+///      func @load() -> f64 {\nentry:\n    x = tpop.f64\n    ret x\n}\n",
+/// )
+/// .unwrap();
+/// let compiled = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+/// let interp = Interpreter::new(&ir);
+/// let (_, tape) = differential_call_with_tape(&compiled, &interp, "save", &[ArgValue::F64(1.5)], &Tape::new()).unwrap();
+/// assert_eq!(tape.entries(), [1.5f64.to_bits()]);
+/// let (popped, tape) = differential_call_with_tape(&compiled, &interp, "load", &[], &tape).unwrap();
+/// assert!(matches!(popped, Agreement::Returned(_)));
+/// assert_eq!(tape.cursor(), 0);
+/// let (failed, _) = differential_call_with_tape(&compiled, &interp, "load", &[], &tape).unwrap();
+/// assert_eq!(failed, Agreement::Failed("TapeUnderflow"));
+/// ```
+pub fn differential_call_with_tape(
+    compiled: &CompiledModule,
+    interp: &Interpreter<'_>,
+    function: &str,
+    args: &[ArgValue],
+    tape: &Tape,
+) -> Result<(Agreement, Tape), Disagreement> {
     let disagree = |detail: String| Disagreement { function: function.to_string(), args: format!("{args:?}"), detail };
     let mut interp_args = args.to_vec();
-    let expected = interp.call(function, &mut interp_args);
+    let mut interp_tape = tape.clone();
+    let expected = interp.call_with_tape(function, &mut interp_args, &mut interp_tape);
     if matches!(expected, Err(InterpError::StepLimitExceeded { .. })) {
-        return Ok(Agreement::Skipped);
+        return Ok((Agreement::Skipped, interp_tape));
     }
     let native = compiled.function(function).map_err(|e| disagree(format!("not compiled: {e}")))?;
     let mut jit_args = args.to_vec();
+    let mut jit_tape = tape.clone();
     let got = {
         let mut borrowed: Vec<Arg<'_>> = jit_args.iter_mut().map(Arg::from).collect();
-        native.call(&mut borrowed)
+        native.call_with_tape(&mut borrowed, &mut jit_tape)
     };
     let agreement = match (&expected, &got) {
         (Ok(want), Ok(have)) => {
@@ -102,7 +137,33 @@ pub fn differential_call(
             return Err(disagree(format!("mslice argument {k} ends as {a:?} (interpreter) vs {b:?} (native)")));
         }
     }
-    Ok(agreement)
+    same_tape(&interp_tape, &jit_tape).map_err(disagree)?;
+    Ok((agreement, jit_tape))
+}
+
+/// Do two final tapes agree (entries by bits or both NaN as `f64`, and cursors)?
+fn same_tape(want: &Tape, have: &Tape) -> Result<(), String> {
+    if want.len() != have.len() || want.cursor() != have.cursor() {
+        return Err(format!(
+            "the tape ends with {} entries and cursor {} (interpreter) vs {} and {} (native)",
+            want.len(),
+            want.cursor(),
+            have.len(),
+            have.cursor()
+        ));
+    }
+    let differs = want.entries().iter().zip(have.entries()).position(|(&a, &b)| {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        a != b && !(x.is_nan() && y.is_nan())
+    });
+    match differs {
+        Some(k) => Err(format!(
+            "tape entry {k} is {:#018x} (interpreter) vs {:#018x} (native)",
+            want.entries()[k],
+            have.entries()[k]
+        )),
+        None => Ok(()),
+    }
 }
 
 fn same_error(want: &InterpError, have: &RuntimeError) -> Result<(), &'static str> {

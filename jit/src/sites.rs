@@ -12,6 +12,12 @@ pub(crate) enum SiteKind {
     DivisionByZero,
     /// A call that would exceed `MAX_CALL_DEPTH` frames.
     CallDepthExceeded,
+    /// A `tpop` with the tape's cursor at 0.
+    TapeUnderflow,
+    /// A `tpush` that could not grow the tape.
+    TapeAllocation,
+    /// A shadow slice parameter whose length is not `lanes` times its primal's (parameter indices).
+    ShadowLength { shadow: u32, primal: u32, lanes: u8 },
     /// A closure extern returned an error (its message is in the thread-local extern-error slot).
     ExternFailed,
 }

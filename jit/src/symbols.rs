@@ -23,10 +23,12 @@ extern "C" fn fma_shim(a: f64, b: f64, c: f64) -> f64 {
     a.mul_add(b, c)
 }
 
-/// Register the runtime helper native code calls: the closure trampoline.
+/// Register the runtime helpers native code calls: the closure trampoline and the tape's grow.
 pub(crate) fn register_runtime(jb: &mut JITBuilder) {
     type Trampoline = extern "C" fn(*const crate::closure::ClosureCtx, *const u64, *mut u64) -> i32;
     jb.symbol(crate::closure::TRAMPOLINE_SYMBOL, crate::closure::closure_trampoline as Trampoline as *const u8);
+    type Grow = extern "C" fn(*mut crate::tape::TapeState) -> i32;
+    jb.symbol(crate::tape::GROW_SYMBOL, crate::tape::tape_grow as Grow as *const u8);
 }
 
 /// Register every math function of the op table and the float libcalls.

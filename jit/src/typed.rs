@@ -5,7 +5,8 @@
 
 use crate::error::CallError;
 use crate::handle::CompiledFn;
-use jitdiff_ir::Type;
+use crate::tape::NativeTape;
+use jitdiff_ir::{Tape, Type};
 use std::marker::PhantomData;
 
 mod sealed {
@@ -167,8 +168,10 @@ impl<A: NativeArgs, R: NativeResults> TypedFn<A, R> {
         args.pack(&mut arg_slots);
         // SAFETY: `CompiledFn::typed` checked that the parameters are exactly `A`'s scalar types
         // (one slot each, at most MAX_TYPED_SLOTS) and the results `R`'s; no slices are involved,
-        // so native code touches only these two buffers.
-        let status = unsafe { self.f.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr()) };
+        // so native code touches only these two buffers and the fresh tape it is lent.
+        let mut tape = Tape::new();
+        let status =
+            unsafe { self.f.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr(), &mut NativeTape::new(&mut tape)) };
         if status != 0 {
             return Err(self.f.runtime_error(status, [result_slots[0], result_slots[1]]));
         }

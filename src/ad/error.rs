@@ -23,7 +23,9 @@ pub enum AdError {
         found: usize,
     },
     /// An integer or boolean parameter was marked as differentiated.
-    #[error("parameter {index} of @{func} has type {ty}, which has no tangent; differentiate only f64 and slice parameters")]
+    #[error(
+        "parameter {index} of @{func} has type {ty}, which has no tangent; differentiate only f64 and slice parameters"
+    )]
     NotDifferentiable {
         /// The function.
         func: String,
@@ -37,7 +39,9 @@ pub enum AdError {
     BadWidth(u8),
     /// An active value is stored into a slice that is not differentiated, so its derivative
     /// would be lost.
-    #[error("@{func}, block {block}, inst {inst}: an active value is stored into `{slice}`, which is not differentiated; differentiate that slice parameter too")]
+    #[error(
+        "@{func}, block {block}, inst {inst}: an active value is stored into `{slice}`, which is not differentiated; differentiate that slice parameter too"
+    )]
     StoreIntoInactiveSlice {
         /// The function.
         func: String,
@@ -49,7 +53,9 @@ pub enum AdError {
         slice: String,
     },
     /// An active call to an extern with no registered rule.
-    #[error("@{func}, block {block}, inst {inst}: active call to extern @{callee}, which has no differentiation rule; register one or make the call inactive")]
+    #[error(
+        "@{func}, block {block}, inst {inst}: active call to extern @{callee}, which has no differentiation rule; register one or make the call inactive"
+    )]
     NoRule {
         /// The calling function.
         func: String,

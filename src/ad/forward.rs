@@ -147,7 +147,8 @@ impl Deriver<'_> {
         let source = self.source.func(id);
         let activity = Activity::analyse(source, wrt);
         let mut func = self.out.functions[new_id.index()].clone();
-        let mut primal: HashMap<Value, Value> = source.params.iter().copied().zip(func.params.iter().copied()).collect();
+        let mut primal: HashMap<Value, Value> =
+            source.params.iter().copied().zip(func.params.iter().copied()).collect();
         let mut tangent = Tangents { values: tangent_params, negated: HashSet::new() };
         // Blocks first (same labels, same order), with tangent parameters for active block params.
         for block in &source.blocks {
@@ -328,7 +329,9 @@ impl Deriver<'_> {
                     });
                 }
             }
-            Opcode::Call if active.iter().any(|&a| a) => self.active_call(em, source, inst, args, results, activity, tangent, site)?,
+            Opcode::Call if active.iter().any(|&a| a) => {
+                self.active_call(em, source, inst, args, results, activity, tangent, site)?
+            }
             Opcode::VLoad | Opcode::VStore | Opcode::Splat | Opcode::Extract | Opcode::Insert => {
                 if active.iter().any(|&a| a) {
                     return Err(unsupported());

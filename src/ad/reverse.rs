@@ -80,11 +80,8 @@ pub fn derive_reverse(module: &Module, func: &str, wrt: &[bool]) -> Result<Rever
     cleaned.functions.iter_mut().for_each(passes::dce);
     let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new() };
     let (fwd, pullback) = deriver.derive(id, wrt)?;
-    let value_and_grad = if f.returns.contains(&Type::F64) {
-        Some(deriver.value_and_grad(id, wrt, fwd, pullback))
-    } else {
-        None
-    };
+    let value_and_grad =
+        if f.returns.contains(&Type::F64) { Some(deriver.value_and_grad(id, wrt, fwd, pullback)) } else { None };
     let mut out = deriver.out;
     passes::optimize(&mut out);
     verify_module(&out).map_err(|e| AdError::DerivedInvalid(Box::new(e)))?;
@@ -159,8 +156,13 @@ impl Deriver<'_> {
                 pullback.add_param(Type::F64, Some(&format!("cot_{k}")));
             }
         }
-        pullback.returns =
-            source.params.iter().zip(wrt).filter(|(p, on)| **on && source.ty(**p) == Type::F64).map(|_| Type::F64).collect();
+        pullback.returns = source
+            .params
+            .iter()
+            .zip(wrt)
+            .filter(|(p, on)| **on && source.ty(**p) == Type::F64)
+            .map(|_| Type::F64)
+            .collect();
         let fwd_id = FuncId(self.out.functions.len() as u32);
         let pb_id = FuncId(fwd_id.0 + 1);
         self.out.functions.push(fwd);
@@ -204,7 +206,8 @@ impl Deriver<'_> {
     ) -> Result<(Function, Plans, MergeEdges, Vec<Block>), AdError> {
         let cfg = ControlFlow::new(source);
         let mut func = self.out.functions[fwd_id.index()].clone();
-        let mut primal: HashMap<Value, Value> = source.params.iter().copied().zip(func.params.iter().copied()).collect();
+        let mut primal: HashMap<Value, Value> =
+            source.params.iter().copied().zip(func.params.iter().copied()).collect();
         // Incoming edges per block, and the blocks that return.
         let mut incoming: HashMap<Block, Vec<(Block, usize)>> = HashMap::new();
         let mut returns = vec![];
@@ -469,7 +472,15 @@ impl Deriver<'_> {
                     Some(e) => e.clone(),
                     None => {
                         let p = cfg.predecessors(b)[0];
-                        let slot = source.block(p).term.as_ref().expect("terminated").successors().iter().position(|c| c.block == b).expect("edge");
+                        let slot = source
+                            .block(p)
+                            .term
+                            .as_ref()
+                            .expect("terminated")
+                            .successors()
+                            .iter()
+                            .position(|c| c.block == b)
+                            .expect("edge");
                         vec![(p, slot)]
                     }
                 };
@@ -486,7 +497,9 @@ impl Deriver<'_> {
                                 // received from `v` on this edge.
                                 let mut sum = if block.params.contains(&v) { None } else { adj.get(&v).copied() };
                                 for (k, &a) in call.args.iter().enumerate() {
-                                    if a == v && let Some(&c) = adj.get(&block.params[k]) {
+                                    if a == v
+                                        && let Some(&c) = adj.get(&block.params[k])
+                                    {
                                         sum = Some(add(&mut em, sum, c));
                                     }
                                 }
@@ -604,8 +617,11 @@ impl Deriver<'_> {
         let source = self.source.func(id);
         let name = self.unique_name(&format!("{}_value_and_grad", source.name));
         let mut func = Function::new(name, source.returns.clone());
-        let params: Vec<Value> =
-            source.params.iter().map(|&p| func.add_param(source.ty(p), source.values[p.index()].name.as_deref())).collect();
+        let params: Vec<Value> = source
+            .params
+            .iter()
+            .map(|&p| func.add_param(source.ty(p), source.values[p.index()].name.as_deref()))
+            .collect();
         let mut dslices = vec![];
         for (&p, &on) in source.params.iter().zip(wrt) {
             if on && source.ty(p).is_slice() {

@@ -95,9 +95,7 @@ fn rk4_step<'a>(f: &'a FunctionBuilder, s: &[Var<'a>], dt: f64) -> Vec<Var<'a>> 
     let k2 = derivative_ir(f, &axpy(&k1, dt * 0.5));
     let k3 = derivative_ir(f, &axpy(&k2, dt * 0.5));
     let k4 = derivative_ir(f, &axpy(&k3, dt));
-    (0..s.len())
-        .map(|i| s[i] + f.c(dt / 6.0) * (k1[i] + f.c(2.0) * k2[i] + f.c(2.0) * k3[i] + k4[i]))
-        .collect()
+    (0..s.len()).map(|i| s[i] + f.c(dt / 6.0) * (k1[i] + f.c(2.0) * k2[i] + f.c(2.0) * k3[i] + k4[i])).collect()
 }
 
 /// A deterministic initial state for `pendulums` pendulums: angles spread in ±0.5, at rest.

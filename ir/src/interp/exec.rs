@@ -327,7 +327,9 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         lanes.copy_within(a as usize..a as usize + w as usize, dst as usize);
                         lanes[dst as usize + lane as usize] = f!(x);
                     }
-                    CInst::TPush { a } => tape.push_bits(regs[a as usize]).map_err(|e| tape_error(e, here(frame.pc)))?,
+                    CInst::TPush { a } => {
+                        tape.push_bits(regs[a as usize]).map_err(|e| tape_error(e, here(frame.pc)))?
+                    }
                     CInst::TPop { dst, ty } => {
                         let bits = tape.pop_bits().map_err(|e| tape_error(e, here(frame.pc)))?;
                         regs[dst as usize] = if ty == Type::Bool { (bits != 0) as u64 } else { bits };

@@ -24,7 +24,7 @@ impl FuncLowerer<'_, '_> {
                 self.require_mutable(a)?;
             }
         }
-        let mut args: Vec<clif::Value> = Vec::with_capacity(inst.args.len() + 2);
+        let mut args: Vec<clif::Value> = Vec::with_capacity(inst.args.len() + 3);
         match callee {
             Callee::Func(id) => {
                 if self.m.depth_checks[self.fid.index()] {
@@ -36,7 +36,7 @@ impl FuncLowerer<'_, '_> {
                 let target = self.func_ref(target);
                 let deeper = self.b.ins().iadd_imm_s(self.depth, 1);
                 let out = self.scratch_addr(0)?;
-                args.extend([deeper, out]);
+                args.extend([deeper, out, self.tape]);
                 for &a in &inst.args {
                     args.extend(self.get(a).iter());
                 }

@@ -1,7 +1,8 @@
-//! Entry trampolines: `extern "C" fn(args: *const u64, results: *mut u64) -> i32`.
+//! Entry trampolines: `extern "C" fn(args: *const u64, results: *mut u64, tape: *mut TapeState) -> i32`.
 //!
 //! The trampoline loads every argument from the `args` slot buffer, calls the function's internal
-//! native function at depth 1 with `results` as its out pointer, and returns its status. The safe
+//! native function at depth 1 with `results` as its out pointer and the call's tape state, and
+//! returns its status. The safe
 //! handle packs and checks the buffers, so one trampoline serves every way of calling.
 
 use super::ModuleLowering;
@@ -37,9 +38,9 @@ pub(crate) fn lower_entry(
     let block = b.create_block();
     b.append_block_params_for_function_params(block);
     b.switch_to_block(block);
-    let (args, results) = (b.block_params(block)[0], b.block_params(block)[1]);
+    let (args, results, tape) = (b.block_params(block)[0], b.block_params(block)[1], b.block_params(block)[2]);
     let depth = b.ins().iconst(types::I64, 1);
-    let mut call_args = vec![depth, results];
+    let mut call_args = vec![depth, results, tape];
     let mut offset = 0;
     for ty in f.param_types() {
         abi::load_parts(&mut b, ty, args, offset, &mut call_args);

@@ -2,6 +2,7 @@
 //! sites with their cold error blocks, and the scratch stack slot used by calls.
 
 use super::ModuleLowering;
+use super::checks::BoundsFacts;
 use crate::abi::{self, part_count, slots_of};
 use crate::error::JitError;
 use crate::sites::{Site, SiteKind};
@@ -58,6 +59,8 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub depth: clif::Value,
     /// Where results are written (slot layout).
     pub out: clif::Value,
+    /// The call's `TapeState` (see `crate::tape`), passed on to every callee.
+    pub tape: clif::Value,
     /// Values defined by `iconst`, for inline `powi`.
     pub consts: HashMap<Value, i64>,
     /// Values defined by `fcmp`/`icmp`: opcode, condition, operands (for inverted branches).
@@ -68,7 +71,11 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     /// Error blocks to emit at the end.
     cold: Vec<ColdExit>,
     refs: HashMap<ClifFuncId, FuncRef>,
-    at_block: Block,
+    /// The IR control flow (dominators, for redundant bounds checks).
+    pub cfg: ControlFlow,
+    /// Accesses proved in bounds so far, and the shadow declarations.
+    pub facts: BoundsFacts,
+    pub at_block: Block,
     at_inst: u32,
 }
 
@@ -106,6 +113,7 @@ pub(crate) fn lower_function(
         .collect();
     let b = FunctionBuilder::new(func, fctx);
     let depth = clif::Value::reserved_value();
+    let facts = BoundsFacts::new(m.shadows.get(fid.index()).cloned().unwrap_or_default());
     let mut l = FuncLowerer {
         m,
         f,
@@ -116,12 +124,15 @@ pub(crate) fn lower_function(
         blocks: vec![],
         depth,
         out: depth,
+        tape: depth,
         consts,
         compares,
         scratch: None,
         propagate: None,
         cold: vec![],
         refs: HashMap::new(),
+        cfg: ControlFlow::new(f),
+        facts,
         at_block: Block::ENTRY,
         at_inst: 0,
     };
@@ -149,7 +160,8 @@ impl FuncLowerer<'_, '_> {
         let params = self.b.block_params(entry).to_vec();
         self.depth = params[0];
         self.out = params[1];
-        self.bind_all(&f.params, &params[2..]);
+        self.tape = params[2];
+        self.bind_all(&f.params, &params[3..]);
         let scratch_bytes = 8 * self.scratch_slots();
         if scratch_bytes > 0 {
             let data = StackSlotData::new(StackSlotKind::ExplicitSlot, scratch_bytes as u32, 4);
@@ -158,8 +170,9 @@ impl FuncLowerer<'_, '_> {
         // Reverse post-order: every definition is lowered before its uses (dominators come
         // first), and unreachable blocks, which may use values defined nowhere reachable, are
         // left out. (Cranelift chooses the code layout itself: see `lower_terminator`.)
-        let cfg = ControlFlow::new(f);
-        for &block in cfg.reverse_post_order() {
+        self.check_shadow_lengths();
+        let rpo = self.cfg.reverse_post_order().to_vec();
+        for &block in &rpo {
             let data = f.block(block);
             if block != Block::ENTRY {
                 let blk = self.blocks[block.index()];
@@ -182,6 +195,9 @@ impl FuncLowerer<'_, '_> {
 
     /// Emit the cold error blocks and the status-propagation block, then finish the function.
     fn finish(mut self) {
+        if let Some(stats) = self.m.check_stats.get_mut(self.fid.index()) {
+            *stats = self.facts.stats;
+        }
         for (blk, status, detail) in std::mem::take(&mut self.cold) {
             self.b.switch_to_block(blk);
             if let Some((index, len)) = detail {

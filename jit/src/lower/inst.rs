@@ -135,15 +135,13 @@ impl FuncLowerer<'_, '_> {
             }
             Len => Some(Parts::new(&[self.get(a.ok_or_else(missing)?)[1]])),
             Load => {
-                let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
-                let addr = self.element_address(s[0], s[1], i, 1);
+                let addr = self.element_address(a.ok_or_else(missing)?, arg(1).ok_or_else(missing)?, 1);
                 Some(Parts::new(&[self.b.ins().load(types::F64, scalar_flags(), addr, 0)]))
             }
             Store => {
                 self.require_mutable(a.ok_or_else(missing)?)?;
-                let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
                 let x = self.scalar(arg(2).ok_or_else(missing)?);
-                let addr = self.element_address(s[0], s[1], i, 1);
+                let addr = self.element_address(a.ok_or_else(missing)?, arg(1).ok_or_else(missing)?, 1);
                 self.b.ins().store(scalar_flags(), x, addr, 0);
                 None
             }
@@ -151,8 +149,7 @@ impl FuncLowerer<'_, '_> {
                 let Imm::Type(ty @ Type::F64x(w)) = inst.imm else {
                     return Err(self.internal("vload without a vector type".into()));
                 };
-                let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
-                let addr = self.element_address(s[0], s[1], i, w);
+                let addr = self.element_address(a.ok_or_else(missing)?, arg(1).ok_or_else(missing)?, w);
                 let parts: Vec<clif::Value> = (0..abi::part_count(ty))
                     .map(|c| self.b.ins().load(types::F64X2, abi::vector_flags(), addr, 16 * c as i32))
                     .collect();
@@ -160,11 +157,10 @@ impl FuncLowerer<'_, '_> {
             }
             VStore => {
                 self.require_mutable(a.ok_or_else(missing)?)?;
-                let (s, i) = (self.get(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
                 let v_ir = arg(2).ok_or_else(missing)?;
                 let w = self.ty(v_ir).lanes();
                 let v = self.get(v_ir);
-                let addr = self.element_address(s[0], s[1], i, w);
+                let addr = self.element_address(a.ok_or_else(missing)?, arg(1).ok_or_else(missing)?, w);
                 for (c, &chunk) in v.iter().enumerate() {
                     self.b.ins().store(abi::vector_flags(), chunk, addr, 16 * c as i32);
                 }
@@ -197,6 +193,14 @@ impl FuncLowerer<'_, '_> {
                 self.lower_call(callee, inst)?;
                 None
             }
+            TPush => {
+                self.lower_tpush(a.ok_or_else(missing)?)?;
+                None
+            }
+            TPop => {
+                let Imm::Type(ty) = inst.imm else { return Err(self.internal("tpop without a type".into())) };
+                Some(Parts::new(&[self.lower_tpop(ty)?]))
+            }
             op => return Err(self.internal(format!("no lowering for {op}"))),
         };
         if let (Some(r), Some(parts)) = (result, value) {
@@ -215,17 +219,33 @@ impl FuncLowerer<'_, '_> {
         }
     }
 
-    /// The address of element group `i` (each `width` f64s) of the slice `(ptr, len)`, after
-    /// checking `0 <= i` and `(i + 1) * width <= len` (unless bounds checks are off).
+    /// The address of element group `index` (each `width` f64s) of the slice `slice`, after
+    /// checking `0 <= index` and `(index + 1) * width <= len` — unless bounds checks are off, or
+    /// a dominating access already proved it (see `checks.rs`).
     ///
-    /// The check is one unsigned compare — a negative `i` is a huge unsigned number — against
-    /// `len / width`, which cannot overflow the way `(i + 1) * width` could.
-    fn element_address(&mut self, ptr: clif::Value, len: clif::Value, i: clif::Value, width: u8) -> clif::Value {
-        let shift = i64::from(width.max(1).trailing_zeros());
+    /// The check is one unsigned compare — a negative index is a huge unsigned number — against
+    /// `len / width`, which cannot overflow the way `(index + 1) * width` could.
+    fn element_address(&mut self, slice: jitdiff_ir::Value, index: jitdiff_ir::Value, width: u8) -> clif::Value {
+        let (s, i) = (self.get(slice), self.scalar(index));
+        let (ptr, len) = (s[0], s[1]);
+        let width = width.max(1);
+        let shift = i64::from(width.trailing_zeros());
         if self.m.bounds_checks {
-            let groups = if shift == 0 { len } else { self.b.ins().ushr_imm_u(len, shift) };
-            let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, i, groups);
-            self.fail_unless_with(ok, SiteKind::OutOfBounds, Some((i, len)));
+            // Slices are always parameters (an IR invariant); anything else is simply checked.
+            let param = self.f.params.iter().position(|&p| p == slice);
+            let at = self.at_block;
+            let proved = param.is_some_and(|p| self.facts.proves(&self.cfg, at, p, index, width));
+            if proved {
+                self.facts.stats.elided += 1;
+            } else {
+                let groups = if shift == 0 { len } else { self.b.ins().ushr_imm_u(len, shift) };
+                let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, i, groups);
+                self.fail_unless_with(ok, SiteKind::OutOfBounds, Some((i, len)));
+                self.facts.stats.emitted += 1;
+            }
+            if let Some(p) = param {
+                self.facts.record(at, p, index, width);
+            }
         }
         let offset = self.b.ins().ishl_imm_u(i, 3 + shift);
         self.b.ins().iadd(ptr, offset)

@@ -5,17 +5,22 @@
 //! - [`calls`]: calls to module functions, direct externs and closure externs; call depth.
 //! - [`control`]: jumps, branches and returns.
 //! - [`entry`]: the `extern "C"` entry trampoline of each function.
+//! - [`tape`]: `tpush` and `tpop`.
+//! - [`checks`]: which bounds checks an earlier check makes redundant; shadow-length checks.
 
 mod calls;
+mod checks;
 mod constants;
 mod control;
 mod entry;
 mod func;
 mod inst;
+mod tape;
 
 use crate::abi::{self, EntryFn};
 use crate::closure::ClosureCtx;
 use crate::error::JitError;
+use crate::shadow::{BoundsCheckStats, Shadow};
 use crate::sites::SiteTable;
 pub(crate) use constants::ConstantPool;
 use cranelift_codegen::ir::{AbiParam, Signature, UserFuncName, types};
@@ -70,12 +75,17 @@ pub(crate) struct ModuleLowering<'m> {
     pub sites: SiteTable,
     pub depth_checks: Vec<bool>,
     pub bounds_checks: bool,
+    /// Shadow-slice declarations per function.
+    pub shadows: Vec<Vec<Shadow>>,
+    /// Bounds checks emitted and elided per function.
+    pub check_stats: Vec<BoundsCheckStats>,
     pub frontend_config: TargetFrontendConfig,
     pub constants: ConstantPool,
     internal_ids: Vec<ClifFuncId>,
     math_ids: HashMap<Opcode, ClifFuncId>,
     extern_ids: HashMap<usize, ClifFuncId>,
     trampoline_id: Option<ClifFuncId>,
+    tape_grow_id: Option<ClifFuncId>,
 }
 
 /// The result of lowering: the finalized module and one entry trampoline per IR function.
@@ -85,6 +95,7 @@ pub(crate) struct Lowered {
     pub constants: ConstantPool,
     pub entries: Vec<EntryFn>,
     pub sites: SiteTable,
+    pub check_stats: Vec<BoundsCheckStats>,
 }
 
 fn module_error(what: &str, e: impl std::fmt::Display) -> JitError {
@@ -97,6 +108,7 @@ pub(crate) fn lower_module(
     jit: OwnedJit,
     externs: &[ResolvedExtern],
     bounds_checks: bool,
+    shadows: Vec<Vec<Shadow>>,
 ) -> Result<Lowered, JitError> {
     let mut m = ModuleLowering {
         ir,
@@ -107,10 +119,13 @@ pub(crate) fn lower_module(
         sites: SiteTable::default(),
         depth_checks: crate::callgraph::needs_depth_check(ir, MAX_CALL_DEPTH),
         bounds_checks,
+        shadows,
+        check_stats: vec![BoundsCheckStats::default(); ir.functions.len()],
         internal_ids: vec![],
         math_ids: HashMap::new(),
         extern_ids: HashMap::new(),
         trampoline_id: None,
+        tape_grow_id: None,
     };
     let template = m.jit.get().make_signature();
     let mut entry_ids = Vec::with_capacity(ir.functions.len());
@@ -168,13 +183,13 @@ pub(crate) fn lower_module(
         .map(|&id| {
             let ptr = m.jit.get().get_finalized_function(id);
             // SAFETY: `id` was defined with `entry_signature`, which is
-            // `extern "C" fn(*const u64, *mut u64) -> i32` under the host's default (System V)
+            // `extern "C" fn(*const u64, *mut u64, *mut TapeState) -> i32` under the host's default (System V)
             // calling convention, and the module is finalized, so `ptr` is executable code of
             // exactly that type for as long as `jit` lives.
             unsafe { std::mem::transmute::<*const u8, EntryFn>(ptr) }
         })
         .collect();
-    Ok(Lowered { jit: m.jit, constants: m.constants, entries, sites: m.sites })
+    Ok(Lowered { jit: m.jit, constants: m.constants, entries, sites: m.sites, check_stats: m.check_stats })
 }
 
 impl ModuleLowering<'_> {
@@ -233,6 +248,19 @@ impl ModuleLowering<'_> {
         sig.returns.push(AbiParam::new(abi::STATUS));
         let id = self.import(crate::closure::TRAMPOLINE_SYMBOL, &sig)?;
         self.trampoline_id = Some(id);
+        Ok(id)
+    }
+
+    /// The imported tape grow helper `(state) -> i32`.
+    pub fn tape_grow_id(&mut self) -> Result<ClifFuncId, JitError> {
+        if let Some(id) = self.tape_grow_id {
+            return Ok(id);
+        }
+        let mut sig = self.jit.get().make_signature();
+        sig.params.push(AbiParam::new(abi::PTR));
+        sig.returns.push(AbiParam::new(abi::STATUS));
+        let id = self.import(crate::tape::GROW_SYMBOL, &sig)?;
+        self.tape_grow_id = Some(id);
         Ok(id)
     }
 

@@ -1,0 +1,209 @@
+//! Native tapes: the programs of `tests/filetests/run_tape.ir` run on shared tapes under the JIT
+//! and the interpreter (results, errors and final tapes equal), a 10,000,000-push loop that
+//! grows the tape, and tape instructions behind the typed fast path.
+
+use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue, Site, Tape, parse_module};
+use jitdiff_jit::{Agreement, Arg, CallError, CompiledModule, JitOptions, RuntimeError, compile};
+use jitdiff_jit::{differential_call_with_tape, same_value};
+
+const PROGRAM: &str = include_str!("../../tests/filetests/run_tape.ir");
+
+fn program() -> (Module, CompiledModule) {
+    let m = parse_module(PROGRAM).unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    (m, compiled)
+}
+
+/// Run one call under both on `tape`; they must agree (tape included). Returns the outcome and
+/// the final tape.
+fn both(m: &Module, compiled: &CompiledModule, f: &str, args: &[ArgValue], tape: &Tape) -> (Agreement, Tape) {
+    let interp = Interpreter::new(m);
+    differential_call_with_tape(compiled, &interp, f, args, tape).unwrap_or_else(|d| panic!("{d}"))
+}
+
+/// What `@replay(n)` computes from the entries `@record(x, n)` pushed, in plain Rust.
+fn expected_replay(x: &[f64], n: usize) -> Vec<RuntimeValue> {
+    let (mut acc, mut isum, mut trues) = (0.0f64, 0i64, 0i64);
+    for i in (0..n).rev() {
+        let xi = x[i % x.len()];
+        acc = acc * 0.5 + xi;
+        isum = isum.wrapping_mul(3).wrapping_add(i as i64);
+        trues += i64::from(xi > 0.0);
+    }
+    vec![RuntimeValue::F64(acc), RuntimeValue::I64(isum), RuntimeValue::I64(trues)]
+}
+
+fn returned(a: Agreement) -> Vec<RuntimeValue> {
+    match a {
+        Agreement::Returned(v) => v,
+        other => panic!("expected values, got {other:?}"),
+    }
+}
+
+#[test]
+fn record_then_replay_twice_agrees_with_the_interpreter_including_the_tape() {
+    let (m, compiled) = program();
+    let x = vec![0.5, -1.25, 3.0, f64::NAN, 0.0, -7.5, 1e300];
+    // 100,000 triples: the native tape grows from empty through many reallocations.
+    for n in [0usize, 1, 5, 33, 100_000] {
+        let args = [ArgValue::Slice(x.clone()), ArgValue::I64(n as i64)];
+        let (out, mut tape) = both(&m, &compiled, "record", &args, &Tape::new());
+        assert_eq!(returned(out), vec![RuntimeValue::I64(n as i64)]);
+        assert_eq!((tape.len(), tape.cursor()), (3 * n, 3 * n));
+        for round in 0..2 {
+            let (out, after) = both(&m, &compiled, "replay", &[ArgValue::I64(n as i64)], &tape);
+            let got = returned(out);
+            let want = expected_replay(&x, n);
+            assert!(
+                got.iter().zip(&want).all(|(a, b)| same_value(a, b)),
+                "n = {n}, round {round}: {got:?} vs {want:?}"
+            );
+            assert_eq!((after.len(), after.cursor()), (3 * n, 0));
+            tape = after;
+            tape.reset_cursor();
+        }
+    }
+}
+
+#[test]
+fn native_underflow_names_the_tpop_and_leaves_the_tape_consistent() {
+    let (m, compiled) = program();
+    let (_, tape) = both(&m, &compiled, "record", &[ArgValue::Slice(vec![2.0]), ArgValue::I64(2)], &Tape::new());
+    let (out, after) = both(&m, &compiled, "replay", &[ArgValue::I64(3)], &tape);
+    assert_eq!(out, Agreement::Failed("TapeUnderflow"));
+    assert_eq!(after.cursor(), 0);
+
+    let replay = compiled.function("replay").unwrap();
+    let mut tape = tape;
+    let err = replay.call_with_tape(&mut [Arg::I64(3)], &mut tape).unwrap_err();
+    let CallError::Runtime(RuntimeError::TapeUnderflow { site }) = &err else { panic!("{err:?}") };
+    assert_eq!(site, &Site { func: "replay".into(), block: "body".into(), inst: 0 });
+    assert!(err.to_string().starts_with("tape underflow at @replay, block body, inst 0"), "{err}");
+    // A plain call runs on a fresh tape.
+    let err = replay.call(&mut [Arg::I64(1)]).unwrap_err();
+    assert!(matches!(err, CallError::Runtime(RuntimeError::TapeUnderflow { .. })), "{err}");
+}
+
+#[test]
+fn callees_and_recursion_share_the_native_tape() {
+    let (m, compiled) = program();
+    let (out, tape) = both(&m, &compiled, "outer", &[ArgValue::F64(3.0)], &Tape::new());
+    assert_eq!(returned(out), vec![RuntimeValue::F64(6.0)]);
+    assert_eq!((tape.entries(), tape.cursor()), (&[3.0f64.to_bits(), 6.0f64.to_bits()][..], 1));
+    let (out, tape) = both(&m, &compiled, "down", &[ArgValue::I64(200)], &Tape::new());
+    assert_eq!(returned(out), vec![RuntimeValue::I64(20_100)]);
+    assert_eq!((tape.len(), tape.cursor()), (201, 0));
+    // Past the call-depth limit: the error comes after 256 pushes, on both.
+    let (out, tape) = both(&m, &compiled, "down", &[ArgValue::I64(1000)], &Tape::new());
+    assert_eq!(out, Agreement::Failed("CallDepthExceeded"));
+    assert_eq!(tape.len(), 256);
+}
+
+#[test]
+fn calls_continue_on_a_tape_that_already_holds_entries() {
+    let (m, compiled) = program();
+    let mut start = Tape::new();
+    for k in 0..5u64 {
+        start.push_bits(k).unwrap();
+    }
+    // A cursor in the middle: @outer's push moves it to the end again.
+    start.pop_bits().unwrap();
+    start.pop_bits().unwrap();
+    let (out, tape) = both(&m, &compiled, "outer", &[ArgValue::F64(-1.0)], &start);
+    assert_eq!(returned(out), vec![RuntimeValue::F64(-2.0)]);
+    assert_eq!(tape.len(), 7);
+    assert_eq!(tape.cursor(), 6);
+    assert_eq!(tape.entries()[..5], [0, 1, 2, 3, 4]);
+}
+
+const FILL: &str = "\
+func @fill(n: i64) {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    jump head(zero)
+head(i: i64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    x = itof i
+    tpush x
+    i2 = iadd i, one
+    jump head(i2)
+exit:
+    ret
+}
+
+func @drain(n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit(acc)
+body:
+    x = tpop.f64
+    acc2 = fadd acc, x
+    i2 = iadd i, one
+    jump head(i2, acc2)
+exit(r: f64):
+    ret r
+}
+
+func @push_pop(x: f64) -> f64 {
+entry:
+    tpush x
+    y = tpop.f64
+    ret y
+}
+";
+
+#[test]
+fn ten_million_native_pushes_grow_the_tape_and_pop_back_exactly() {
+    let m = parse_module(FILL).unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let (fill, drain) = (compiled.function("fill").unwrap(), compiled.function("drain").unwrap());
+    const N: usize = 10_000_000;
+    let mut tape = Tape::new();
+    fill.call_with_tape(&mut [Arg::I64(N as i64)], &mut tape).unwrap();
+    assert_eq!((tape.len(), tape.cursor()), (N, N));
+    assert!(tape.bytes() >= 8 * N);
+    for k in [0, 1, 4095, 4096, 1 << 20, N / 2, N - 1] {
+        assert_eq!(tape.entries()[k], (k as f64).to_bits(), "entry {k}");
+    }
+    // Sums of integers below 2^53 are exact in any order.
+    let want = (N as f64 - 1.0) * N as f64 / 2.0;
+    for _ in 0..2 {
+        let out = drain.call_with_tape(&mut [Arg::I64(N as i64)], &mut tape).unwrap();
+        assert_eq!(out, vec![RuntimeValue::F64(want)]);
+        assert_eq!(tape.cursor(), 0);
+        tape.reset_cursor();
+    }
+    let err = drain.call_with_tape(&mut [Arg::I64(N as i64 + 1)], &mut tape).unwrap_err();
+    assert!(matches!(err, CallError::Runtime(RuntimeError::TapeUnderflow { .. })), "{err}");
+    tape.release();
+    assert_eq!((tape.len(), tape.bytes()), (0, 0));
+}
+
+#[test]
+fn the_typed_fast_path_and_call_into_run_on_tapes_too() {
+    let m = parse_module(FILL).unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let f = compiled.function("push_pop").unwrap();
+    let typed = f.typed::<(f64,), f64>().unwrap();
+    assert_eq!(typed.call((2.5,)).unwrap(), 2.5);
+    let mut tape = Tape::new();
+    let mut out = [RuntimeValue::F64(0.0)];
+    for k in 0..3 {
+        f.call_into_with_tape(&mut [Arg::F64(k as f64)], &mut out, &mut tape).unwrap();
+        assert_eq!(out[0], RuntimeValue::F64(k as f64));
+    }
+    // Each call pushed one entry and popped it again.
+    assert_eq!((tape.len(), tape.cursor()), (3, 2));
+    // A cursor set past the end (through the low-level parts) counts as the end.
+    *tape.parts_mut().1 = 99;
+    let drain = compiled.function("drain").unwrap();
+    assert_eq!(drain.call_with_tape(&mut [Arg::I64(3)], &mut tape).unwrap(), vec![RuntimeValue::F64(3.0)]);
+}

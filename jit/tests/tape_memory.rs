@@ -1,0 +1,115 @@
+//! Tape memory: `Tape::release` gives a large tape's memory back to the system, a refused
+//! allocation is a `TapeAllocation` error (interpreter and JIT alike, never an abort), and a call
+//! on a tape with room allocates nothing. Its own test binary: it installs the counting
+//! allocator and reads the process's RSS; a lock keeps its tests from overlapping.
+
+use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue, Site, Tape, parse_module};
+use jitdiff_jit::alloc_count::{CountingAllocator, allocations_on_this_thread, fail_allocations_over};
+use jitdiff_jit::{Agreement, Arg, CallError, JitOptions, RuntimeError, compile, differential_call_with_tape};
+use std::sync::Mutex;
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const FILL: &str = "\
+func @fill(n: i64) {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    jump head(zero)
+head(i: i64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    tpush i
+    i2 = iadd i, one
+    jump head(i2)
+exit:
+    ret
+}
+
+func @push_pop(x: f64) -> f64 {
+entry:
+    tpush x
+    y = tpop.f64
+    ret y
+}
+";
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("VmRSS value")
+}
+
+#[test]
+fn release_returns_a_large_tapes_memory() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let m = parse_module(FILL).unwrap();
+    let fill = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap().function("fill").unwrap();
+    let mut tape = Tape::new();
+    let before = rss_kib();
+    fill.call_with_tape(&mut [Arg::I64(10_000_000)], &mut tape).unwrap();
+    let full = rss_kib();
+    assert_eq!(tape.len(), 10_000_000);
+    // 80 MB of entries were written.
+    assert!(full >= before + 70_000, "RSS {before} -> {full} KiB after 10,000,000 pushes");
+    tape.clear();
+    assert!(tape.bytes() >= 80_000_000, "clear keeps the memory");
+    tape.release();
+    let released = rss_kib();
+    assert_eq!(tape.bytes(), 0);
+    assert!(released + 60_000 <= full, "RSS {full} -> {released} KiB after release");
+}
+
+#[test]
+fn a_refused_allocation_is_a_tape_allocation_error_on_both() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let m = parse_module(FILL).unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let interp = Interpreter::new(&m);
+    let fill = compiled.function("fill").unwrap();
+    let mut native_tape = Tape::new();
+    let (outcome, native) = {
+        // 8 MiB holds 2^20 entries; the next doubling (16 MiB) is refused.
+        let _limit = fail_allocations_over(8 << 20);
+        let outcome =
+            differential_call_with_tape(&compiled, &interp, "fill", &[ArgValue::I64(3_000_000)], &Tape::new());
+        (outcome, fill.call_with_tape(&mut [Arg::I64(3_000_000)], &mut native_tape))
+    };
+    let (agreement, agreed_tape) = outcome.unwrap_or_else(|d| panic!("{d}"));
+    let (len, native_len) = (agreed_tape.len(), native_tape.len());
+    assert_eq!(agreement, Agreement::Failed("TapeAllocation"));
+    assert_eq!((len, native_len), (1 << 20, 1 << 20), "the tape keeps what was pushed before the failure");
+    let err = native.unwrap_err();
+    let CallError::Runtime(RuntimeError::TapeAllocation { site }) = &err else { panic!("{err:?}") };
+    assert_eq!(site, &Site { func: "fill".into(), block: "body".into(), inst: 0 });
+    assert!(err.to_string().starts_with("could not grow the tape at @fill, block body, inst 0"), "{err}");
+}
+
+#[test]
+fn calls_on_a_tape_with_room_allocate_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let m = parse_module(FILL).unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let (fill, push_pop) = (compiled.function("fill").unwrap(), compiled.function("push_pop").unwrap());
+    let typed = push_pop.typed::<(f64,), f64>().unwrap();
+    let mut tape = Tape::with_capacity(1000).unwrap();
+    let mut out = [RuntimeValue::F64(0.0)];
+    let before = allocations_on_this_thread();
+    for k in 0..100 {
+        push_pop.call_into_with_tape(&mut [Arg::F64(k as f64)], &mut out, &mut tape).unwrap();
+        // A fresh tape that is pushed to grows; one that is not costs nothing.
+        push_pop.call_into(&mut [Arg::F64(k as f64)], &mut out).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(typed.call((k as f64,)).unwrap(), k as f64);
+    }
+    let with_room = allocations_on_this_thread() - before;
+    fill.call_into_with_tape(&mut [Arg::I64(800)], &mut [], &mut tape).unwrap();
+    let after_fill = allocations_on_this_thread() - before;
+    assert_eq!(tape.len(), 900);
+    // Plain calls that push grow their fresh tape once each (call_into and typed: 200 calls).
+    assert_eq!(with_room, 200, "only the fresh tapes of the plain calls allocate");
+    assert_eq!(after_fill, with_room, "900 entries fit in the reserved 1000");
+}
