@@ -111,24 +111,12 @@ pub enum RuntimeError {
     },
     /// A slice declared the shadow of another ([`JitOptions::shadow_slice`](crate::JitOptions::shadow_slice))
     /// does not have `lanes` entries per element of it. Checked when the function is entered.
-    #[error(
-        "shadow slice {shadow} must hold {lanes} entries per element of {primal}: {primal} has length \
-         {primal_len}, so {shadow} needs length {}, but has {shadow_len} (at {site})",
-        *lanes as usize * primal_len
-    )]
+    #[error("{mismatch} (at {site})")]
     ShadowLength {
         /// The function's entry.
         site: Site,
-        /// The shadow parameter's name.
-        shadow: String,
-        /// The primal parameter's name.
-        primal: String,
-        /// Declared entries per element.
-        lanes: u8,
-        /// The shadow slice's length.
-        shadow_len: usize,
-        /// The primal slice's length.
-        primal_len: usize,
+        /// The parameters and their lengths (boxed: errors stay small).
+        mismatch: Box<ShadowMismatch>,
     },
     /// A closure extern returned an error, panicked, or returned values of the wrong kinds.
     #[error("extern @{name} failed at {site}: {message}")]
@@ -168,6 +156,26 @@ impl RuntimeError {
             | RuntimeError::ExternFailed { site, .. } => site,
         }
     }
+}
+
+/// The detail of [`RuntimeError::ShadowLength`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "shadow slice {shadow} must hold {lanes} entries per element of {primal}: {primal} has length {primal_len}, \
+     so {shadow} needs length {}, but has {shadow_len}",
+    *lanes as usize * primal_len
+)]
+pub struct ShadowMismatch {
+    /// The shadow parameter's name.
+    pub shadow: String,
+    /// The primal parameter's name.
+    pub primal: String,
+    /// Declared entries per element.
+    pub lanes: u8,
+    /// The shadow slice's length.
+    pub shadow_len: usize,
+    /// The primal slice's length.
+    pub primal_len: usize,
 }
 
 /// Why a call through a [`CompiledFn`](crate::CompiledFn) failed. Every variant but `Runtime` is

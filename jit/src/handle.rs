@@ -2,7 +2,7 @@
 
 use crate::abi::{EntryFn, MIN_OUT_SLOTS, slot_count, slots_of};
 use crate::closure::ClosureCtx;
-use crate::error::{CallError, JitError, RuntimeError};
+use crate::error::{CallError, JitError, RuntimeError, ShadowMismatch};
 use crate::fault::{self, Fault};
 use crate::lower::{ConstantPool, OwnedJit};
 use crate::shadow::BoundsCheckStats;
@@ -389,14 +389,14 @@ impl CompiledFn {
             (SiteKind::ShadowLength { shadow, primal, lanes }, _) => {
                 let names = module.functions.get(func).map(|f| &f.param_names[..]).unwrap_or_default();
                 let name = |p: u32| names.get(p as usize).cloned().unwrap_or_else(|| format!("parameter {p}"));
-                RuntimeError::ShadowLength {
-                    site: ir_site,
+                let mismatch = ShadowMismatch {
                     shadow: name(shadow),
                     primal: name(primal),
                     lanes,
                     shadow_len: detail[0] as usize,
                     primal_len: detail[1] as usize,
-                }
+                };
+                RuntimeError::ShadowLength { site: ir_site, mismatch: Box::new(mismatch) }
             }
             (SiteKind::ExternFailed, Some(Fault::Extern { name, message })) => {
                 RuntimeError::ExternFailed { name, message, site: ir_site }

@@ -108,7 +108,11 @@
 //! instructions, where the backtracking one can take seconds). Bounds checks can only be turned
 //! off through the `unsafe` [`JitOptions::without_bounds_checks`], meant for measuring what the
 //! checks cost (about 10% on Extended Rosenbrock): the caller then promises every index is in
-//! bounds. Cranelift's own IR verifier checks every lowered function in debug builds (all tests
+//! bounds. A safe way to drop redundant checks is [`JitOptions::shadow_slice`]: declaring that
+//! one slice parameter holds `lanes` entries per element of another (a tangent and its primal)
+//! makes the function check that length relation on entry and skip the bounds check of an
+//! access whose index a dominating access to the other slice (or to the same slice) already
+//! checked; [`CompiledFn::bounds_check_stats`] counts the checks emitted and elided. Cranelift's own IR verifier checks every lowered function in debug builds (all tests
 //! run with it) and is skipped in release builds, where it costs 10-15% of compile time. Setting
 //! the environment variable `JITDIFF_DISASM` prints the Cranelift IR and machine code of every
 //! function compiled (see `jit/examples/disasm.rs`).
@@ -150,9 +154,9 @@ mod typed;
 
 pub mod alloc_count;
 pub use compile::compile;
-pub use error::{CallError, JitError, RuntimeError};
+pub use error::{CallError, JitError, RuntimeError, ShadowMismatch};
 pub use handle::{Arg, CompiledFn, CompiledModule};
 pub use options::{JitOptions, OptLevel, RegAlloc};
-pub use shadow::{BoundsCheckStats, ShadowSlice};
 pub use oracle::{Agreement, Disagreement, differential_call, differential_call_with_tape, same_f64, same_value};
+pub use shadow::{BoundsCheckStats, ShadowSlice};
 pub use typed::{MAX_TYPED_SLOTS, NativeArgs, NativeResults, Scalar, TypedFn};

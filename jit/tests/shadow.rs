@@ -97,11 +97,9 @@ fn a_tangent_of_the_wrong_length_is_an_error_before_any_access() {
     for d_len in [0usize, 1, 9, 11, 20] {
         let d = vec![0.5; d_len];
         let err = runtime(f.call(&mut [Arg::Slice(&x), Arg::Slice(&d)]).unwrap_err());
-        let RuntimeError::ShadowLength { site, shadow, primal, lanes, shadow_len, primal_len } = &err else {
-            panic!("d_x of length {d_len}: {err:?}")
-        };
-        assert_eq!((shadow.as_str(), primal.as_str(), *lanes), ("d_x", "x", 1));
-        assert_eq!((*shadow_len, *primal_len), (d_len, 10));
+        let RuntimeError::ShadowLength { site, mismatch } = &err else { panic!("d_x of length {d_len}: {err:?}") };
+        assert_eq!((mismatch.shadow.as_str(), mismatch.primal.as_str(), mismatch.lanes), ("d_x", "x", 1));
+        assert_eq!((mismatch.shadow_len, mismatch.primal_len), (d_len, 10));
         assert_eq!((site.func.as_str(), site.block.as_str(), site.inst), ("rosenbrock_jvp", "entry", 0));
         assert_eq!(err.kind_name(), "ShadowLength");
     }
@@ -264,8 +262,8 @@ entry:
     let x = vec![1.0; 8];
     // x is passed as its own shadow: 8 entries, not 4 * 8.
     let e = runtime(caller.call(&mut [Arg::Slice(&x), Arg::I64(1)]).unwrap_err());
-    let RuntimeError::ShadowLength { site, shadow_len, primal_len, .. } = e else { panic!("{e:?}") };
-    assert_eq!((site.func.as_str(), shadow_len, primal_len), ("same_block", 8, 8));
+    let RuntimeError::ShadowLength { site, mismatch } = e else { panic!("{e:?}") };
+    assert_eq!((site.func.as_str(), mismatch.shadow_len, mismatch.primal_len), ("same_block", 8, 8));
 }
 
 #[test]
