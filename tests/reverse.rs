@@ -110,7 +110,7 @@ fn a_pullback_applied_twice_equals_two_fresh_runs() {
     let mut tape = Tape::new();
     let y = interp.call_with_tape(&d.forward, &mut args.clone(), &mut tape).unwrap();
     assert_eq!(y[0].as_f64().unwrap(), p.reference());
-    let mut pull = |cot: f64, tape: &mut Tape| {
+    let pull = |cot: f64, tape: &mut Tape| {
         let mut pb_args = vec![ArgValue::SliceMut(vec![0.0; 3]), ArgValue::F64(cot)];
         let out = interp.call_with_tape(&d.pullback, &mut pb_args, tape).unwrap();
         let mut g = pb_args[0].as_slice().unwrap().to_vec();

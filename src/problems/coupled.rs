@@ -79,10 +79,10 @@ fn derivative_ir<'a>(f: &'a FunctionBuilder, s: &[Var<'a>]) -> Vec<Var<'a>> {
     for i in 0..n {
         let mut a = -(f.c(GRAVITY_OVER_LENGTH) * theta[i].sin()) - f.c(DAMPING) * omega[i];
         if i > 0 {
-            a = a + f.c(SPRING) * (theta[i - 1] - theta[i]);
+            a += f.c(SPRING) * (theta[i - 1] - theta[i]);
         }
         if i + 1 < n {
-            a = a + f.c(SPRING) * (theta[i + 1] - theta[i]);
+            a += f.c(SPRING) * (theta[i + 1] - theta[i]);
         }
         d.push(a);
     }

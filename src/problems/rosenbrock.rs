@@ -70,26 +70,6 @@ impl Problem for Rosenbrock {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn short_inputs_give_zero_and_the_minimum_is_zero() {
-        assert_eq!(rosenbrock(&[]), 0.0);
-        assert_eq!(rosenbrock(&[3.0]), 0.0);
-        assert_eq!(rosenbrock(&[1.0; 50]), 0.0);
-    }
-
-    #[test]
-    fn standard_start_matches_the_closed_form() {
-        // Pairs (-1.2, 1) give 24.2 and pairs (1, -1.2) give 484.
-        let x = standard_start(5);
-        assert_eq!(x, vec![-1.2, 1.0, -1.2, 1.0, -1.2]);
-        assert!((rosenbrock(&x) - (2.0 * 24.2 + 2.0 * 484.0)).abs() < 1e-9);
-    }
-}
-
 /// The hand-written analytic gradient of [`rosenbrock`] into `grad` (overwritten); returns the
 /// value. The baseline the reverse-mode benchmark compares against.
 ///
@@ -111,4 +91,24 @@ pub fn rosenbrock_gradient(x: &[f64], grad: &mut [f64]) -> f64 {
         grad[i + 1] += 200.0 * valley;
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_inputs_give_zero_and_the_minimum_is_zero() {
+        assert_eq!(rosenbrock(&[]), 0.0);
+        assert_eq!(rosenbrock(&[3.0]), 0.0);
+        assert_eq!(rosenbrock(&[1.0; 50]), 0.0);
+    }
+
+    #[test]
+    fn standard_start_matches_the_closed_form() {
+        // Pairs (-1.2, 1) give 24.2 and pairs (1, -1.2) give 484.
+        let x = standard_start(5);
+        assert_eq!(x, vec![-1.2, 1.0, -1.2, 1.0, -1.2]);
+        assert!((rosenbrock(&x) - (2.0 * 24.2 + 2.0 * 484.0)).abs() < 1e-9);
+    }
 }
