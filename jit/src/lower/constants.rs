@@ -23,11 +23,15 @@ impl ConstantPool {
         let mut values = vec![];
         let mut index = HashMap::new();
         for inst in module.functions.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.insts) {
-            if let (Opcode::FConst, Imm::F64(x)) = (inst.op, inst.imm)
-                && x.to_bits() != 0
-            {
-                index.entry(x.to_bits()).or_insert_with(|| {
-                    values.push(x.to_bits());
+            let Imm::F64(x) = inst.imm else { continue };
+            if inst.op != Opcode::FConst || x.to_bits() == 0 {
+                continue;
+            }
+            // `2C` too, for the rewrite of `fmul C, (fadd a, a)` (see `doubling.rs`).
+            let doubled = super::doubling::doubling_is_exact(x).then_some(2.0 * x);
+            for c in std::iter::once(x).chain(doubled) {
+                index.entry(c.to_bits()).or_insert_with(|| {
+                    values.push(c.to_bits());
                     values.len() - 1
                 });
             }

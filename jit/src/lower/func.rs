@@ -3,6 +3,7 @@
 
 use super::ModuleLowering;
 use super::checks::BoundsFacts;
+use super::doubling::Doubling;
 use crate::abi::{self, part_count, slots_of};
 use crate::error::JitError;
 use crate::sites::{Site, SiteKind};
@@ -63,6 +64,8 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub tape: clif::Value,
     /// Values defined by `iconst`, for inline `powi`.
     pub consts: HashMap<Value, i64>,
+    /// The exact rewrite of `fmul C, (fadd a, a)` (see `doubling.rs`).
+    pub doubling: Doubling,
     /// Values defined by `fcmp`/`icmp`: opcode, condition, operands (for inverted branches).
     pub compares: HashMap<Value, (Opcode, CondCode, Value, Value)>,
     /// Room for call results and closure arguments, shared by every call site.
@@ -126,6 +129,7 @@ pub(crate) fn lower_function(
         out: depth,
         tape: depth,
         consts,
+        doubling: Doubling::of(f),
         compares,
         scratch: None,
         propagate: None,

@@ -28,6 +28,9 @@ impl FuncLowerer<'_, '_> {
         let value: Option<Parts> = match inst.op {
             FConst => {
                 let Imm::F64(x) = inst.imm else { return Err(self.internal("fconst without value".into())) };
+                if let Some(r) = result {
+                    self.define_doubled_constant(r, x);
+                }
                 Some(Parts::new(&[self.float_constant(x)]))
             }
             IConst => {
@@ -40,7 +43,14 @@ impl FuncLowerer<'_, '_> {
             }
             FAdd => Some(lanewise(self, &|l, p, q| l.b.ins().fadd(p, q))?),
             FSub => Some(lanewise(self, &|l, p, q| l.b.ins().fsub(p, q))?),
-            FMul => Some(lanewise(self, &|l, p, q| l.b.ins().fmul(p, q))?),
+            FMul => match self.doubling.rewrite(&inst.args) {
+                Some((c, a)) => {
+                    let twice = self.doubled_constant(c);
+                    let a = self.scalar(a);
+                    Some(Parts::new(&[self.b.ins().fmul(twice, a)]))
+                }
+                None => Some(lanewise(self, &|l, p, q| l.b.ins().fmul(p, q))?),
+            },
             FDiv => Some(lanewise(self, &|l, p, q| l.b.ins().fdiv(p, q))?),
             FNeg => {
                 let x = self.get(a.ok_or_else(missing)?);
@@ -253,7 +263,7 @@ impl FuncLowerer<'_, '_> {
 
     /// A float constant: a load from the module's constant pool, kept where the IR defines the
     /// constant (see `constants.rs`); zero is `f64const` (one `xor`).
-    fn float_constant(&mut self, x: f64) -> clif::Value {
+    pub(super) fn float_constant(&mut self, x: f64) -> clif::Value {
         match self.m.constants.address(x.to_bits()) {
             Some(address) => {
                 let address = self.iconst(address as i64);

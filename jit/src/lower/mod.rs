@@ -6,12 +6,14 @@
 //! - [`control`]: jumps, branches and returns.
 //! - [`entry`]: the `extern "C"` entry trampoline of each function.
 //! - [`tape`]: `tpush` and `tpop`.
+//! - [`doubling`]: the exact rewrite `fmul C, (fadd a, a)` → `fmul 2C, a`.
 //! - [`checks`]: which bounds checks an earlier check makes redundant; shadow-length checks.
 
 mod calls;
 mod checks;
 mod constants;
 mod control;
+mod doubling;
 mod entry;
 mod func;
 mod inst;
