@@ -10,7 +10,7 @@
 //! After criterion's report, a summary measures the ratios the project tracks in one interleaved
 //! run (the machine is shared, so ratios are steadier than absolute times). The cost of bounds
 //! checks (checked vs unchecked code) is measured by `jit/benches/bounds_checks.rs`, because
-//! turning checks off takes `unsafe`, which only the jit crate may contain.
+//! turning checks off is an explicit opt-in that only the jit crate may use.
 //!
 //! Run: `cargo bench --bench primal -- --warm-up-time 1 --measurement-time 3`.
 
