@@ -11,6 +11,7 @@
 
 use super::activity::Activity;
 use super::error::AdError;
+use super::request::{checked_function, differentiation_source};
 use jitdiff_ir::{
     Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, passes,
     verify_module,
@@ -48,21 +49,8 @@ pub fn derive_forward(module: &Module, func: &str, wrt: &[bool], width: u8) -> R
     if !matches!(width, 1 | 2 | 4 | 8 | 16) {
         return Err(AdError::BadWidth(width));
     }
-    let id = module.func_id(func).ok_or_else(|| AdError::UnknownFunction(func.to_string()))?;
-    let f = module.func(id);
-    if wrt.len() != f.params.len() {
-        return Err(AdError::WrongMaskLength { func: func.into(), expected: f.params.len(), found: wrt.len() });
-    }
-    for (index, (&p, &on)) in f.params.iter().zip(wrt).enumerate() {
-        let ty = f.ty(p);
-        if on && !(ty == Type::F64 || ty.is_slice()) {
-            return Err(AdError::NotDifferentiable { func: func.into(), index, ty });
-        }
-    }
-    // Unreachable blocks have nothing to differentiate; dropping them first keeps the derived
-    // function free of blocks that were never visited.
-    let mut cleaned = module.clone();
-    cleaned.functions.iter_mut().for_each(passes::dce);
+    let id = checked_function(module, func, wrt)?;
+    let cleaned = differentiation_source(module);
     let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), width };
     let derived = deriver.derive(id, wrt)?;
     let mut out = deriver.out;

@@ -9,6 +9,7 @@ mod activity;
 mod error;
 mod forward;
 mod liveness;
+mod request;
 mod reverse;
 
 pub use activity::Activity;

@@ -20,6 +20,7 @@
 use super::activity::Activity;
 use super::error::AdError;
 use super::liveness::Liveness;
+use super::request::{checked_function, differentiation_source};
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{
     Block, BlockCall, Callee, CondCode, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value,
@@ -65,19 +66,9 @@ pub struct ReverseDerivative {
 /// ```
 pub fn derive_reverse(module: &Module, func: &str, wrt: &[bool]) -> Result<ReverseDerivative, AdError> {
     verify_module(module)?;
-    let id = module.func_id(func).ok_or_else(|| AdError::UnknownFunction(func.to_string()))?;
+    let id = checked_function(module, func, wrt)?;
     let f = module.func(id);
-    if wrt.len() != f.params.len() {
-        return Err(AdError::WrongMaskLength { func: func.into(), expected: f.params.len(), found: wrt.len() });
-    }
-    for (index, (&p, &on)) in f.params.iter().zip(wrt).enumerate() {
-        let ty = f.ty(p);
-        if on && !(ty == Type::F64 || ty.is_slice()) {
-            return Err(AdError::NotDifferentiable { func: func.into(), index, ty });
-        }
-    }
-    let mut cleaned = module.clone();
-    cleaned.functions.iter_mut().for_each(passes::dce);
+    let cleaned = differentiation_source(module);
     let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new() };
     let (fwd, pullback) = deriver.derive(id, wrt)?;
     let value_and_grad =

@@ -1,0 +1,29 @@
+//! What both transforms check about a differentiation request, and the source they read.
+
+use super::error::AdError;
+use jitdiff_ir::{FuncId, Module, Type, passes};
+
+/// Find `@func` and check `wrt`: one flag per parameter, set only on `f64` and slice
+/// parameters. The module is assumed verified.
+pub(super) fn checked_function(module: &Module, func: &str, wrt: &[bool]) -> Result<FuncId, AdError> {
+    let id = module.func_id(func).ok_or_else(|| AdError::UnknownFunction(func.to_string()))?;
+    let f = module.func(id);
+    if wrt.len() != f.params.len() {
+        return Err(AdError::WrongMaskLength { func: func.into(), expected: f.params.len(), found: wrt.len() });
+    }
+    for (index, (&p, &on)) in f.params.iter().zip(wrt).enumerate() {
+        let ty = f.ty(p);
+        if on && !(ty == Type::F64 || ty.is_slice()) {
+            return Err(AdError::NotDifferentiable { func: func.into(), index, ty });
+        }
+    }
+    Ok(id)
+}
+
+/// The module the transforms read: unreachable blocks have nothing to differentiate, and
+/// dropping them first keeps derived functions free of blocks that were never visited.
+pub(super) fn differentiation_source(module: &Module) -> Module {
+    let mut cleaned = module.clone();
+    cleaned.functions.iter_mut().for_each(passes::dce);
+    cleaned
+}
