@@ -52,6 +52,25 @@ pub trait Problem {
     fn args(&self) -> Vec<ArgValue>;
     /// The value computed by the plain-Rust reference implementation.
     fn reference(&self) -> f64;
+    /// The hand-written analytic gradient in plain Rust (the benchmarks' baseline): writes the
+    /// flat gradient with respect to [`Problem::active_params`] — the layout of
+    /// `GradientFn::value_and_grad` — into `grad` and returns the value. `None` when the problem
+    /// has no hand-written gradient.
+    fn hand_value_and_grad(&self, grad: &mut [f64]) -> Option<f64> {
+        let _ = grad;
+        None
+    }
+    /// Length of the flat gradient with respect to [`Problem::active_params`].
+    fn gradient_len(&self) -> usize {
+        let args = self.args();
+        self.active_params()
+            .iter()
+            .map(|&i| match &args[i] {
+                ArgValue::Slice(v) => v.len(),
+                _ => 1,
+            })
+            .sum()
+    }
 }
 
 /// Every problem at the sizes DESIGN.md benchmarks: Rosenbrock n = 10, 1000, 100 000; GMM

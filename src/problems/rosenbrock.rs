@@ -68,6 +68,9 @@ impl Problem for Rosenbrock {
     fn reference(&self) -> f64 {
         rosenbrock(&self.x)
     }
+    fn hand_value_and_grad(&self, grad: &mut [f64]) -> Option<f64> {
+        Some(rosenbrock_gradient(&self.x, grad))
+    }
 }
 
 /// The hand-written analytic gradient of [`rosenbrock`] into `grad` (overwritten); returns the
