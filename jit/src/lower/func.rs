@@ -80,6 +80,8 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub facts: BoundsFacts,
     pub at_block: Block,
     at_inst: u32,
+    /// The `TapeState` fields in variables, for a function with tape operations (`tape.rs`).
+    pub tape_vars: Option<super::tape::TapeVars>,
 }
 
 /// Lower IR function `fid` into `func` (whose signature is already set).
@@ -139,6 +141,7 @@ pub(crate) fn lower_function(
         facts,
         at_block: Block::ENTRY,
         at_inst: 0,
+        tape_vars: None,
     };
     l.lower_body()?;
     l.finish();
@@ -166,6 +169,9 @@ impl FuncLowerer<'_, '_> {
         self.out = params[1];
         self.tape = params[2];
         self.bind_all(&f.params, &params[3..]);
+        if super::tape::uses_tape(f) {
+            self.init_tape_vars();
+        }
         let scratch_bytes = 8 * self.scratch_slots();
         if scratch_bytes > 0 {
             let data = StackSlotData::new(StackSlotKind::ExplicitSlot, scratch_bytes as u32, 4);
@@ -204,6 +210,7 @@ impl FuncLowerer<'_, '_> {
         }
         for (blk, status, detail) in std::mem::take(&mut self.cold) {
             self.b.switch_to_block(blk);
+            self.sync_tape_vars();
             if let Some((index, len)) = detail {
                 // The failing index and the length go to the first two result slots (every out
                 // buffer has at least two): plain stores, so the hot path gets no call-ABI
