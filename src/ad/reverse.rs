@@ -122,9 +122,12 @@ enum Saved {
     Const(Opcode, Imm),
 }
 
+/// Forward values defined by `fconst`/`iconst`, with their opcode and immediate.
+type Constants = HashMap<Value, (Opcode, Imm)>;
+
 /// The forward values known to be constants: `fconst`/`iconst` copied from the source (any
 /// block), and those a rule just emitted (the last few instructions of the current block).
-fn constant_def(em: &mut BlockEmitter<'_>, copied: &HashMap<Value, (Opcode, Imm)>, v: Value) -> Option<(Opcode, Imm)> {
+fn constant_def(em: &mut BlockEmitter<'_>, copied: &Constants, v: Value) -> Option<(Opcode, Imm)> {
     if let Some(&c) = copied.get(&v) {
         return Some(c);
     }
@@ -259,7 +262,7 @@ impl Deriver<'_> {
             }
         }
         let mut plans: Plans = HashMap::new();
-        let mut constants: HashMap<Value, (Opcode, Imm)> = HashMap::new();
+        let mut constants = Constants::new();
         for &b in cfg.reverse_post_order() {
             let block = source.block(b);
             let mut em = BlockEmitter::new(&mut func, b);
@@ -308,7 +311,7 @@ impl Deriver<'_> {
         em: &mut BlockEmitter<'_>,
         source: &Function,
         inst: &InstData,
-        (primal, constants): (&HashMap<Value, Value>, &mut HashMap<Value, (Opcode, Imm)>),
+        (primal, constants): (&HashMap<Value, Value>, &mut Constants),
         activity: &Activity,
         (func, block, index): (&str, &str, usize),
     ) -> Result<Plan, AdError> {
