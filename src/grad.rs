@@ -211,7 +211,7 @@ impl Pullback {
     }
 }
 
-fn zero_of(t: Type) -> RuntimeValue {
+pub(crate) fn zero_of(t: Type) -> RuntimeValue {
     match t {
         Type::I64 => RuntimeValue::I64(0),
         Type::Bool => RuntimeValue::Bool(false),
@@ -221,7 +221,7 @@ fn zero_of(t: Type) -> RuntimeValue {
 }
 
 /// A shorter-lived copy of an argument (slices reborrowed).
-fn reborrow<'s>(a: &'s mut Arg<'_>) -> Arg<'s> {
+pub(crate) fn reborrow<'s>(a: &'s mut Arg<'_>) -> Arg<'s> {
     match a {
         Arg::F64(x) => Arg::F64(*x),
         Arg::I64(x) => Arg::I64(*x),

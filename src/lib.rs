@@ -31,11 +31,13 @@ pub use jitdiff_jit as jit;
 pub mod ad;
 mod error;
 mod grad;
+mod hvp;
 mod jvp;
 pub mod problems;
 
 pub use error::Error;
 pub use grad::{GradientFn, Pullback};
+pub use hvp::HvpFn;
 pub use jvp::{ForwardFn, Jacobian, JvpOutput, with_tangent_shadows};
 
 // The README's example is compiled and run as a doc test.

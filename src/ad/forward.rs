@@ -51,7 +51,8 @@ pub fn derive_forward(module: &Module, func: &str, wrt: &[bool], width: u8) -> R
     }
     let id = checked_function(module, func, wrt)?;
     let cleaned = differentiation_source(module);
-    let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), width };
+    let tape_users = super::activity::tape_users(&cleaned);
+    let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), width, tape_users };
     let derived = deriver.derive(id, wrt)?;
     let mut out = deriver.out;
     passes::optimize(&mut out);
@@ -67,6 +68,8 @@ struct Deriver<'m> {
     out: Module,
     cache: HashMap<(FuncId, Vec<bool>), FuncId>,
     width: u8,
+    /// Functions that use the tape (see [`super::activity::tape_users`]).
+    tape_users: HashSet<FuncId>,
 }
 
 impl Deriver<'_> {
@@ -133,7 +136,7 @@ impl Deriver<'_> {
         tangent_params: HashMap<Value, Value>,
     ) -> Result<Function, AdError> {
         let source = self.source.func(id);
-        let activity = Activity::analyse(source, wrt);
+        let activity = Activity::analyse_with_tape(source, wrt, &self.tape_users);
         let mut func = self.out.functions[new_id.index()].clone();
         let mut primal: HashMap<Value, Value> =
             source.params.iter().copied().zip(func.params.iter().copied()).collect();
@@ -178,8 +181,10 @@ impl Deriver<'_> {
                 let site = Site { func: &source.name, block: &block.name, inst: index };
                 let args: Vec<Value> = inst.args.iter().map(|a| primal[a]).collect();
                 let results: Vec<Value> = inst.results.iter().map(|r| primal[r]).collect();
-                let is_active_call = inst.op == Opcode::Call && inst.args.iter().any(|a| activity.is_active(*a));
-                if !is_active_call {
+                let is_active_call = self.is_derived_call(inst, &activity);
+                // A popped `f64` is emitted after its tangent's lanes (see `tape_tangent`).
+                let is_float_pop = inst.op == Opcode::TPop && inst.imm == Imm::Type(Type::F64);
+                if !is_active_call && !is_float_pop {
                     em.func().block_mut(b).insts.push(InstData {
                         op: inst.op,
                         args: args.clone(),
@@ -317,9 +322,10 @@ impl Deriver<'_> {
                     });
                 }
             }
-            Opcode::Call if active.iter().any(|&a| a) => {
+            Opcode::Call if self.is_derived_call(inst, activity) => {
                 self.active_call(em, source, inst, args, results, activity, tangent, site)?
             }
+            Opcode::TPush | Opcode::TPop => self.tape_tangent(em, inst, args, results, tangent),
             Opcode::VLoad | Opcode::VStore | Opcode::Splat | Opcode::Extract | Opcode::Insert => {
                 if active.iter().any(|&a| a) {
                     return Err(unsupported());
@@ -374,6 +380,63 @@ impl Deriver<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Does this instruction call the callee's derived rule: a call with active arguments, or any
+    /// call of a function that uses the tape?
+    fn is_derived_call(&self, inst: &InstData, activity: &Activity) -> bool {
+        inst.op == Opcode::Call
+            && (inst.args.iter().any(|a| activity.is_active(*a))
+                || matches!(inst.imm, Imm::Callee(Callee::Func(id)) if self.tape_users.contains(&id)))
+    }
+
+    /// Forward mode over a reverse-mode derivative (e.g. Hessian-vector products): the tangent
+    /// of every `f64` on the tape travels on the tape right after it, one `f64` per lane — zero
+    /// for an inactive value, so that pushes and pops stay paired whatever the activity of the
+    /// function that pops. `tpush x` is followed by the pushes of `x`'s lanes; `tpop.f64` pops
+    /// the lanes (last first) and then the value. Integer and boolean entries carry nothing.
+    fn tape_tangent(
+        &self,
+        em: &mut BlockEmitter<'_>,
+        inst: &InstData,
+        args: &[Value],
+        results: &[Value],
+        tangent: &mut Tangents,
+    ) {
+        let lanes = self.width;
+        match inst.op {
+            Opcode::TPush if em.ty(args[0]) == Type::F64 => {
+                let t = self.tangent_or_zero(em, tangent, inst.args[0]);
+                for lane in 0..lanes {
+                    let part = if lanes == 1 { t } else { em.emit(Opcode::Extract, &[t], Imm::Lane(lane)) };
+                    em.emit_multi(Opcode::TPush, &[part], Imm::None, &[]);
+                }
+            }
+            Opcode::TPop if inst.imm == Imm::Type(Type::F64) => {
+                let mut parts = vec![Value(0); lanes as usize];
+                for lane in (0..lanes).rev() {
+                    parts[lane as usize] = em.emit(Opcode::TPop, &[], Imm::Type(Type::F64));
+                }
+                let block = em.block();
+                em.func().block_mut(block).insts.push(InstData {
+                    op: Opcode::TPop,
+                    args: vec![],
+                    imm: inst.imm,
+                    results: results.to_vec(),
+                });
+                let t = if lanes == 1 {
+                    parts[0]
+                } else {
+                    let mut v = self.zero(em);
+                    for (lane, &part) in parts.iter().enumerate() {
+                        v = em.emit(Opcode::Insert, &[v, part], Imm::Lane(lane as u8));
+                    }
+                    v
+                };
+                tangent.values.insert(inst.results[0], t);
+            }
+            _ => {}
+        }
     }
 
     /// A call with active arguments goes to the callee's derived rule.
