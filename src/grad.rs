@@ -1,10 +1,11 @@
 //! Reverse mode, compiled: [`GradientFn`] gives `value_and_grad` and `vjp` (with a [`Pullback`]
 //! that owns its state and can be applied to any number of cotangents) as safe native calls.
 
-use crate::ad::{ReverseDerivative, derive_reverse};
+use crate::ad::{ReverseDerivative, derive_reverse_with_rules};
 use crate::error::Error;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Tape, Type};
 use jitdiff_jit::{Arg, CompiledFn, CompiledModule, JitOptions, compile};
+use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
 
 /// A JIT-compiled reverse-mode derivative of one function.
@@ -50,8 +51,21 @@ impl GradientFn {
         externs: &ExternRegistry,
         options: &JitOptions,
     ) -> Result<GradientFn, Error> {
-        let derived = derive_reverse(module, name, wrt)?;
-        let compiled = compile(&derived.module, externs, options)?;
+        GradientFn::with_rules(module, name, wrt, &RuleSet::new(), externs, options)
+    }
+
+    /// As [`GradientFn::with_externs`], with custom rules (see [`RuleSet`]); the externs of
+    /// native rules are added to `externs` for this compilation.
+    pub fn with_rules(
+        module: &Module,
+        name: &str,
+        wrt: &[bool],
+        rules: &RuleSet,
+        externs: &ExternRegistry,
+        options: &JitOptions,
+    ) -> Result<GradientFn, Error> {
+        let derived = derive_reverse_with_rules(module, name, wrt, rules)?;
+        let compiled = compile(&derived.module, &with_rule_externs(externs, rules), options)?;
         let value_and_grad = derived.value_and_grad.as_deref().map(|n| compiled.function(n)).transpose()?;
         let forward = compiled.function(&derived.forward)?;
         let pullback = compiled.function(&derived.pullback)?;
@@ -218,6 +232,13 @@ pub(crate) fn zero_of(t: Type) -> RuntimeValue {
         Type::F64x(w) => RuntimeValue::Vector(vec![0.0; w as usize]),
         _ => RuntimeValue::F64(0.0),
     }
+}
+
+/// `externs` plus the externs of `rules`' native rules.
+pub(crate) fn with_rule_externs(externs: &ExternRegistry, rules: &RuleSet) -> ExternRegistry {
+    let mut all = externs.clone();
+    rules.register_externs(&mut all);
+    all
 }
 
 /// A shorter-lived copy of an argument (slices reborrowed).

@@ -3,11 +3,13 @@
 //! of its gradient output in direction `v` is `H v`. With tangent width W one sweep gives W
 //! products, and a dense Hessian takes `ceil(n / W)` sweeps.
 
-use crate::ad::{ForwardDerivative, derive_forward, derive_reverse};
+use crate::ad::{ForwardDerivative, derive_forward_with_rules, derive_reverse_with_rules};
 use crate::error::Error;
+use crate::grad::with_rule_externs;
 use crate::grad::{reborrow, zero_of};
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Tape, Type};
 use jitdiff_jit::{Arg, CompiledFn, CompiledModule, JitOptions, compile};
+use jitdiff_rules::RuleSet;
 
 /// A JIT-compiled Hessian-vector product of a scalar function, `W` directions per sweep.
 ///
@@ -73,7 +75,22 @@ impl HvpFn {
         externs: &ExternRegistry,
         options: &JitOptions,
     ) -> Result<HvpFn, Error> {
-        let reverse = derive_reverse(module, name, wrt)?;
+        HvpFn::with_rules(module, name, wrt, width, &RuleSet::new(), externs, options)
+    }
+
+    /// As [`HvpFn::with_externs`], with custom rules (see [`RuleSet`]). The rules' partials
+    /// functions are differentiated in forward mode in turn, so an HVP through a ruled call
+    /// needs the partials in IR (a native rule's extern has no derivative).
+    pub fn with_rules(
+        module: &Module,
+        name: &str,
+        wrt: &[bool],
+        width: u8,
+        rules: &RuleSet,
+        externs: &ExternRegistry,
+        options: &JitOptions,
+    ) -> Result<HvpFn, Error> {
+        let reverse = derive_reverse_with_rules(module, name, wrt, rules)?;
         let Some(vg) = reverse.value_and_grad.as_deref() else {
             return Err(Error::Shape { what: "f64 results of the function".into(), expected: 1, got: 0 });
         };
@@ -84,8 +101,8 @@ impl HvpFn {
         let slices = params.iter().zip(wrt).filter(|(t, on)| **on && t.is_slice()).count();
         let mut forward_wrt = wrt.to_vec();
         forward_wrt.extend(std::iter::repeat_n(true, slices));
-        let derived = derive_forward(&reverse.module, vg, &forward_wrt, width)?;
-        let compiled = compile(&derived.module, externs, options)?;
+        let derived = derive_forward_with_rules(&reverse.module, vg, &forward_wrt, width, rules)?;
+        let compiled = compile(&derived.module, &with_rule_externs(externs, rules), options)?;
         let native = compiled.function(&derived.name)?;
         let vg_returns = reverse.module.func_by_name(vg).expect("derived").returns.clone();
         let results = native.returns().iter().map(|&t| zero_of(t)).collect();

@@ -10,13 +10,14 @@
 //! parameter (in parameter order), and returns `f`'s results, then one tangent per `f64` result.
 
 use super::activity::Activity;
+use super::custom::CustomRules;
 use super::error::AdError;
 use super::request::{checked_function, differentiation_source};
 use jitdiff_ir::{
     Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, passes,
     verify_module,
 };
-use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, linearize};
+use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, RuleSet, linearize};
 use std::collections::{HashMap, HashSet};
 
 /// A derived forward-mode function inside a module that also holds the original functions.
@@ -45,6 +46,18 @@ pub struct ForwardDerivative {
 /// assert_eq!(out[1], RuntimeValue::F64(0.5f64.cos()));
 /// ```
 pub fn derive_forward(module: &Module, func: &str, wrt: &[bool], width: u8) -> Result<ForwardDerivative, AdError> {
+    derive_forward_with_rules(module, func, wrt, width, &RuleSet::new())
+}
+
+/// [`derive_forward`] with custom rules: a call of a function or extern that has a rule in
+/// `rules` uses the rule's partials instead of the callee's derivative.
+pub fn derive_forward_with_rules(
+    module: &Module,
+    func: &str,
+    wrt: &[bool],
+    width: u8,
+    rules: &RuleSet,
+) -> Result<ForwardDerivative, AdError> {
     verify_module(module)?;
     if !matches!(width, 1 | 2 | 4 | 8 | 16) {
         return Err(AdError::BadWidth(width));
@@ -52,7 +65,14 @@ pub fn derive_forward(module: &Module, func: &str, wrt: &[bool], width: u8) -> R
     let id = checked_function(module, func, wrt)?;
     let cleaned = differentiation_source(module);
     let tape_users = super::activity::tape_users(&cleaned);
-    let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), width, tape_users };
+    let mut deriver = Deriver {
+        source: &cleaned,
+        out: module.clone(),
+        cache: HashMap::new(),
+        width,
+        tape_users,
+        custom: CustomRules::new(rules),
+    };
     let derived = deriver.derive(id, wrt)?;
     let mut out = deriver.out;
     passes::optimize(&mut out);
@@ -70,6 +90,7 @@ struct Deriver<'m> {
     width: u8,
     /// Functions that use the tape (see [`super::activity::tape_users`]).
     tape_users: HashSet<FuncId>,
+    custom: CustomRules<'m>,
 }
 
 impl Deriver<'_> {
@@ -336,7 +357,21 @@ impl Deriver<'_> {
                     return Ok(());
                 }
                 let first_new_value = em.func().values.len();
-                match linearize(inst.op, em, args, results[0], &active) {
+                let linearization = match (inst.op, inst.imm) {
+                    (Opcode::Call, Imm::Callee(callee)) => {
+                        let Some(rule) = self.custom.rule_for(self.source, callee) else { return Err(unsupported()) };
+                        self.custom.linearize_call(
+                            &mut self.out,
+                            self.source,
+                            callee,
+                            rule,
+                            em,
+                            (args, results[0], &active),
+                        )?
+                    }
+                    _ => linearize(inst.op, em, args, results[0], &active),
+                };
+                match linearization {
                     Linearization::Terms(terms) => {
                         // Each part carries a sign: negations are folded into `fsub`s and only
                         // materialised where a tangent leaves (see `Tangents`).
@@ -386,8 +421,14 @@ impl Deriver<'_> {
     /// call of a function that uses the tape?
     fn is_derived_call(&self, inst: &InstData, activity: &Activity) -> bool {
         inst.op == Opcode::Call
+            && !self.ruled_call(inst)
             && (inst.args.iter().any(|a| activity.is_active(*a))
                 || matches!(inst.imm, Imm::Callee(Callee::Func(id)) if self.tape_users.contains(&id)))
+    }
+
+    /// Is this a call of a function or extern with a custom rule?
+    fn ruled_call(&self, inst: &InstData) -> bool {
+        matches!(inst.imm, Imm::Callee(c) if inst.op == Opcode::Call && self.custom.rule_for(self.source, c).is_some())
     }
 
     /// Forward mode over a reverse-mode derivative (e.g. Hessian-vector products): the tangent

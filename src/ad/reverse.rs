@@ -18,6 +18,7 @@
 //! therefore the tape segment its `_fwd` wrote: fixed-size parts and per-iteration parts alike.
 
 use super::activity::Activity;
+use super::custom::CustomRules;
 use super::error::AdError;
 use super::liveness::Liveness;
 use super::request::{checked_function, differentiation_source};
@@ -26,7 +27,7 @@ use jitdiff_ir::{
     Block, BlockCall, Callee, CondCode, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value,
     passes, verify_module,
 };
-use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, linearize};
+use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, RuleSet, linearize};
 use std::collections::HashMap;
 
 /// The reverse-mode derivative of a function, inside a module that also holds the originals.
@@ -65,11 +66,23 @@ pub struct ReverseDerivative {
 /// assert_eq!(out[2], RuntimeValue::F64(2.0 * 6.0f64.cos()));
 /// ```
 pub fn derive_reverse(module: &Module, func: &str, wrt: &[bool]) -> Result<ReverseDerivative, AdError> {
+    derive_reverse_with_rules(module, func, wrt, &RuleSet::new())
+}
+
+/// [`derive_reverse`] with custom rules: a call of a function or extern that has a rule in
+/// `rules` records the rule's partials (its pullback's capture) instead of deriving the callee.
+pub fn derive_reverse_with_rules(
+    module: &Module,
+    func: &str,
+    wrt: &[bool],
+    rules: &RuleSet,
+) -> Result<ReverseDerivative, AdError> {
     verify_module(module)?;
     let id = checked_function(module, func, wrt)?;
     let f = module.func(id);
     let cleaned = differentiation_source(module);
-    let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new() };
+    let mut deriver =
+        Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), custom: CustomRules::new(rules) };
     let (fwd, pullback) = deriver.derive(id, wrt)?;
     let value_and_grad =
         if f.returns.contains(&Type::F64) { Some(deriver.value_and_grad(id, wrt, fwd, pullback)) } else { None };
@@ -142,6 +155,7 @@ struct Deriver<'m> {
     source: &'m Module,
     out: Module,
     cache: HashMap<(FuncId, Vec<bool>), (FuncId, FuncId)>,
+    custom: CustomRules<'m>,
 }
 
 impl Deriver<'_> {
@@ -320,7 +334,11 @@ impl Deriver<'_> {
         let active: Vec<bool> = inst.args.iter().map(|a| activity.is_active(*a)).collect();
         let unsupported =
             || AdError::Unsupported { func: func.into(), block: block.into(), inst: index, op: inst.op.spelling() };
-        if inst.op == Opcode::Call && active.iter().any(|&a| a) {
+        let rule = match inst.imm {
+            Imm::Callee(callee) if inst.op == Opcode::Call => self.custom.rule_for(self.source, callee),
+            _ => None,
+        };
+        if inst.op == Opcode::Call && rule.is_none() && active.iter().any(|&a| a) {
             let Imm::Callee(callee) = inst.imm else { unreachable!("verified call has a callee") };
             let Callee::Func(callee_id) = callee else {
                 return Err(AdError::NoRule {
@@ -366,7 +384,18 @@ impl Deriver<'_> {
                 if active.iter().any(|&a| a) { Err(unsupported()) } else { Ok(Plan::Inactive) }
             }
             _ if inst.results.len() == 1 && activity.is_active(inst.results[0]) => {
-                match linearize(inst.op, em, &args, results[0], &active) {
+                let linearization = match (rule, inst.imm) {
+                    (Some(rule), Imm::Callee(callee)) => self.custom.linearize_call(
+                        &mut self.out,
+                        self.source,
+                        callee,
+                        rule,
+                        em,
+                        (&args, results[0], &active),
+                    )?,
+                    _ => linearize(inst.op, em, &args, results[0], &active),
+                };
+                match linearization {
                     Linearization::Terms(terms) => {
                         let mut pushed_values: Vec<Value> = vec![];
                         let mut slot_of = |em: &mut BlockEmitter<'_>, v: Value| {
