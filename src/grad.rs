@@ -3,6 +3,7 @@
 
 use crate::ad::{ReverseDerivative, derive_reverse_with_rules};
 use crate::error::Error;
+use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Tape, Type};
 use jitdiff_jit::{Arg, CompiledFn, CompiledModule, JitOptions, compile};
 use jitdiff_rules::RuleSet;
@@ -65,7 +66,11 @@ impl GradientFn {
         options: &JitOptions,
     ) -> Result<GradientFn, Error> {
         let derived = derive_reverse_with_rules(module, name, wrt, rules)?;
-        let compiled = compile(&derived.module, &with_rule_externs(externs, rules), options)?;
+        // Only what the handles call: the original functions are mostly not needed any more.
+        let mut roots = vec![derived.forward.as_str(), derived.pullback.as_str()];
+        roots.extend(derived.value_and_grad.as_deref());
+        let needed = retain_reachable(&derived.module, &roots);
+        let compiled = compile(&needed, &with_rule_externs(externs, rules), options)?;
         let value_and_grad = derived.value_and_grad.as_deref().map(|n| compiled.function(n)).transpose()?;
         let forward = compiled.function(&derived.forward)?;
         let pullback = compiled.function(&derived.pullback)?;

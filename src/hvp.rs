@@ -7,6 +7,7 @@ use crate::ad::{ForwardDerivative, derive_forward_with_rules, derive_reverse_wit
 use crate::error::Error;
 use crate::grad::with_rule_externs;
 use crate::grad::{reborrow, zero_of};
+use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Tape, Type};
 use jitdiff_jit::{Arg, CompiledFn, CompiledModule, JitOptions, compile};
 use jitdiff_rules::RuleSet;
@@ -102,7 +103,8 @@ impl HvpFn {
         let mut forward_wrt = wrt.to_vec();
         forward_wrt.extend(std::iter::repeat_n(true, slices));
         let derived = derive_forward_with_rules(&reverse.module, vg, &forward_wrt, width, rules)?;
-        let compiled = compile(&derived.module, &with_rule_externs(externs, rules), options)?;
+        let needed = retain_reachable(&derived.module, &[&derived.name]);
+        let compiled = compile(&needed, &with_rule_externs(externs, rules), options)?;
         let native = compiled.function(&derived.name)?;
         let vg_returns = reverse.module.func_by_name(vg).expect("derived").returns.clone();
         let results = native.returns().iter().map(|&t| zero_of(t)).collect();

@@ -4,6 +4,7 @@
 use crate::ad::{ForwardDerivative, derive_forward_with_rules};
 use crate::error::Error;
 use crate::grad::with_rule_externs;
+use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, JitOptions, compile};
 use jitdiff_rules::RuleSet;
@@ -90,7 +91,8 @@ impl ForwardFn {
         let source = module.func_by_name(name).expect("derive_forward checked the name");
         let params = source.param_types();
         let externs = &with_rule_externs(externs, rules);
-        let compiled = compile(&derived.module, externs, &with_tangent_shadows(&derived, options))?;
+        let needed = retain_reachable(&derived.module, &[&derived.name]);
+        let compiled = compile(&needed, externs, &with_tangent_shadows(&derived, options))?;
         let native = compiled.function(&derived.name)?;
         let primal_results = source.returns.len();
         let float_results = source.returns.iter().filter(|t| **t == Type::F64).count();

@@ -182,6 +182,17 @@ impl FuncLowerer<'_, '_> {
         // left out. (Cranelift chooses the code layout itself: see `lower_terminator`.)
         self.check_shadow_lengths();
         let rpo = self.cfg.reverse_post_order().to_vec();
+        // Seal each block as soon as its last predecessor is lowered (the entry at once): the
+        // SSA construction behind the tape variables then resolves them locally instead of
+        // giving every block placeholder parameters to clean up at the end.
+        let mut unlowered_preds = vec![0usize; f.blocks.len()];
+        for &block in &rpo {
+            for &succ in self.cfg.successors(block) {
+                unlowered_preds[succ.index()] += 1;
+            }
+        }
+        let entry_block = self.blocks[0];
+        self.b.seal_block(entry_block);
         for &block in &rpo {
             let data = f.block(block);
             if block != Block::ENTRY {
@@ -199,6 +210,14 @@ impl FuncLowerer<'_, '_> {
                 return Err(self.internal(format!("block {} has no terminator", data.name)));
             };
             self.lower_terminator(term)?;
+            for &succ in self.cfg.successors(block) {
+                let left = &mut unlowered_preds[succ.index()];
+                *left -= 1;
+                if *left == 0 && succ != Block::ENTRY {
+                    let blk = self.blocks[succ.index()];
+                    self.b.seal_block(blk);
+                }
+            }
         }
         Ok(())
     }
