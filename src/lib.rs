@@ -29,7 +29,9 @@ pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
 
 pub mod ad;
+pub mod check;
 mod error;
+pub mod fd;
 mod grad;
 mod jvp;
 pub mod problems;
