@@ -12,6 +12,7 @@ use jitdiff::fd::{FdOptions, FiniteDiff};
 use jitdiff::ir::{ArgValue, ExternRegistry, RuntimeValue, Type};
 use jitdiff::jit::{Arg, CompiledFn, JitOptions, compile};
 use jitdiff::{ForwardFn, GradientFn};
+use smallvec::SmallVec;
 use std::time::Duration;
 
 /// The batch width of the batched JVP column.
@@ -129,7 +130,7 @@ fn measure(
     let mut grad = GradientFn::new(&loaded.module, &loaded.name, &wrt)?;
     let mut g = vec![0.0; gradient_len];
     let value_and_grad_s = seconds_per_call(budget, 5, || {
-        let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+        let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
         grad.value_and_grad(&mut native, &mut g).map(|_| ())
     })?;
     progress.inc(1);
@@ -153,7 +154,7 @@ pub fn time_primal(primal: &CompiledFn, args: &mut [ArgValue], budget: Duration)
         })
         .collect();
     Ok(seconds_per_call(budget, 5, || {
-        let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+        let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
         primal.call_into(&mut native, &mut results)
     })?)
 }
@@ -178,7 +179,7 @@ pub fn time_forward(f: &ForwardFn, wrt: &[bool], args: &mut [ArgValue], budget: 
     let views: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
     let mut out = f.output();
     Ok(seconds_per_call(budget, 5, || {
-        let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+        let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
         f.jvp_into(&mut native, &views, &mut out)
     })?)
 }

@@ -166,6 +166,9 @@ enum Command {
         /// Shorter timing and the smaller sizes only (for trying it out).
         #[arg(long)]
         quick: bool,
+        /// Only the problems whose label contains this (e.g. `rosenbrock`, `gmm d=2`).
+        #[arg(long)]
+        only: Option<String>,
     },
     /// The demo (also what `jitdiff` with no subcommand runs).
     Demo,
@@ -221,7 +224,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
             out: &out,
             quick,
         }),
-        Command::Report { out, quick } => report::report(&out, quick),
+        Command::Report { out, quick, only } => report::report(&out, quick, only.as_deref()),
         Command::Demo => demo::demo(),
     }
 }
