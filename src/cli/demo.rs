@@ -67,7 +67,7 @@ pub fn demo() -> Result<(), CliError> {
     println!(
         "  vs FD       : max |AD - FD| = {max_diff:.3e} (largest gradient entry {max_entry:.3e}; central differences)"
     );
-    if !(max_diff <= 1e-5 * max_entry.max(1.0)) {
+    if max_diff.is_nan() || max_diff > 1e-5 * max_entry.max(1.0) {
         return Err(demo_error(format!("AD and finite differences disagree by {max_diff:e}")));
     }
 

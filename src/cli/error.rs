@@ -93,10 +93,10 @@ pub enum CliError {
     Check(#[from] CheckError),
     /// A native call failed.
     #[error(transparent)]
-    Call(#[from] CallError),
+    Call(Box<CallError>),
     /// The interpreter failed.
     #[error(transparent)]
-    Interp(#[from] InterpError),
+    Interp(Box<InterpError>),
     /// Compilation failed.
     #[error(transparent)]
     Jit(Box<JitError>),
@@ -119,6 +119,18 @@ pub enum CliError {
     /// The demo found a result it did not expect.
     #[error("{0}")]
     Demo(String),
+}
+
+impl From<CallError> for CliError {
+    fn from(e: CallError) -> CliError {
+        CliError::Call(Box::new(e))
+    }
+}
+
+impl From<InterpError> for CliError {
+    fn from(e: InterpError) -> CliError {
+        CliError::Interp(Box::new(e))
+    }
 }
 
 impl From<JitError> for CliError {

@@ -26,7 +26,7 @@ use jitdiff::ir::{ArgValue, Type};
 use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64, gmm, mlp};
 
 /// The seed of the generic rule.
-pub const GENERIC_SEED: u64 = 0x6a69_7464_6966_66;
+pub const GENERIC_SEED: u64 = 0x006a_6974_6469_6666;
 
 /// Inputs chosen for a function.
 pub struct Inputs {
@@ -51,10 +51,14 @@ pub fn known_problem(loaded: &Loaded, n: Option<usize>) -> Option<Box<dyn Proble
     let params = loaded.params();
     let args = problem.args();
     let fits = args.len() == params.len()
-        && args.iter().zip(&params).all(|(a, (_, t))| match (a, t) {
-            (ArgValue::F64(_), Type::F64) | (ArgValue::I64(_), Type::I64) | (ArgValue::Bool(_), Type::Bool) => true,
-            (ArgValue::Slice(_), Type::Slice) => true,
-            _ => false,
+        && args.iter().zip(&params).all(|(a, (_, t))| {
+            matches!(
+                (a, t),
+                (ArgValue::F64(_), Type::F64)
+                    | (ArgValue::I64(_), Type::I64)
+                    | (ArgValue::Bool(_), Type::Bool)
+                    | (ArgValue::Slice(_), Type::Slice)
+            )
         })
         && loaded.func().returns == [Type::F64];
     fits.then_some(problem)
