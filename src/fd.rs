@@ -98,7 +98,7 @@ impl FdOptions {
 /// use jitdiff::fd::step_for;
 /// let h = step_for(1000.0, 1e-6);
 /// assert_eq!((1000.0 + h) - 1000.0, h);
-/// assert!((h - 1e-3).abs() < 1e-15);
+/// assert!((h - 1e-3).abs() < 1e-12);
 /// ```
 pub fn step_for(x: f64, relative: f64) -> f64 {
     let h = relative * x.abs().max(1.0);
