@@ -22,8 +22,9 @@
 //! assert_eq!(out, vec![RuntimeValue::F64(0.5f64.sin())]);
 //! ```
 //!
-//! Differentiation (forward mode with SIMD-batched tangents, reverse mode with pullback state
-//! structs) is being built; see ARCHITECTURE.md.
+//! Differentiation: forward mode with SIMD-batched tangents ([`ForwardFn`]), reverse mode with
+//! pullback state ([`GradientFn`]); finite differences on the compiled primal ([`fd`]) and gradient
+//! checks of AD against them ([`check`]). See ARCHITECTURE.md.
 
 pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
