@@ -29,7 +29,7 @@ pub fn seconds_per_call<E>(budget: Duration, samples: usize, mut f: impl FnMut()
     Ok(times[times.len() / 2])
 }
 
-/// `CPU model, N cores, rustc version` of this machine.
+/// `CPU model, N cores, rustc version, load average` of this machine.
 pub fn machine_line() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -48,7 +48,12 @@ pub fn machine_line() -> String {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "rustc version unknown".into());
-    format!("{cpu}, {cores} core(s) available, {rustc}")
+    // The machine may be shared: the load when the measurement started says how much.
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(|s| format!(", load average {s} at the start")))
+        .unwrap_or_default();
+    format!("{cpu}, {cores} core(s) available, {rustc}{load}")
 }
 
 /// A duration in seconds as `12.3 us`.
