@@ -22,15 +22,18 @@
 //! assert_eq!(out, vec![RuntimeValue::F64(0.5f64.sin())]);
 //! ```
 //!
-//! Differentiation (forward mode with SIMD-batched tangents, reverse mode with pullback state
-//! structs) is being built; see ARCHITECTURE.md.
+//! Differentiation: forward mode with SIMD-batched tangents ([`ForwardFn`]), reverse mode with
+//! pullback state ([`GradientFn`]); finite differences on the compiled primal ([`fd`]) and gradient
+//! checks of AD against them ([`check`]). See ARCHITECTURE.md.
 
 pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
 pub use jitdiff_rules as rules;
 
 pub mod ad;
+pub mod check;
 mod error;
+pub mod fd;
 mod grad;
 mod hvp;
 mod jvp;

@@ -1,0 +1,175 @@
+//! The evaluating subcommands: `run`, `grad`, `jvp`, `jacobian`, `check`.
+
+use super::error::CliError;
+use super::inputs::default_inputs;
+use super::load::load;
+use super::values::{coordinate_labels, format_value, parse_args, parse_tangents, parse_wrt, scalars_in};
+use jitdiff::check::check_with;
+use jitdiff::fd::{FdOptions, FiniteDiff};
+use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter};
+use jitdiff::jit::{Arg, JitOptions, compile};
+use jitdiff::{ForwardFn, GradientFn};
+
+/// `jitdiff run`: call the function (JIT-compiled, or the interpreter with `interp`).
+pub fn run(file: &str, name: Option<&str>, texts: &[String], interp: bool) -> Result<(), CliError> {
+    let loaded = load(file, name)?;
+    let mut args = parse_args(&loaded, texts)?;
+    let results = if interp {
+        Interpreter::new(&loaded.module).call(&loaded.name, &mut args)?
+    } else {
+        let compiled = compile(&loaded.module, &ExternRegistry::new(), &JitOptions::new())?;
+        let native = compiled.function(&loaded.name)?;
+        let mut native_args: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+        native.call(&mut native_args)?
+    };
+    println!("@{}{}", loaded.name, loaded.signature());
+    for (i, r) in results.iter().enumerate() {
+        println!("result {i}: {}", format_value(r));
+    }
+    for ((name, _), a) in loaded.params().iter().zip(&args) {
+        if let ArgValue::SliceMut(v) = a {
+            println!("{name} after the call: [{}]", v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>().join(", "));
+        }
+    }
+    Ok(())
+}
+
+/// `jitdiff grad`: value and gradient by reverse mode.
+pub fn grad(file: &str, name: Option<&str>, texts: &[String], wrt: Option<&str>) -> Result<(), CliError> {
+    let loaded = load(file, name)?;
+    let mut args = parse_args(&loaded, texts)?;
+    let wrt = parse_wrt(&loaded, wrt)?;
+    let mut f = GradientFn::new(&loaded.module, &loaded.name, &wrt)?;
+    let labels = coordinate_labels(&loaded, &wrt, &args);
+    let mut gradient = vec![0.0; labels.len()];
+    let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+    let value = f.value_and_grad(&mut native, &mut gradient)?;
+    let norm = gradient.iter().map(|g| g * g).sum::<f64>().sqrt();
+    println!("value: {value:?}");
+    println!("gradient ({} entries, norm {norm:.6e}):", gradient.len());
+    for (label, g) in labels.iter().zip(&gradient) {
+        println!("  {label} = {g:?}");
+    }
+    Ok(())
+}
+
+/// `jitdiff jvp`: one forward sweep with W tangent lanes.
+pub fn jvp(
+    file: &str,
+    name: Option<&str>,
+    texts: &[String],
+    wrt: Option<&str>,
+    width: u8,
+    tangent_texts: &[String],
+) -> Result<(), CliError> {
+    let loaded = load(file, name)?;
+    let mut args = parse_args(&loaded, texts)?;
+    let wrt = parse_wrt(&loaded, wrt)?;
+    let w = width as usize;
+    let labels = coordinate_labels(&loaded, &wrt, &args);
+    let (tangents, seeded) = if tangent_texts.is_empty() {
+        // Lane l seeds the l-th differentiated scalar: the first W columns of the Jacobian.
+        let mut tangents: Vec<Vec<f64>> =
+            (0..wrt.len()).filter(|&p| wrt[p]).map(|p| vec![0.0; scalars_in(&args[p]) * w]).collect();
+        let mut seeded = vec![];
+        let (mut param, mut element) = (0, 0);
+        for lane in 0..w.min(labels.len()) {
+            while element >= tangents[param].len() / w {
+                param += 1;
+                element = 0;
+            }
+            tangents[param][element * w + lane] = 1.0;
+            seeded.push(labels[lane].clone());
+            element += 1;
+        }
+        (tangents, Some(seeded))
+    } else {
+        (parse_tangents(&loaded, &wrt, w, &args, tangent_texts)?, None)
+    };
+    let f = ForwardFn::new(&loaded.module, &loaded.name, &wrt, width)?;
+    let views: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
+    let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+    let (values, out) = f.jvp(&mut native, &views)?;
+    for (i, v) in values.iter().enumerate() {
+        println!("result {i}: {}", format_value(v));
+    }
+    match &seeded {
+        Some(seeded) => println!("tangents: W = {w}, lane l seeds one input: {}", seeded.join(", ")),
+        None => println!("tangents: W = {w}, as given by --tangents"),
+    }
+    for (k, lanes) in out.chunks(w).enumerate() {
+        let lanes: Vec<String> = lanes.iter().map(|x| format!("{x:?}")).collect();
+        println!("tangent of f64 result {k}: [{}]", lanes.join(", "));
+    }
+    Ok(())
+}
+
+/// `jitdiff jacobian`: the Jacobian from batched forward sweeps.
+pub fn jacobian(
+    file: &str,
+    name: Option<&str>,
+    texts: &[String],
+    wrt: Option<&str>,
+    width: u8,
+) -> Result<(), CliError> {
+    let loaded = load(file, name)?;
+    let mut args = parse_args(&loaded, texts)?;
+    let wrt = parse_wrt(&loaded, wrt)?;
+    let labels = coordinate_labels(&loaded, &wrt, &args);
+    let f = ForwardFn::new(&loaded.module, &loaded.name, &wrt, width)?;
+    let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+    let j = f.jacobian(&mut native)?;
+    println!(
+        "Jacobian: {} f64 result(s) × {} input(s), {} sweep(s) of width {width}",
+        j.rows,
+        j.cols,
+        j.cols.div_ceil(width as usize)
+    );
+    for r in 0..j.rows {
+        println!("d(result {r}):");
+        for (c, label) in labels.iter().enumerate() {
+            println!("  d/d{label} = {:?}", j.get(r, c));
+        }
+    }
+    Ok(())
+}
+
+/// Options of `jitdiff check`.
+pub struct CheckArgs<'a> {
+    /// `--args`, if given.
+    pub texts: Option<&'a [String]>,
+    /// `--wrt`, if given.
+    pub wrt: Option<&'a str>,
+    /// `--tol`.
+    pub tolerance: f64,
+    /// `--rows`.
+    pub rows: usize,
+}
+
+/// `jitdiff check`: AD against central differences; an error above the tolerance fails.
+pub fn check(file: &str, name: Option<&str>, options: CheckArgs<'_>) -> Result<(), CliError> {
+    let loaded = load(file, name)?;
+    let (args, problem_wrt, description) = match options.texts {
+        Some(texts) => (parse_args(&loaded, texts)?, None, "the point given by --args".to_string()),
+        None => {
+            let inputs = default_inputs(&loaded, None);
+            (inputs.args, inputs.wrt, inputs.description)
+        }
+    };
+    let wrt = match (options.wrt, problem_wrt) {
+        (None, Some(w)) => w,
+        (spec, _) => parse_wrt(&loaded, spec)?,
+    };
+    let mut grad = GradientFn::new(&loaded.module, &loaded.name, &wrt)?;
+    let fd = FiniteDiff::new(&loaded.module, &loaded.name, &wrt, FdOptions::central().parallel(true))?;
+    let labels = coordinate_labels(&loaded, &wrt, &args);
+    let report = check_with(&mut grad, &fd, &args, labels)?;
+    println!("point: {description}");
+    println!("{}", report.table(options.rows));
+    println!("tolerance on the relative error: {:.1e}", options.tolerance);
+    if !report.passes(options.tolerance) {
+        return Err(CliError::CheckFailed { max_rel: report.max_rel_err, tolerance: options.tolerance });
+    }
+    println!("OK");
+    Ok(())
+}

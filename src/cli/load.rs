@@ -1,0 +1,65 @@
+//! Reading an IR file and picking the function a subcommand works on.
+
+use super::error::CliError;
+use jitdiff::ir::{Function, Module, Type, parse_module_with_spans, verify_module_with_spans};
+
+/// A parsed and verified IR file and the chosen function.
+pub struct Loaded {
+    /// The path, as given.
+    pub path: String,
+    /// The module.
+    pub module: Module,
+    /// The chosen function's name (without `@`).
+    pub name: String,
+}
+
+impl Loaded {
+    /// The chosen function.
+    pub fn func(&self) -> &Function {
+        self.module.func_by_name(&self.name).expect("load checked the name")
+    }
+
+    /// Parameter names (`#i` for unnamed ones) and types.
+    pub fn params(&self) -> Vec<(String, Type)> {
+        let f = self.func();
+        f.params
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (f.values[p.index()].name.clone().unwrap_or_else(|| format!("#{i}")), f.ty(p)))
+            .collect()
+    }
+
+    /// `(x: slice, n: i64) -> f64`.
+    pub fn signature(&self) -> String {
+        let params: Vec<String> = self.params().iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let returns: Vec<String> = self.func().returns.iter().map(|t| t.to_string()).collect();
+        match returns.len() {
+            0 => format!("({})", params.join(", ")),
+            _ => format!("({}) -> {}", params.join(", "), returns.join(", ")),
+        }
+    }
+}
+
+/// Read, parse and verify `path`; choose `--fn name`, or the file's first function.
+pub fn load(path: &str, name: Option<&str>) -> Result<Loaded, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read { path: path.into(), source })?;
+    load_text(path, &text, name)
+}
+
+/// As [`load`], from text already read (`path` is for messages).
+pub fn load_text(path: &str, text: &str, name: Option<&str>) -> Result<Loaded, CliError> {
+    let (module, spans) =
+        parse_module_with_spans(text).map_err(|error| CliError::Parse { path: path.into(), error })?;
+    verify_module_with_spans(&module, Some(&spans))
+        .map_err(|error| CliError::Verify { path: path.into(), error: Box::new(error) })?;
+    let name = match name {
+        Some(n) => n.trim_start_matches('@').to_string(),
+        None => module.functions.first().map(|f| f.name.clone()).ok_or_else(|| CliError::NoFunction(path.into()))?,
+    };
+    if module.func_by_name(&name).is_none() {
+        let available: Vec<String> = module.functions.iter().map(|f| format!("@{}", f.name)).collect();
+        let available = if available.is_empty() { "no function".into() } else { available.join(", ") };
+        return Err(CliError::UnknownFunction { name, path: path.into(), available });
+    }
+    Ok(Loaded { path: path.into(), module, name })
+}
