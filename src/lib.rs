@@ -32,6 +32,8 @@ pub mod ad;
 mod error;
 mod grad;
 mod jvp;
+#[cfg(feature = "argmin")]
+pub mod optim;
 pub mod problems;
 
 pub use error::Error;
