@@ -34,6 +34,7 @@ mod grad;
 mod jvp;
 #[cfg(feature = "argmin")]
 pub mod optim;
+pub mod parallel;
 pub mod problems;
 
 pub use error::Error;

@@ -32,6 +32,7 @@ pub use argmin_math;
 
 use crate::error::Error;
 use crate::grad::GradientFn;
+use crate::parallel::SampleSum;
 use argmin::core::{CostFunction, Gradient};
 use jitdiff_ir::{ArgValue, ExternRegistry, Module};
 use jitdiff_jit::{Arg, JitOptions};
@@ -201,7 +202,15 @@ impl Objective {
     /// assert_eq!(objective.value_and_grad(&[1.0, 1.0], &mut g).unwrap(), 0.0);
     /// ```
     pub fn from_fn(dim: usize, mut f: impl FnMut(&[f64], &mut [f64]) -> f64 + Send + 'static) -> Objective {
-        Objective::from_source(dim, Source::Function(Box::new(move |x, g| Ok(f(x, g)))))
+        Objective::try_from_fn(dim, move |x, g| Ok(f(x, g)))
+    }
+
+    /// As [`Objective::from_fn`], for a function that can fail; its errors reach the solver.
+    pub fn try_from_fn(
+        dim: usize,
+        f: impl FnMut(&[f64], &mut [f64]) -> Result<f64, Error> + Send + 'static,
+    ) -> Objective {
+        Objective::from_source(dim, Source::Function(Box::new(f)))
     }
 
     fn from_source(dim: usize, source: Source) -> Objective {
@@ -243,6 +252,14 @@ impl Objective {
     /// How many times the function was evaluated (each evaluation gives value and gradient).
     pub fn evaluations(&self) -> u64 {
         self.lock().evaluations
+    }
+}
+
+/// A data-parallel sum of per-sample losses as an objective (the sum runs on its own pool or the
+/// caller's, as [`SampleSum::value_and_grad`] does).
+impl From<SampleSum> for Objective {
+    fn from(mut sum: SampleSum) -> Objective {
+        Objective::try_from_fn(sum.dim(), move |x, g| sum.value_and_grad(x, g))
     }
 }
 
