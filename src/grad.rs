@@ -1,10 +1,12 @@
 //! Reverse mode, compiled: [`GradientFn`] gives `value_and_grad` and `vjp` (with a [`Pullback`]
 //! that owns its state and can be applied to any number of cotangents) as safe native calls.
 
-use crate::ad::{ReverseDerivative, derive_reverse};
+use crate::ad::{ReverseDerivative, derive_reverse_with_rules};
 use crate::error::Error;
+use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Tape, Type};
 use jitdiff_jit::{Arg, CompiledFn, CompiledModule, JitOptions, compile};
+use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
 
 /// A JIT-compiled reverse-mode derivative of one function.
@@ -50,8 +52,25 @@ impl GradientFn {
         externs: &ExternRegistry,
         options: &JitOptions,
     ) -> Result<GradientFn, Error> {
-        let derived = derive_reverse(module, name, wrt)?;
-        let compiled = compile(&derived.module, externs, options)?;
+        GradientFn::with_rules(module, name, wrt, &RuleSet::new(), externs, options)
+    }
+
+    /// As [`GradientFn::with_externs`], with custom rules (see [`RuleSet`]); the externs of
+    /// native rules are added to `externs` for this compilation.
+    pub fn with_rules(
+        module: &Module,
+        name: &str,
+        wrt: &[bool],
+        rules: &RuleSet,
+        externs: &ExternRegistry,
+        options: &JitOptions,
+    ) -> Result<GradientFn, Error> {
+        let derived = derive_reverse_with_rules(module, name, wrt, rules)?;
+        // Only what the handles call: the original functions are mostly not needed any more.
+        let mut roots = vec![derived.forward.as_str(), derived.pullback.as_str()];
+        roots.extend(derived.value_and_grad.as_deref());
+        let needed = retain_reachable(&derived.module, &roots);
+        let compiled = compile(&needed, &with_rule_externs(externs, rules), options)?;
         let value_and_grad = derived.value_and_grad.as_deref().map(|n| compiled.function(n)).transpose()?;
         let forward = compiled.function(&derived.forward)?;
         let pullback = compiled.function(&derived.pullback)?;
@@ -211,7 +230,7 @@ impl Pullback {
     }
 }
 
-fn zero_of(t: Type) -> RuntimeValue {
+pub(crate) fn zero_of(t: Type) -> RuntimeValue {
     match t {
         Type::I64 => RuntimeValue::I64(0),
         Type::Bool => RuntimeValue::Bool(false),
@@ -220,8 +239,15 @@ fn zero_of(t: Type) -> RuntimeValue {
     }
 }
 
+/// `externs` plus the externs of `rules`' native rules.
+pub(crate) fn with_rule_externs(externs: &ExternRegistry, rules: &RuleSet) -> ExternRegistry {
+    let mut all = externs.clone();
+    rules.register_externs(&mut all);
+    all
+}
+
 /// A shorter-lived copy of an argument (slices reborrowed).
-fn reborrow<'s>(a: &'s mut Arg<'_>) -> Arg<'s> {
+pub(crate) fn reborrow<'s>(a: &'s mut Arg<'_>) -> Arg<'s> {
     match a {
         Arg::F64(x) => Arg::F64(*x),
         Arg::I64(x) => Arg::I64(*x),

@@ -1,10 +1,13 @@
 //! Forward mode, compiled: [`ForwardFn`] gives JVPs, batched JVPs (W directions per sweep, W
 //! lanes in SIMD registers) and Jacobians as safe native calls.
 
-use crate::ad::{ForwardDerivative, derive_forward};
+use crate::ad::{ForwardDerivative, derive_forward_with_rules};
 use crate::error::Error;
+use crate::grad::with_rule_externs;
+use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, JitOptions, compile};
+use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
 
 /// A JIT-compiled forward-mode derivative of one function.
@@ -70,10 +73,26 @@ impl ForwardFn {
         externs: &ExternRegistry,
         options: &JitOptions,
     ) -> Result<ForwardFn, Error> {
-        let derived = derive_forward(module, name, wrt, width)?;
+        ForwardFn::with_rules(module, name, wrt, width, &RuleSet::new(), externs, options)
+    }
+
+    /// As [`ForwardFn::with_externs`], with custom rules (see [`RuleSet`]); the externs of
+    /// native rules are added to `externs` for this compilation.
+    pub fn with_rules(
+        module: &Module,
+        name: &str,
+        wrt: &[bool],
+        width: u8,
+        rules: &RuleSet,
+        externs: &ExternRegistry,
+        options: &JitOptions,
+    ) -> Result<ForwardFn, Error> {
+        let derived = derive_forward_with_rules(module, name, wrt, width, rules)?;
         let source = module.func_by_name(name).expect("derive_forward checked the name");
         let params = source.param_types();
-        let compiled = compile(&derived.module, externs, &with_tangent_shadows(&derived, options))?;
+        let externs = &with_rule_externs(externs, rules);
+        let needed = retain_reachable(&derived.module, &[&derived.name]);
+        let compiled = compile(&needed, externs, &with_tangent_shadows(&derived, options))?;
         let native = compiled.function(&derived.name)?;
         let primal_results = source.returns.len();
         let float_results = source.returns.iter().filter(|t| **t == Type::F64).count();

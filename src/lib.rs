@@ -27,19 +27,25 @@
 
 pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
+pub use jitdiff_rules as rules;
 
 pub mod ad;
 mod error;
 mod grad;
+mod hvp;
 mod jvp;
 #[cfg(feature = "argmin")]
 pub mod optim;
 pub mod parallel;
 pub mod problems;
+mod rule_test;
 
 pub use error::Error;
 pub use grad::{GradientFn, Pullback};
+pub use hvp::HvpFn;
+pub use jitdiff_rules::{RuleError, RuleSet, ScalarRule};
 pub use jvp::{ForwardFn, Jacobian, JvpOutput, with_tangent_shadows};
+pub use rule_test::{RuleTestConfig, RuleTestError, RuleTestReport, test_rule};
 
 // The README's example is compiled and run as a doc test.
 #[cfg(doctest)]

@@ -6,7 +6,7 @@
 //! `floor x` are not active either (`ZeroTangent`), so nothing downstream of them pays for
 //! derivatives.
 
-use jitdiff_ir::{Function, Opcode, Terminator, Type, Value};
+use jitdiff_ir::{Callee, FuncId, Function, Imm, Module, Opcode, Terminator, Type, Value};
 use std::collections::HashSet;
 
 /// The active values of one function, given which parameters are differentiated.
@@ -19,6 +19,14 @@ impl Activity {
     /// Analyse `func` with `wrt[i]` saying whether parameter `i` is differentiated. Only `f64`
     /// and slice parameters can be; other flags are ignored here (the transforms reject them).
     pub fn analyse(func: &Function, wrt: &[bool]) -> Activity {
+        Activity::analyse_with_tape(func, wrt, &HashSet::new())
+    }
+
+    /// [`Activity::analyse`] for forward mode over a reverse-mode derivative: every `f64`
+    /// popped from the tape is active (its tangent was pushed with it), and so are the results
+    /// of calls to `tape_users` (functions that touch the tape, see [`tape_users`]) — a pullback
+    /// called with constant cotangents still returns values that depend on the tape.
+    pub fn analyse_with_tape(func: &Function, wrt: &[bool], tape_users: &HashSet<FuncId>) -> Activity {
         let mut active: HashSet<Value> = HashSet::new();
         for (&p, &on) in func.params.iter().zip(wrt) {
             if on && (func.ty(p) == Type::F64 || func.ty(p).is_slice()) {
@@ -34,7 +42,12 @@ impl Activity {
                     if inst.results.is_empty() || inst.results.iter().all(|r| active.contains(r)) {
                         continue;
                     }
-                    if produces_active(inst.op, &inst.args, &active) {
+                    let tape_value = match (inst.op, inst.imm) {
+                        (Opcode::TPop, _) => true,
+                        (Opcode::Call, Imm::Callee(Callee::Func(id))) => tape_users.contains(&id),
+                        _ => false,
+                    };
+                    if tape_value || produces_active(inst.op, &inst.args, &active) {
                         for &r in &inst.results {
                             if func.ty(r).is_float_like() && active.insert(r) {
                                 changed = true;
@@ -81,4 +94,31 @@ fn produces_active(op: Opcode, args: &[Value], active: &HashSet<Value>) -> bool 
         Opcode::Load | Opcode::VLoad => any(&args[..1]),
         _ => any(args),
     }
+}
+
+/// The functions of `module` that push or pop the tape, directly or through calls. Forward mode
+/// always calls their derived versions (with zero tangents if need be), so that every `f64` on
+/// the tape has its tangent beside it.
+pub fn tape_users(module: &Module) -> HashSet<FuncId> {
+    let mut users: HashSet<FuncId> = HashSet::new();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (index, f) in module.functions.iter().enumerate() {
+            let id = FuncId(index as u32);
+            if users.contains(&id) {
+                continue;
+            }
+            let uses = f.blocks.iter().flat_map(|b| &b.insts).any(|i| match (i.op, i.imm) {
+                (Opcode::TPush | Opcode::TPop, _) => true,
+                (Opcode::Call, Imm::Callee(Callee::Func(callee))) => users.contains(&callee),
+                _ => false,
+            });
+            if uses {
+                users.insert(id);
+                changed = true;
+            }
+        }
+    }
+    users
 }

@@ -53,6 +53,16 @@ pub enum AdError {
         slice: String,
     },
     /// An active call to an extern with no registered rule.
+    /// A custom rule that does not fit the function it is registered for.
+    #[error("the custom rule for @{function} (from {origin}) does not fit: {message}")]
+    BadRule {
+        /// The function the rule is registered for.
+        function: String,
+        /// Where the rule came from.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
     #[error(
         "@{func}, block {block}, inst {inst}: active call to extern @{callee}, which has no differentiation rule; register one or make the call inactive"
     )]

@@ -10,13 +10,14 @@
 //! parameter (in parameter order), and returns `f`'s results, then one tangent per `f64` result.
 
 use super::activity::Activity;
+use super::custom::CustomRules;
 use super::error::AdError;
 use super::request::{checked_function, differentiation_source};
 use jitdiff_ir::{
     Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, passes,
     verify_module,
 };
-use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, linearize};
+use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, RuleSet, linearize};
 use std::collections::{HashMap, HashSet};
 
 /// A derived forward-mode function inside a module that also holds the original functions.
@@ -45,13 +46,33 @@ pub struct ForwardDerivative {
 /// assert_eq!(out[1], RuntimeValue::F64(0.5f64.cos()));
 /// ```
 pub fn derive_forward(module: &Module, func: &str, wrt: &[bool], width: u8) -> Result<ForwardDerivative, AdError> {
+    derive_forward_with_rules(module, func, wrt, width, &RuleSet::new())
+}
+
+/// [`derive_forward`] with custom rules: a call of a function or extern that has a rule in
+/// `rules` uses the rule's partials instead of the callee's derivative.
+pub fn derive_forward_with_rules(
+    module: &Module,
+    func: &str,
+    wrt: &[bool],
+    width: u8,
+    rules: &RuleSet,
+) -> Result<ForwardDerivative, AdError> {
     verify_module(module)?;
     if !matches!(width, 1 | 2 | 4 | 8 | 16) {
         return Err(AdError::BadWidth(width));
     }
     let id = checked_function(module, func, wrt)?;
     let cleaned = differentiation_source(module);
-    let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), width };
+    let tape_users = super::activity::tape_users(&cleaned);
+    let mut deriver = Deriver {
+        source: &cleaned,
+        out: module.clone(),
+        cache: HashMap::new(),
+        width,
+        tape_users,
+        custom: CustomRules::new(rules),
+    };
     let derived = deriver.derive(id, wrt)?;
     let mut out = deriver.out;
     passes::optimize(&mut out);
@@ -67,6 +88,9 @@ struct Deriver<'m> {
     out: Module,
     cache: HashMap<(FuncId, Vec<bool>), FuncId>,
     width: u8,
+    /// Functions that use the tape (see [`super::activity::tape_users`]).
+    tape_users: HashSet<FuncId>,
+    custom: CustomRules<'m>,
 }
 
 impl Deriver<'_> {
@@ -133,7 +157,7 @@ impl Deriver<'_> {
         tangent_params: HashMap<Value, Value>,
     ) -> Result<Function, AdError> {
         let source = self.source.func(id);
-        let activity = Activity::analyse(source, wrt);
+        let activity = Activity::analyse_with_tape(source, wrt, &self.tape_users);
         let mut func = self.out.functions[new_id.index()].clone();
         let mut primal: HashMap<Value, Value> =
             source.params.iter().copied().zip(func.params.iter().copied()).collect();
@@ -178,8 +202,10 @@ impl Deriver<'_> {
                 let site = Site { func: &source.name, block: &block.name, inst: index };
                 let args: Vec<Value> = inst.args.iter().map(|a| primal[a]).collect();
                 let results: Vec<Value> = inst.results.iter().map(|r| primal[r]).collect();
-                let is_active_call = inst.op == Opcode::Call && inst.args.iter().any(|a| activity.is_active(*a));
-                if !is_active_call {
+                let is_active_call = self.is_derived_call(inst, &activity);
+                // A popped `f64` is emitted after its tangent's lanes (see `tape_tangent`).
+                let is_float_pop = inst.op == Opcode::TPop && inst.imm == Imm::Type(Type::F64);
+                if !is_active_call && !is_float_pop {
                     em.func().block_mut(b).insts.push(InstData {
                         op: inst.op,
                         args: args.clone(),
@@ -317,9 +343,10 @@ impl Deriver<'_> {
                     });
                 }
             }
-            Opcode::Call if active.iter().any(|&a| a) => {
+            Opcode::Call if self.is_derived_call(inst, activity) => {
                 self.active_call(em, source, inst, args, results, activity, tangent, site)?
             }
+            Opcode::TPush | Opcode::TPop => self.tape_tangent(em, inst, args, results, tangent),
             Opcode::VLoad | Opcode::VStore | Opcode::Splat | Opcode::Extract | Opcode::Insert => {
                 if active.iter().any(|&a| a) {
                     return Err(unsupported());
@@ -330,7 +357,21 @@ impl Deriver<'_> {
                     return Ok(());
                 }
                 let first_new_value = em.func().values.len();
-                match linearize(inst.op, em, args, results[0], &active) {
+                let linearization = match (inst.op, inst.imm) {
+                    (Opcode::Call, Imm::Callee(callee)) => {
+                        let Some(rule) = self.custom.rule_for(self.source, callee) else { return Err(unsupported()) };
+                        self.custom.linearize_call(
+                            &mut self.out,
+                            self.source,
+                            callee,
+                            rule,
+                            em,
+                            (args, results[0], &active),
+                        )?
+                    }
+                    _ => linearize(inst.op, em, args, results[0], &active),
+                };
+                match linearization {
                     Linearization::Terms(terms) => {
                         // Each part carries a sign: negations are folded into `fsub`s and only
                         // materialised where a tangent leaves (see `Tangents`).
@@ -374,6 +415,69 @@ impl Deriver<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Does this instruction call the callee's derived rule: a call with active arguments, or any
+    /// call of a function that uses the tape?
+    fn is_derived_call(&self, inst: &InstData, activity: &Activity) -> bool {
+        inst.op == Opcode::Call
+            && !self.ruled_call(inst)
+            && (inst.args.iter().any(|a| activity.is_active(*a))
+                || matches!(inst.imm, Imm::Callee(Callee::Func(id)) if self.tape_users.contains(&id)))
+    }
+
+    /// Is this a call of a function or extern with a custom rule?
+    fn ruled_call(&self, inst: &InstData) -> bool {
+        matches!(inst.imm, Imm::Callee(c) if inst.op == Opcode::Call && self.custom.rule_for(self.source, c).is_some())
+    }
+
+    /// Forward mode over a reverse-mode derivative (e.g. Hessian-vector products): the tangent
+    /// of every `f64` on the tape travels on the tape right after it, one `f64` per lane — zero
+    /// for an inactive value, so that pushes and pops stay paired whatever the activity of the
+    /// function that pops. `tpush x` is followed by the pushes of `x`'s lanes; `tpop.f64` pops
+    /// the lanes (last first) and then the value. Integer and boolean entries carry nothing.
+    fn tape_tangent(
+        &self,
+        em: &mut BlockEmitter<'_>,
+        inst: &InstData,
+        args: &[Value],
+        results: &[Value],
+        tangent: &mut Tangents,
+    ) {
+        let lanes = self.width;
+        match inst.op {
+            Opcode::TPush if em.ty(args[0]) == Type::F64 => {
+                let t = self.tangent_or_zero(em, tangent, inst.args[0]);
+                for lane in 0..lanes {
+                    let part = if lanes == 1 { t } else { em.emit(Opcode::Extract, &[t], Imm::Lane(lane)) };
+                    em.emit_multi(Opcode::TPush, &[part], Imm::None, &[]);
+                }
+            }
+            Opcode::TPop if inst.imm == Imm::Type(Type::F64) => {
+                let mut parts = vec![Value(0); lanes as usize];
+                for lane in (0..lanes).rev() {
+                    parts[lane as usize] = em.emit(Opcode::TPop, &[], Imm::Type(Type::F64));
+                }
+                let block = em.block();
+                em.func().block_mut(block).insts.push(InstData {
+                    op: Opcode::TPop,
+                    args: vec![],
+                    imm: inst.imm,
+                    results: results.to_vec(),
+                });
+                let t = if lanes == 1 {
+                    parts[0]
+                } else {
+                    let mut v = self.zero(em);
+                    for (lane, &part) in parts.iter().enumerate() {
+                        v = em.emit(Opcode::Insert, &[v, part], Imm::Lane(lane as u8));
+                    }
+                    v
+                };
+                tangent.values.insert(inst.results[0], t);
+            }
+            _ => {}
+        }
     }
 
     /// A call with active arguments goes to the callee's derived rule.

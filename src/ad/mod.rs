@@ -6,6 +6,7 @@
 //! - Activity analysis decides which values carry derivatives.
 
 mod activity;
+mod custom;
 mod error;
 mod forward;
 mod liveness;
@@ -14,5 +15,5 @@ mod reverse;
 
 pub use activity::Activity;
 pub use error::AdError;
-pub use forward::{ForwardDerivative, derive_forward};
-pub use reverse::{ReverseDerivative, derive_reverse};
+pub use forward::{ForwardDerivative, derive_forward, derive_forward_with_rules};
+pub use reverse::{ReverseDerivative, derive_reverse, derive_reverse_with_rules};

@@ -18,6 +18,7 @@
 //! therefore the tape segment its `_fwd` wrote: fixed-size parts and per-iteration parts alike.
 
 use super::activity::Activity;
+use super::custom::CustomRules;
 use super::error::AdError;
 use super::liveness::Liveness;
 use super::request::{checked_function, differentiation_source};
@@ -26,7 +27,7 @@ use jitdiff_ir::{
     Block, BlockCall, Callee, CondCode, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value,
     passes, verify_module,
 };
-use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, linearize};
+use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, RuleSet, linearize};
 use std::collections::HashMap;
 
 /// The reverse-mode derivative of a function, inside a module that also holds the originals.
@@ -65,11 +66,23 @@ pub struct ReverseDerivative {
 /// assert_eq!(out[2], RuntimeValue::F64(2.0 * 6.0f64.cos()));
 /// ```
 pub fn derive_reverse(module: &Module, func: &str, wrt: &[bool]) -> Result<ReverseDerivative, AdError> {
+    derive_reverse_with_rules(module, func, wrt, &RuleSet::new())
+}
+
+/// [`derive_reverse`] with custom rules: a call of a function or extern that has a rule in
+/// `rules` records the rule's partials (its pullback's capture) instead of deriving the callee.
+pub fn derive_reverse_with_rules(
+    module: &Module,
+    func: &str,
+    wrt: &[bool],
+    rules: &RuleSet,
+) -> Result<ReverseDerivative, AdError> {
     verify_module(module)?;
     let id = checked_function(module, func, wrt)?;
     let f = module.func(id);
     let cleaned = differentiation_source(module);
-    let mut deriver = Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new() };
+    let mut deriver =
+        Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), custom: CustomRules::new(rules) };
     let (fwd, pullback) = deriver.derive(id, wrt)?;
     let value_and_grad =
         if f.returns.contains(&Type::F64) { Some(deriver.value_and_grad(id, wrt, fwd, pullback)) } else { None };
@@ -92,30 +105,57 @@ enum Plan {
     Inactive,
     /// Pointwise: `terms[k] = (operand, coefficient)`; `pushed` values were pushed in order.
     Terms { terms: Vec<(usize, PlannedCoef)>, pushed: Vec<Type> },
-    /// `load` from a differentiated slice: the index was pushed.
-    Load,
-    /// `store` into a differentiated slice: the index was pushed. `value_active` says whether
+    /// `load` from a differentiated slice: the index is saved.
+    Load { index: Saved },
+    /// `store` into a differentiated slice: the index is saved. `value_active` says whether
     /// the stored value carries an adjoint.
-    Store { value_active: bool },
+    Store { index: Saved, value_active: bool },
     /// A call to a derived callee rule.
     Call { pullback: FuncId, mask: Vec<bool> },
 }
 
-/// A [`Coef`] whose values come from the tape (`slot` indexes the pushed values).
+/// A [`Coef`] whose values the pullback gets back as [`Saved`].
 #[derive(Clone, Copy, Debug)]
 enum PlannedCoef {
     One,
     MinusOne,
-    Scale(usize),
-    ScaleStrong(usize),
-    When(usize),
-    Unless(usize),
+    Scale(Saved),
+    ScaleStrong(Saved),
+    When(Saved),
+    Unless(Saved),
+}
+
+/// How the pullback gets back a forward value it needs: from the tape (`Slot` indexes the
+/// values one instruction pushed), or — for a constant — by re-creating it, which costs the
+/// forward pass no store and the tape no entry (e.g. the `100` of Rosenbrock's `100 * v^2`,
+/// which would otherwise be pushed once per loop iteration).
+#[derive(Clone, Copy, Debug)]
+enum Saved {
+    Slot(usize),
+    Const(Opcode, Imm),
+}
+
+/// Forward values defined by `fconst`/`iconst`, with their opcode and immediate.
+type Constants = HashMap<Value, (Opcode, Imm)>;
+
+/// The forward values known to be constants: `fconst`/`iconst` copied from the source (any
+/// block), and those a rule just emitted (the last few instructions of the current block).
+fn constant_def(em: &mut BlockEmitter<'_>, copied: &Constants, v: Value) -> Option<(Opcode, Imm)> {
+    if let Some(&c) = copied.get(&v) {
+        return Some(c);
+    }
+    let block = em.block();
+    em.func().block(block).insts.iter().rev().take(8).find_map(|i| match (i.op, i.results.first()) {
+        (Opcode::FConst | Opcode::IConst, Some(&r)) if r == v => Some((i.op, i.imm)),
+        _ => None,
+    })
 }
 
 struct Deriver<'m> {
     source: &'m Module,
     out: Module,
     cache: HashMap<(FuncId, Vec<bool>), (FuncId, FuncId)>,
+    custom: CustomRules<'m>,
 }
 
 impl Deriver<'_> {
@@ -236,6 +276,7 @@ impl Deriver<'_> {
             }
         }
         let mut plans: Plans = HashMap::new();
+        let mut constants = Constants::new();
         for &b in cfg.reverse_post_order() {
             let block = source.block(b);
             let mut em = BlockEmitter::new(&mut func, b);
@@ -244,7 +285,7 @@ impl Deriver<'_> {
             }
             for (index, inst) in block.insts.iter().enumerate() {
                 let site = (source.name.as_str(), block.name.as_str(), index);
-                let plan = self.forward_inst(&mut em, source, inst, &primal, activity, site)?;
+                let plan = self.forward_inst(&mut em, source, inst, (&primal, &mut constants), activity, site)?;
                 plans.insert((b, index), plan);
             }
             let Some(term) = &block.term else { continue };
@@ -284,7 +325,7 @@ impl Deriver<'_> {
         em: &mut BlockEmitter<'_>,
         source: &Function,
         inst: &InstData,
-        primal: &HashMap<Value, Value>,
+        (primal, constants): (&HashMap<Value, Value>, &mut Constants),
         activity: &Activity,
         (func, block, index): (&str, &str, usize),
     ) -> Result<Plan, AdError> {
@@ -293,7 +334,11 @@ impl Deriver<'_> {
         let active: Vec<bool> = inst.args.iter().map(|a| activity.is_active(*a)).collect();
         let unsupported =
             || AdError::Unsupported { func: func.into(), block: block.into(), inst: index, op: inst.op.spelling() };
-        if inst.op == Opcode::Call && active.iter().any(|&a| a) {
+        let rule = match inst.imm {
+            Imm::Callee(callee) if inst.op == Opcode::Call => self.custom.rule_for(self.source, callee),
+            _ => None,
+        };
+        if inst.op == Opcode::Call && rule.is_none() && active.iter().any(|&a| a) {
             let Imm::Callee(callee) = inst.imm else { unreachable!("verified call has a callee") };
             let Callee::Func(callee_id) = callee else {
                 return Err(AdError::NoRule {
@@ -315,16 +360,20 @@ impl Deriver<'_> {
             return Ok(Plan::Call { pullback, mask });
         }
         em.push(InstData { op: inst.op, args: args.clone(), imm: inst.imm, results: results.clone() });
+        if let (Opcode::FConst | Opcode::IConst, Some(&r)) = (inst.op, results.first()) {
+            constants.insert(r, (inst.op, inst.imm));
+        }
         let push = |em: &mut BlockEmitter<'_>, v: Value| em.emit_multi(Opcode::TPush, &[v], Imm::None, &[]);
+        let save_index = |em: &mut BlockEmitter<'_>, v: Value| match constant_def(em, constants, v) {
+            Some((op, imm)) => Saved::Const(op, imm),
+            None => {
+                push(em, v);
+                Saved::Slot(0)
+            }
+        };
         match inst.op {
-            Opcode::Load if active[0] => {
-                push(em, args[1]);
-                Ok(Plan::Load)
-            }
-            Opcode::Store if active[0] => {
-                push(em, args[1]);
-                Ok(Plan::Store { value_active: active[2] })
-            }
+            Opcode::Load if active[0] => Ok(Plan::Load { index: save_index(em, args[1]) }),
+            Opcode::Store if active[0] => Ok(Plan::Store { index: save_index(em, args[1]), value_active: active[2] }),
             Opcode::Store if active[2] => Err(AdError::StoreIntoInactiveSlice {
                 func: func.into(),
                 block: block.into(),
@@ -335,16 +384,30 @@ impl Deriver<'_> {
                 if active.iter().any(|&a| a) { Err(unsupported()) } else { Ok(Plan::Inactive) }
             }
             _ if inst.results.len() == 1 && activity.is_active(inst.results[0]) => {
-                match linearize(inst.op, em, &args, results[0], &active) {
+                let linearization = match (rule, inst.imm) {
+                    (Some(rule), Imm::Callee(callee)) => self.custom.linearize_call(
+                        &mut self.out,
+                        self.source,
+                        callee,
+                        rule,
+                        em,
+                        (&args, results[0], &active),
+                    )?,
+                    _ => linearize(inst.op, em, &args, results[0], &active),
+                };
+                match linearization {
                     Linearization::Terms(terms) => {
                         let mut pushed_values: Vec<Value> = vec![];
                         let mut slot_of = |em: &mut BlockEmitter<'_>, v: Value| {
+                            if let Some((op, imm)) = constant_def(em, constants, v) {
+                                return Saved::Const(op, imm);
+                            }
                             if let Some(slot) = pushed_values.iter().position(|&p| p == v) {
-                                return slot;
+                                return Saved::Slot(slot);
                             }
                             push(em, v);
                             pushed_values.push(v);
-                            pushed_values.len() - 1
+                            Saved::Slot(pushed_values.len() - 1)
                         };
                         let planned = terms
                             .iter()
@@ -524,6 +587,10 @@ impl Deriver<'_> {
         dslice: &HashMap<Value, Value>,
     ) {
         let pop = |em: &mut BlockEmitter<'_>, ty: Type| em.emit(Opcode::TPop, &[], Imm::Type(ty));
+        let restore_index = |em: &mut BlockEmitter<'_>, s: Saved| match s {
+            Saved::Slot(_) => pop(em, Type::I64),
+            Saved::Const(op, imm) => em.emit(op, &[], imm),
+        };
         match plan {
             Plan::Inactive => {}
             Plan::Terms { terms, pushed } => {
@@ -532,32 +599,37 @@ impl Deriver<'_> {
                     popped[slot] = pop(em, pushed[slot]);
                 }
                 let Some(bar) = adj.remove(&inst.results[0]) else { return };
+                let saved = |em: &mut BlockEmitter<'_>, s: Saved| restore(em, s, &popped);
                 for &(operand, coef) in terms {
                     let contribution = match coef {
                         PlannedCoef::One => bar,
                         PlannedCoef::MinusOne => em.un(Opcode::FNeg, bar),
-                        PlannedCoef::Scale(s) => em.bin(Opcode::FMul, popped[s], bar),
+                        PlannedCoef::Scale(s) => {
+                            let partial = saved(em, s);
+                            em.bin(Opcode::FMul, partial, bar)
+                        }
                         PlannedCoef::ScaleStrong(s) => {
                             // Strong zero: a zero adjoint stays zero even if the partial is infinite.
-                            let product = em.bin(Opcode::FMul, popped[s], bar);
+                            let partial = saved(em, s);
+                            let product = em.bin(Opcode::FMul, partial, bar);
                             let zero = em.fconst(0.0);
                             let is_zero = em.emit(Opcode::FCmp, &[bar, zero], Imm::Cond(CondCode::Eq));
                             em.emit(Opcode::Select, &[is_zero, zero, product], Imm::None)
                         }
                         PlannedCoef::When(s) => {
-                            let zero = em.fconst(0.0);
-                            em.emit(Opcode::Select, &[popped[s], bar, zero], Imm::None)
+                            let (condition, zero) = (saved(em, s), em.fconst(0.0));
+                            em.emit(Opcode::Select, &[condition, bar, zero], Imm::None)
                         }
                         PlannedCoef::Unless(s) => {
-                            let zero = em.fconst(0.0);
-                            em.emit(Opcode::Select, &[popped[s], zero, bar], Imm::None)
+                            let (condition, zero) = (saved(em, s), em.fconst(0.0));
+                            em.emit(Opcode::Select, &[condition, zero, bar], Imm::None)
                         }
                     };
                     accumulate(em, adj, inst.args[operand], contribution);
                 }
             }
-            Plan::Load => {
-                let index = pop(em, Type::I64);
+            Plan::Load { index } => {
+                let index = restore_index(em, *index);
                 if let Some(bar) = adj.remove(&inst.results[0]) {
                     let d = dslice[&inst.args[0]];
                     let old = em.emit(Opcode::Load, &[d, index], Imm::None);
@@ -565,10 +637,10 @@ impl Deriver<'_> {
                     em.emit_multi(Opcode::Store, &[d, index, new], Imm::None, &[]);
                 }
             }
-            Plan::Store { value_active } => {
+            Plan::Store { index, value_active } => {
                 // The stored value received whatever cotangent the location had; the location's
                 // earlier content was overwritten, so its cotangent restarts at zero.
-                let index = pop(em, Type::I64);
+                let index = restore_index(em, *index);
                 let d = dslice[&inst.args[0]];
                 let bar = em.emit(Opcode::Load, &[d, index], Imm::None);
                 if *value_active {
@@ -643,6 +715,14 @@ impl Deriver<'_> {
 }
 
 /// `sum + c`, or `c` when there is no sum yet.
+/// A saved forward value in the pullback: popped earlier (`popped`, by slot) or re-created.
+fn restore(em: &mut BlockEmitter<'_>, saved: Saved, popped: &[Value]) -> Value {
+    match saved {
+        Saved::Slot(slot) => popped[slot],
+        Saved::Const(op, imm) => em.emit(op, &[], imm),
+    }
+}
+
 fn add(em: &mut BlockEmitter<'_>, sum: Option<Value>, c: Value) -> Value {
     match sum {
         Some(s) => em.bin(Opcode::FAdd, s, c),

@@ -16,10 +16,12 @@
 mod cse;
 mod dce;
 mod fold;
+mod reachable;
 
 pub use cse::cse;
 pub use dce::dce;
 pub use fold::fold_constants;
+pub use reachable::retain_reachable;
 
 use crate::function::{Function, Module, Value};
 

@@ -40,8 +40,12 @@ impl FuncLowerer<'_, '_> {
                 for &a in &inst.args {
                     args.extend(self.get(a).iter());
                 }
+                // The callee works on the same tape: hand it our length and cursor, and take
+                // back what it leaves (see `tape.rs`).
+                self.sync_tape_vars();
                 let call = self.b.ins().call(target, &args);
                 let status = self.b.inst_results(call)[0];
+                self.reload_tape_vars();
                 self.propagate_failure(status);
                 self.bind_results(&inst.results, &returns, 0)
             }

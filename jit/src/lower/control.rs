@@ -32,6 +32,7 @@ impl FuncLowerer<'_, '_> {
                     abi::store_parts(&mut self.b, ty, &parts, out, offset);
                     offset += 8 * abi::slot_count(ty) as i32;
                 }
+                self.sync_tape_vars();
                 let ok = self.b.ins().iconst(abi::STATUS, 0);
                 self.b.ins().return_(&[ok]);
             }

@@ -80,6 +80,8 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub facts: BoundsFacts,
     pub at_block: Block,
     at_inst: u32,
+    /// The `TapeState` fields in variables, for a function with tape operations (`tape.rs`).
+    pub tape_vars: Option<super::tape::TapeVars>,
 }
 
 /// Lower IR function `fid` into `func` (whose signature is already set).
@@ -139,6 +141,7 @@ pub(crate) fn lower_function(
         facts,
         at_block: Block::ENTRY,
         at_inst: 0,
+        tape_vars: None,
     };
     l.lower_body()?;
     l.finish();
@@ -166,6 +169,9 @@ impl FuncLowerer<'_, '_> {
         self.out = params[1];
         self.tape = params[2];
         self.bind_all(&f.params, &params[3..]);
+        if super::tape::uses_tape(f) {
+            self.init_tape_vars();
+        }
         let scratch_bytes = 8 * self.scratch_slots();
         if scratch_bytes > 0 {
             let data = StackSlotData::new(StackSlotKind::ExplicitSlot, scratch_bytes as u32, 4);
@@ -176,6 +182,17 @@ impl FuncLowerer<'_, '_> {
         // left out. (Cranelift chooses the code layout itself: see `lower_terminator`.)
         self.check_shadow_lengths();
         let rpo = self.cfg.reverse_post_order().to_vec();
+        // Seal each block as soon as its last predecessor is lowered (the entry at once): the
+        // SSA construction behind the tape variables then resolves them locally instead of
+        // giving every block placeholder parameters to clean up at the end.
+        let mut unlowered_preds = vec![0usize; f.blocks.len()];
+        for &block in &rpo {
+            for &succ in self.cfg.successors(block) {
+                unlowered_preds[succ.index()] += 1;
+            }
+        }
+        let entry_block = self.blocks[0];
+        self.b.seal_block(entry_block);
         for &block in &rpo {
             let data = f.block(block);
             if block != Block::ENTRY {
@@ -193,6 +210,14 @@ impl FuncLowerer<'_, '_> {
                 return Err(self.internal(format!("block {} has no terminator", data.name)));
             };
             self.lower_terminator(term)?;
+            for &succ in self.cfg.successors(block) {
+                let left = &mut unlowered_preds[succ.index()];
+                *left -= 1;
+                if *left == 0 && succ != Block::ENTRY {
+                    let blk = self.blocks[succ.index()];
+                    self.b.seal_block(blk);
+                }
+            }
         }
         Ok(())
     }
@@ -204,6 +229,7 @@ impl FuncLowerer<'_, '_> {
         }
         for (blk, status, detail) in std::mem::take(&mut self.cold) {
             self.b.switch_to_block(blk);
+            self.sync_tape_vars();
             if let Some((index, len)) = detail {
                 // The failing index and the length go to the first two result slots (every out
                 // buffer has at least two): plain stores, so the hot path gets no call-ABI

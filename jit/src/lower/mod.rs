@@ -25,9 +25,9 @@ use crate::error::JitError;
 use crate::shadow::{BoundsCheckStats, Shadow};
 use crate::sites::SiteTable;
 pub(crate) use constants::ConstantPool;
-use cranelift_codegen::ir::{AbiParam, Signature, UserFuncName, types};
-use cranelift_codegen::isa::TargetFrontendConfig;
-use cranelift_frontend::FunctionBuilderContext;
+use cranelift_codegen::ir::{AbiParam, InstBuilder, Signature, UserFuncName, types};
+use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId as ClifFuncId, Linkage, Module as _};
 use jitdiff_ir::{MathFn, Module, Opcode};
@@ -88,6 +88,7 @@ pub(crate) struct ModuleLowering<'m> {
     extern_ids: HashMap<usize, ClifFuncId>,
     trampoline_id: Option<ClifFuncId>,
     tape_grow_id: Option<ClifFuncId>,
+    tape_grow_preserving_id: Option<ClifFuncId>,
 }
 
 /// The result of lowering: the finalized module and one entry trampoline per IR function.
@@ -128,6 +129,7 @@ pub(crate) fn lower_module(
         extern_ids: HashMap::new(),
         trampoline_id: None,
         tape_grow_id: None,
+        tape_grow_preserving_id: None,
     };
     let template = m.jit.get().make_signature();
     let mut entry_ids = Vec::with_capacity(ir.functions.len());
@@ -168,6 +170,9 @@ pub(crate) fn lower_module(
         entry::lower_entry(&mut m, &mut ctx.func, &mut fctx, fid)?;
         m.jit.get().define_function(entry_ids[index], &mut ctx).map_err(define_error)?;
         m.jit.get().clear_context(&mut ctx);
+    }
+    if let Some(id) = m.tape_grow_preserving_id {
+        define_tape_grow_preserving(&mut m, id, &mut ctx, &mut fctx)?;
     }
     // Every symbol referenced was registered before the module was created, so finalizing cannot
     // hit cranelift-jit's unresolved-symbol panic; catch one anyway rather than unwind through
@@ -266,7 +271,64 @@ impl ModuleLowering<'_> {
         Ok(id)
     }
 
+    /// The module's `preserve_all` wrapper `(state) -> ()` around the grow helper (declared on
+    /// first use, defined at the end of [`lower_module`]). A `tpush` calls it from a cold block:
+    /// under the System V convention that call would clobber every float register, and the
+    /// register allocator then keeps a loop's float values on the stack for the whole loop,
+    /// hot path included; a call that clobbers nothing leaves them in registers. Success is
+    /// visible in the state: the helper raises `cap` above `len`, or leaves both unchanged.
+    pub fn tape_grow_preserving_id(&mut self) -> Result<ClifFuncId, JitError> {
+        if let Some(id) = self.tape_grow_preserving_id {
+            return Ok(id);
+        }
+        let sig = preserving_grow_signature(&self.jit.get().make_signature());
+        let id = self.jit.get().declare_anonymous_function(&sig).map_err(|e| module_error("declare", e))?;
+        self.tape_grow_preserving_id = Some(id);
+        Ok(id)
+    }
+
     fn import(&mut self, symbol: &str, sig: &Signature) -> Result<ClifFuncId, JitError> {
         self.jit.get().declare_function(symbol, Linkage::Import, sig).map_err(|e| module_error("declare", e))
     }
+}
+
+/// `(state) -> ()` under the calling convention that clobbers no register.
+fn preserving_grow_signature(template: &Signature) -> Signature {
+    let mut sig = template.clone();
+    sig.params.clear();
+    sig.returns.clear();
+    sig.call_conv = CallConv::PreserveAll;
+    sig.params.push(AbiParam::new(abi::PTR));
+    sig
+}
+
+/// The body of the `preserve_all` grow wrapper: call the System V helper and return (its
+/// status is read back from the state by the caller).
+fn define_tape_grow_preserving(
+    m: &mut ModuleLowering,
+    id: ClifFuncId,
+    ctx: &mut cranelift_codegen::Context,
+    fctx: &mut FunctionBuilderContext,
+) -> Result<(), JitError> {
+    let helper = m.tape_grow_id()?;
+    ctx.func.signature = preserving_grow_signature(&m.jit.get().make_signature());
+    ctx.func.name = UserFuncName::user(0, id.as_u32());
+    let helper_ref = m.jit.get().declare_func_in_func(helper, &mut ctx.func);
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let state = b.block_params(entry)[0];
+        b.ins().call(helper_ref, &[state]);
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+        b.finalize(m.frontend_config);
+    }
+    m.jit
+        .get()
+        .define_function(id, ctx)
+        .map_err(|e| JitError::Codegen { function: "tape grow wrapper".into(), message: format!("{e:?}") })?;
+    m.jit.get().clear_context(ctx);
+    Ok(())
 }

@@ -1,6 +1,15 @@
 //! `tpush` and `tpop` on the call's `TapeState` (see `crate::tape` for the layout and the
-//! invariant `cursor <= len <= cap`). Both are inline; only a `tpush` that finds the buffer full
-//! calls out, to the grow helper, from a cold block.
+//! invariant `cursor <= len <= cap`).
+//!
+//! A function that uses the tape keeps the state's four fields in Cranelift variables — so in
+//! registers, with the length carried around loops as a block parameter — and writes `len` and
+//! `cursor` back to the state only where someone else may look: before a call of a module
+//! function (which uses the same tape), before returning, and on every error exit (so after a
+//! failure the tape holds what was pushed before it, as with the interpreter). After such a call
+//! it reloads all four, since the callee may have pushed, popped or grown the buffer. The
+//! alternative, reading and writing the state in memory at every push, chains each push to the
+//! previous one through a store-to-load forward (about 5 cycles each), which made a reverse
+//! sweep's forward pass several times slower than the primal.
 
 use super::func::FuncLowerer;
 use crate::abi;
@@ -9,17 +18,75 @@ use crate::sites::SiteKind;
 use crate::tape::{BASE_OFFSET, CAP_OFFSET, CURSOR_OFFSET, LEN_OFFSET};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self as clif, InstBuilder, MemFlagsData, types};
-use jitdiff_ir::{Type, Value};
+use cranelift_frontend::Variable;
+use jitdiff_ir::{Function, Opcode, Type, Value};
 
 /// Tape entries and the state's fields: 8-byte aligned, in bounds by the state's invariant.
 fn tape_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap().with_aligned()
 }
 
+/// The variables holding a tape-using function's copy of the `TapeState` fields.
+#[derive(Clone, Copy)]
+pub(crate) struct TapeVars {
+    base: Variable,
+    len: Variable,
+    cap: Variable,
+    cursor: Variable,
+}
+
+/// Whether `f` has any `tpush` or `tpop` (only such functions keep the state in variables).
+pub(crate) fn uses_tape(f: &Function) -> bool {
+    f.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, Opcode::TPush | Opcode::TPop))
+}
+
 impl FuncLowerer<'_, '_> {
+    /// At the function's entry: declare the variables and load the state into them.
+    pub(super) fn init_tape_vars(&mut self) {
+        let vars = TapeVars {
+            base: self.b.declare_var(abi::PTR),
+            len: self.b.declare_var(types::I64),
+            cap: self.b.declare_var(types::I64),
+            cursor: self.b.declare_var(types::I64),
+        };
+        self.tape_vars = Some(vars);
+        self.reload_tape_vars();
+    }
+
+    /// Read all four fields from the state (at entry, and after a call that may have changed it).
+    pub(super) fn reload_tape_vars(&mut self) {
+        let Some(vars) = self.tape_vars else { return };
+        let tape = self.tape;
+        for (var, ty, offset) in [
+            (vars.base, abi::PTR, BASE_OFFSET),
+            (vars.len, types::I64, LEN_OFFSET),
+            (vars.cap, types::I64, CAP_OFFSET),
+            (vars.cursor, types::I64, CURSOR_OFFSET),
+        ] {
+            let value = self.b.ins().load(ty, tape_flags(), tape, offset);
+            self.b.def_var(var, value);
+        }
+    }
+
+    /// Write `len` and `cursor` back to the state (before a call, a return or an error exit).
+    /// `base` and `cap` only ever change in the grow helper, which writes them itself.
+    pub(super) fn sync_tape_vars(&mut self) {
+        let Some(vars) = self.tape_vars else { return };
+        let tape = self.tape;
+        let len = self.b.use_var(vars.len);
+        let cursor = self.b.use_var(vars.cursor);
+        self.b.ins().store(tape_flags(), len, tape, LEN_OFFSET);
+        self.b.ins().store(tape_flags(), cursor, tape, CURSOR_OFFSET);
+    }
+
+    fn vars(&self) -> Result<TapeVars, JitError> {
+        self.tape_vars.ok_or_else(|| self.internal("tape operation without tape variables".into()))
+    }
+
     /// `tpush x`: grow if `len == cap`, store `x`'s 64 bits at `base + 8 * len`, then
     /// `len = cursor = len + 1`.
     pub(super) fn lower_tpush(&mut self, x: Value) -> Result<(), JitError> {
+        let vars = self.vars()?;
         let value = self.scalar(x);
         // An f64 is stored as is (its bits); a bool widened to 0 or 1.
         let bits = match self.ty(x) {
@@ -27,9 +94,8 @@ impl FuncLowerer<'_, '_> {
             Type::Bool => self.b.ins().uextend(types::I64, value),
             other => return Err(self.internal(format!("tpush of a {other}"))),
         };
-        let tape = self.tape;
-        let len = self.b.ins().load(types::I64, tape_flags(), tape, LEN_OFFSET);
-        let cap = self.b.ins().load(types::I64, tape_flags(), tape, CAP_OFFSET);
+        let len = self.b.use_var(vars.len);
+        let cap = self.b.use_var(vars.cap);
         let full = self.b.ins().icmp(IntCC::Equal, len, cap);
         let grow = self.b.create_block();
         self.b.set_cold_block(grow);
@@ -37,34 +103,42 @@ impl FuncLowerer<'_, '_> {
         self.b.ins().brif(full, grow, &[], store, &[]);
 
         self.b.switch_to_block(grow);
-        let helper = self.m.tape_grow_id()?;
+        // The helper reads `len` from the state (the entries it must keep) and writes `base`
+        // and `cap`.
+        self.sync_tape_vars();
+        let helper = self.m.tape_grow_preserving_id()?;
         let helper = self.func_ref(helper);
-        let call = self.b.ins().call(helper, &[tape]);
-        let status = self.b.inst_results(call)[0];
-        let grown = self.b.ins().icmp_imm_s(IntCC::Equal, status, 0);
+        let tape = self.tape;
+        self.b.ins().call(helper, &[tape]);
+        let base = self.b.ins().load(abi::PTR, tape_flags(), tape, BASE_OFFSET);
+        let cap = self.b.ins().load(types::I64, tape_flags(), tape, CAP_OFFSET);
+        // A failed allocation leaves `cap == len`.
+        let grown = self.b.ins().icmp(IntCC::NotEqual, cap, len);
         self.fail_unless(grown, SiteKind::TapeAllocation);
+        self.b.def_var(vars.base, base);
+        self.b.def_var(vars.cap, cap);
         self.b.ins().jump(store, &[]);
 
         self.b.switch_to_block(store);
-        let base = self.b.ins().load(abi::PTR, tape_flags(), tape, BASE_OFFSET);
+        let base = self.b.use_var(vars.base);
         let offset = self.b.ins().ishl_imm_u(len, 3);
         let addr = self.b.ins().iadd(base, offset);
         self.b.ins().store(tape_flags(), bits, addr, 0);
         let next = self.b.ins().iadd_imm_s(len, 1);
-        self.b.ins().store(tape_flags(), next, tape, LEN_OFFSET);
-        self.b.ins().store(tape_flags(), next, tape, CURSOR_OFFSET);
+        self.b.def_var(vars.len, next);
+        self.b.def_var(vars.cursor, next);
         Ok(())
     }
 
     /// `tpop.T`: fail if `cursor == 0`, else `cursor -= 1` and read the entry there as `ty`.
     pub(super) fn lower_tpop(&mut self, ty: Type) -> Result<clif::Value, JitError> {
-        let tape = self.tape;
-        let cursor = self.b.ins().load(types::I64, tape_flags(), tape, CURSOR_OFFSET);
+        let vars = self.vars()?;
+        let cursor = self.b.use_var(vars.cursor);
         let nonempty = self.b.ins().icmp_imm_s(IntCC::NotEqual, cursor, 0);
         self.fail_unless(nonempty, SiteKind::TapeUnderflow);
         let below = self.b.ins().iadd_imm_s(cursor, -1);
-        self.b.ins().store(tape_flags(), below, tape, CURSOR_OFFSET);
-        let base = self.b.ins().load(abi::PTR, tape_flags(), tape, BASE_OFFSET);
+        self.b.def_var(vars.cursor, below);
+        let base = self.b.use_var(vars.base);
         let offset = self.b.ins().ishl_imm_u(below, 3);
         let addr = self.b.ins().iadd(base, offset);
         Ok(match ty {

@@ -1,0 +1,51 @@
+//! Module-level pruning: keep only the functions some root can call.
+
+use crate::function::{Callee, FuncId, Imm, Module};
+
+/// The functions of `module` reachable through calls from the functions named in `roots`
+/// (unknown names are ignored), in their original order, with calls renumbered. Compiling a
+/// derivative needs its derived functions and what they call, not every original function
+/// the module also holds.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, passes::retain_reachable};
+/// let m = parse_module("func @a() -> f64 {\nentry:\n    r = call @b()\n    ret r\n}\nfunc @b() -> f64 {\nentry:\n    r = fconst 1.0\n    ret r\n}\nfunc @c() -> f64 {\nentry:\n    r = fconst 2.0\n    ret r\n}").unwrap();
+/// let pruned = retain_reachable(&m, &["a"]);
+/// assert_eq!(pruned.functions.len(), 2);
+/// assert!(pruned.func_by_name("c").is_none());
+/// ```
+pub fn retain_reachable(module: &Module, roots: &[&str]) -> Module {
+    let mut keep = vec![false; module.functions.len()];
+    let mut stack: Vec<FuncId> = roots.iter().filter_map(|r| module.func_id(r)).collect();
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut keep[id.index()], true) {
+            continue;
+        }
+        for inst in module.func(id).blocks.iter().flat_map(|b| &b.insts) {
+            if let Imm::Callee(Callee::Func(callee)) = inst.imm
+                && !keep[callee.index()]
+            {
+                stack.push(callee);
+            }
+        }
+    }
+    let mut new_id = vec![None; module.functions.len()];
+    let mut next = 0u32;
+    for (index, &k) in keep.iter().enumerate() {
+        if k {
+            new_id[index] = Some(FuncId(next));
+            next += 1;
+        }
+    }
+    let mut out = Module { externs: module.externs.clone(), functions: Vec::with_capacity(next as usize) };
+    for f in module.functions.iter().zip(&keep).filter(|(_, k)| **k).map(|(f, _)| f) {
+        let mut f = f.clone();
+        for inst in f.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
+            if let Imm::Callee(Callee::Func(callee)) = &mut inst.imm {
+                *callee = new_id[callee.index()].expect("a kept function only calls kept functions");
+            }
+        }
+        out.functions.push(f);
+    }
+    out
+}

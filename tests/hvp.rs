@@ -1,0 +1,172 @@
+//! Hessian-vector products (forward mode over reverse mode, JIT-compiled) against central
+//! differences of the JIT-compiled gradient, on the four benchmark problems; batched sweeps
+//! against single ones; dense Hessians against a known closed form.
+
+use jitdiff::ir::{ArgValue, parse_module};
+use jitdiff::jit::Arg;
+use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64};
+use jitdiff::{GradientFn, HvpFn};
+
+fn wrt_of(p: &dyn Problem) -> Vec<bool> {
+    (0..p.args().len()).map(|i| p.active_params().contains(&i)).collect()
+}
+
+/// The arguments with the differentiated coordinates replaced by `x` (flat, gradient layout).
+fn with_point(p: &dyn Problem, x: &[f64]) -> Vec<ArgValue> {
+    let mut args = p.args();
+    let mut at = 0;
+    for &i in p.active_params() {
+        match &mut args[i] {
+            ArgValue::F64(v) => {
+                *v = x[at];
+                at += 1;
+            }
+            ArgValue::Slice(s) => {
+                let n = s.len();
+                s.copy_from_slice(&x[at..at + n]);
+                at += n;
+            }
+            other => panic!("unexpected active argument {other:?}"),
+        }
+    }
+    args
+}
+
+fn point_of(p: &dyn Problem) -> Vec<f64> {
+    let mut x = vec![];
+    for &i in p.active_params() {
+        match &p.args()[i] {
+            ArgValue::F64(v) => x.push(*v),
+            ArgValue::Slice(s) => x.extend(s),
+            other => panic!("unexpected active argument {other:?}"),
+        }
+    }
+    x
+}
+
+fn gradient_at(p: &dyn Problem, g: &mut GradientFn, x: &[f64]) -> Vec<f64> {
+    let mut args = with_point(p, x);
+    let mut call: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+    let mut grad = vec![0.0; x.len()];
+    g.value_and_grad(&mut call, &mut grad).unwrap();
+    grad
+}
+
+fn hvp_matches_central_differences(p: &dyn Problem) {
+    let module = parse_module(p.ir()).unwrap();
+    let wrt = wrt_of(p);
+    let mut hvp = HvpFn::new(&module, p.entry(), &wrt, 1).unwrap_or_else(|e| panic!("{}: {e}", p.label()));
+    let mut grad = GradientFn::new(&module, p.entry(), &wrt).unwrap();
+    let x = point_of(p);
+    let n = x.len();
+    let mut rng = SplitMix64::new(7);
+    let v: Vec<f64> = (0..n).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
+
+    let mut args = p.args();
+    let mut call: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+    let mut product = vec![0.0; n];
+    let mut gradient = vec![0.0; n];
+    let value = hvp.hvp_with_gradient(&mut call, &v, &mut gradient, &mut product).unwrap();
+    drop(call);
+
+    // The value and gradient of the HVP sweep are the reverse-mode ones.
+    let reference_grad = gradient_at(p, &mut grad, &x);
+    assert!((value - p.reference()).abs() <= 1e-12 * p.reference().abs().max(1.0), "{}: value", p.label());
+    for (a, b) in gradient.iter().zip(&reference_grad) {
+        assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{}: gradient {a} vs {b}", p.label());
+    }
+
+    // Central differences of the gradient along v.
+    let scale = x.iter().fold(1.0f64, |m, xi| m.max(xi.abs()));
+    let h = 1e-5 * scale;
+    let plus: Vec<f64> = x.iter().zip(&v).map(|(xi, vi)| xi + h * vi).collect();
+    let minus: Vec<f64> = x.iter().zip(&v).map(|(xi, vi)| xi - h * vi).collect();
+    let (gp, gm) = (gradient_at(p, &mut grad, &plus), gradient_at(p, &mut grad, &minus));
+    let fd: Vec<f64> = gp.iter().zip(&gm).map(|(a, b)| (a - b) / (2.0 * h)).collect();
+    let norm = fd.iter().fold(0.0f64, |m, d| m.max(d.abs())).max(1e-300);
+    let worst = product.iter().zip(&fd).map(|(a, b)| (a - b).abs() / norm).fold(0.0, f64::max);
+    assert!(worst <= 1e-6, "{}: HVP vs central differences of the gradient: relative error {worst:e}", p.label());
+}
+
+#[test]
+fn hvp_matches_central_differences_on_rosenbrock() {
+    hvp_matches_central_differences(&Rosenbrock::new(10));
+}
+
+#[test]
+fn hvp_matches_central_differences_on_gmm() {
+    hvp_matches_central_differences(&Gmm::generate(2, 3, 20, 11));
+}
+
+#[test]
+fn hvp_matches_central_differences_on_pendulum() {
+    hvp_matches_central_differences(&Pendulum::with_steps(40));
+}
+
+#[test]
+fn hvp_matches_central_differences_on_mlp() {
+    hvp_matches_central_differences(&Mlp::generate(3, 5, 8, 5));
+}
+
+/// Every lane of a W = 4 sweep equals a W = 1 sweep in that direction.
+#[test]
+fn batched_products_equal_single_ones() {
+    let p = Mlp::generate(3, 4, 6, 3);
+    let module = parse_module(p.ir()).unwrap();
+    let wrt = wrt_of(&p);
+    let mut single = HvpFn::new(&module, p.entry(), &wrt, 1).unwrap();
+    let mut batched = HvpFn::new(&module, p.entry(), &wrt, 4).unwrap();
+    let n = point_of(&p).len();
+    let mut rng = SplitMix64::new(99);
+    let directions: Vec<f64> = (0..4 * n).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
+    let mut args = p.args();
+    let mut call: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+    let mut products = vec![0.0; 4 * n];
+    batched.hvp(&mut call, &directions, &mut products).unwrap();
+    for k in 0..4 {
+        let mut one = vec![0.0; n];
+        single.hvp(&mut call, &directions[k * n..(k + 1) * n], &mut one).unwrap();
+        for (a, b) in one.iter().zip(&products[k * n..(k + 1) * n]) {
+            assert!((a - b).abs() <= 4.0 * f64::EPSILON * a.abs().max(1e-300), "lane {k}: {a} vs {b}");
+        }
+    }
+}
+
+/// Rosenbrock's Hessian in closed form: for each term i, with u = x[i+1] - x[i]^2,
+/// d2/dx[i]^2 = 2 - 400 u + 800 x[i]^2, d2/dx[i]dx[i+1] = -400 x[i], d2/dx[i+1]^2 = 200.
+#[test]
+fn dense_hessian_of_rosenbrock_matches_the_closed_form() {
+    let x = [-1.2, 1.0, 0.3, -0.7, 2.0];
+    let n = x.len();
+    let mut expected = vec![0.0; n * n];
+    for i in 0..n - 1 {
+        let u = x[i + 1] - x[i] * x[i];
+        expected[i * n + i] += 2.0 - 400.0 * u + 800.0 * x[i] * x[i];
+        expected[i * n + i + 1] += -400.0 * x[i];
+        expected[(i + 1) * n + i] += -400.0 * x[i];
+        expected[(i + 1) * n + i + 1] += 200.0;
+    }
+    let module = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
+    for width in [1, 2, 4] {
+        let mut h = HvpFn::new(&module, "rosenbrock", &[true], width).unwrap();
+        let hessian = h.hessian(&mut [Arg::Slice(&x)]).unwrap();
+        for (k, (a, b)) in hessian.iter().zip(&expected).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+                "W={width}: H[{}][{}] = {a}, expected {b}",
+                k / n,
+                k % n
+            );
+        }
+    }
+}
+
+#[test]
+fn wrong_buffer_lengths_are_errors() {
+    let module = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
+    let mut h = HvpFn::new(&module, "rosenbrock", &[true], 2).unwrap();
+    let x = [1.0, 2.0, 3.0];
+    let mut out = [0.0; 6];
+    let err = h.hvp(&mut [Arg::Slice(&x)], &[1.0; 3], &mut out).unwrap_err();
+    assert!(err.to_string().contains("directions"), "{err}");
+}
