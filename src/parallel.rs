@@ -76,8 +76,10 @@ pub enum SampleSumError {
     },
 }
 
-/// One thread's share: its own derivative handle (tape) and accumulators.
+/// One thread's share: its own derivative handle (tape) and accumulators. Aligned to two cache
+/// lines so that neighbouring workers, written by different threads, never share one.
 #[derive(Clone)]
+#[repr(align(128))]
 struct Worker {
     f: GradientFn,
     grad: Vec<f64>,
@@ -184,18 +186,19 @@ impl SampleSum {
             let first = t * per + t.min(extra);
             let count = per + usize::from(t < extra);
             let block = &data[first * sample_len..(first + count) * sample_len];
-            worker.value = 0.0;
+            let mut value = 0.0;
             worker.sum.fill(0.0);
             for sample in block.chunks_exact(sample_len) {
                 let mut args: SmallVec<[Arg<'_>; 8]> = SmallVec::new();
                 args.push(Arg::Slice(params));
                 args.push(Arg::Slice(sample));
                 args.extend(fixed.iter().map(fixed_arg));
-                worker.value += worker.f.value_and_grad(&mut args, &mut worker.grad)?;
+                value += worker.f.value_and_grad(&mut args, &mut worker.grad)?;
                 for (s, g) in worker.sum.iter_mut().zip(&worker.grad) {
                     *s += g;
                 }
             }
+            worker.value = value;
             Ok::<(), Error>(())
         })?;
         grad.fill(0.0);
