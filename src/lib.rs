@@ -37,6 +37,9 @@ pub mod fd;
 mod grad;
 mod hvp;
 mod jvp;
+#[cfg(feature = "argmin")]
+pub mod optim;
+pub mod parallel;
 pub mod problems;
 mod rule_test;
 

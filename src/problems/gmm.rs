@@ -149,6 +149,138 @@ fn log_wishart_prior(d: usize, q_diags: &[f64], sum_qs: &[f64], icf: &[f64], wis
     out - k as f64 * c
 }
 
+/// The hand-written analytic gradient of [`gmm_objective`] (the benchmarks' baseline), in the
+/// manner of ADBench's manual reverse pass: per point, one forward sweep over the components
+/// keeps `x - mu_k` and `Q_k (x - mu_k)` for every component, then the softmax weights of the
+/// main terms scatter the per-component partials into the gradient.
+///
+/// `grad` (overwritten) is laid out as `[alphas (K) | means (K d) | icf (K d(d+1)/2)]`, the flat
+/// layout of `GradientFn::value_and_grad` for parameters 0, 1 and 2 of `@gmm`. `scratch` is
+/// resized as needed and can be reused between calls so that they do not allocate. Returns the
+/// objective. Same requirements as [`gmm_objective`]; `grad.len()` must be
+/// `K (1 + d + d(d+1)/2)`.
+///
+/// ```
+/// use jitdiff::problems::gmm::{Gmm, gmm_gradient};
+/// let g = Gmm::generate(2, 3, 10, 7);
+/// let mut grad = vec![0.0; 3 * (1 + 2 + 3)];
+/// let value = gmm_gradient(g.d, &g.alphas, &g.means, &g.icf, &g.x, g.wishart, &mut grad, &mut Vec::new());
+/// assert!((value - g.objective()).abs() < 1e-9 * value.abs());
+/// ```
+#[allow(clippy::too_many_arguments)] // the objective's own parameters, plus the two buffers
+pub fn gmm_gradient(
+    d: usize,
+    alphas: &[f64],
+    means: &[f64],
+    icf: &[f64],
+    x: &[f64],
+    wishart: Wishart,
+    grad: &mut [f64],
+    scratch: &mut Vec<f64>,
+) -> f64 {
+    let k = alphas.len();
+    let n = x.len() / d;
+    let icf_size = d * (d + 1) / 2;
+    grad.fill(0.0);
+    let (d_alphas, rest) = grad.split_at_mut(k);
+    let (d_means, d_icf) = rest.split_at_mut(k * d);
+
+    // Scratch: exp(q) and sum(q) per component; per point, x - mu_k, Q_k (x - mu_k) and the main
+    // term of every component.
+    scratch.clear();
+    scratch.resize(k * d + k + 2 * k * d + k, 0.0);
+    let (q_diags, rest) = scratch.split_at_mut(k * d);
+    let (sum_qs, rest) = rest.split_at_mut(k);
+    let (centered, rest) = rest.split_at_mut(k * d);
+    let (q_centered, main_terms) = rest.split_at_mut(k * d);
+    for c in 0..k {
+        let q = &icf[c * icf_size..c * icf_size + d];
+        sum_qs[c] = q.iter().sum();
+        for (diag, &v) in q_diags[c * d..(c + 1) * d].iter_mut().zip(q) {
+            *diag = v.exp();
+        }
+    }
+
+    let mut slse = 0.0;
+    for point in x.chunks_exact(d).take(n) {
+        for c in 0..k {
+            let mean = &means[c * d..(c + 1) * d];
+            let q_diag = &q_diags[c * d..(c + 1) * d];
+            let ltri = &icf[c * icf_size + d..(c + 1) * icf_size];
+            let xc = &mut centered[c * d..(c + 1) * d];
+            let y = &mut q_centered[c * d..(c + 1) * d];
+            for j in 0..d {
+                xc[j] = point[j] - mean[j];
+                y[j] = q_diag[j] * xc[j];
+            }
+            // Column i of the strict lower triangle holds rows i+1 .. d.
+            let mut columns = ltri;
+            for i in 0..d {
+                let (column, rest) = columns.split_at(d - 1 - i);
+                for (out, &l) in y[i + 1..].iter_mut().zip(column) {
+                    *out += l * xc[i];
+                }
+                columns = rest;
+            }
+            let mahal_sq: f64 = y.iter().map(|v| v * v).sum();
+            main_terms[c] = alphas[c] + sum_qs[c] - 0.5 * mahal_sq;
+        }
+        let lse = logsumexp(main_terms);
+        slse += lse;
+        // Reverse: d lse / d main_term_c = softmax weight w_c; main_term_c = alpha_c + sum(q_c)
+        // - |y|^2 / 2 with y = Q_c (x - mu_c).
+        for c in 0..k {
+            let w = (main_terms[c] - lse).exp();
+            d_alphas[c] += w;
+            let xc = &centered[c * d..(c + 1) * d];
+            let y = &q_centered[c * d..(c + 1) * d];
+            let q_diag = &q_diags[c * d..(c + 1) * d];
+            let ltri = &icf[c * icf_size + d..(c + 1) * icf_size];
+            let (d_q, d_ltri) = d_icf[c * icf_size..(c + 1) * icf_size].split_at_mut(d);
+            let d_mean = &mut d_means[c * d..(c + 1) * d];
+            let mut columns = ltri;
+            let mut d_columns = d_ltri;
+            for i in 0..d {
+                // y_j = e^{q_j} xc_j + sum_{i<j} L_ji xc_i; dmu_i = w (Q^T y)_i.
+                let y_diag = y[i] * q_diag[i];
+                d_q[i] += w * (1.0 - y_diag * xc[i]);
+                let (column, rest) = columns.split_at(d - 1 - i);
+                let (d_column, d_rest) = std::mem::take(&mut d_columns).split_at_mut(d - 1 - i);
+                let mut qty = y_diag;
+                let w_xc = w * xc[i];
+                for ((dl, &l), &yj) in d_column.iter_mut().zip(column).zip(&y[i + 1..]) {
+                    qty += l * yj;
+                    *dl -= w_xc * yj;
+                }
+                d_mean[i] += w * qty;
+                columns = rest;
+                d_columns = d_rest;
+            }
+        }
+    }
+
+    // -n logsumexp(alphas)
+    let lse_alphas = logsumexp(alphas);
+    for (da, &a) in d_alphas.iter_mut().zip(alphas) {
+        *da -= n as f64 * (a - lse_alphas).exp();
+    }
+    // The prior: gamma^2/2 (|exp q|^2 + |L|^2) - m sum(q) per component.
+    let gamma_sq = wishart.gamma * wishart.gamma;
+    for c in 0..k {
+        let (d_q, d_ltri) = d_icf[c * icf_size..(c + 1) * icf_size].split_at_mut(d);
+        for (dq, &e) in d_q.iter_mut().zip(&q_diags[c * d..(c + 1) * d]) {
+            *dq += gamma_sq * e * e - wishart.m as f64;
+        }
+        for (dl, &l) in d_ltri.iter_mut().zip(&icf[c * icf_size + d..(c + 1) * icf_size]) {
+            *dl += gamma_sq * l;
+        }
+    }
+
+    let constant = -((n * d) as f64) * 0.5 * std::f64::consts::TAU.ln();
+    let likelihood = constant + slse - n as f64 * lse_alphas;
+    likelihood + log_wishart_prior(d, q_diags, sum_qs, icf, wishart)
+}
+
 /// A GMM instance: parameters, data and prior.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gmm {
@@ -219,6 +351,10 @@ impl Problem for Gmm {
     }
     fn reference(&self) -> f64 {
         self.objective()
+    }
+    fn hand_value_and_grad(&self, grad: &mut [f64]) -> Option<f64> {
+        let g = self;
+        Some(gmm_gradient(g.d, &g.alphas, &g.means, &g.icf, &g.x, g.wishart, grad, &mut Vec::new()))
     }
 }
 

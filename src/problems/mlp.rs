@@ -37,6 +37,67 @@ pub fn mlp_loss(w1: &[f64], b1: &[f64], w2: &[f64], b2: f64, x: &[f64], y: &[f64
     sse / y.len() as f64
 }
 
+/// The hand-written analytic gradient of [`mlp_loss`] (the benchmarks' baseline): per sample a
+/// forward pass keeping the hidden activations in `scratch` (resized; reuse it to avoid
+/// allocating), then backpropagation into `grad` (overwritten), laid out as
+/// `[w1 (H I) | b1 (H) | w2 (H) | b2 (1)]` — the flat layout of `GradientFn::value_and_grad`
+/// for the four weight parameters of `@mlp`. Returns the loss. `grad.len()` must be
+/// `H I + 2 H + 1`.
+///
+/// ```
+/// use jitdiff::problems::mlp::{Mlp, mlp_gradient};
+/// let m = Mlp::generate(3, 4, 5, 1);
+/// let mut grad = vec![0.0; 4 * 3 + 2 * 4 + 1];
+/// let loss = mlp_gradient(&m.w1, &m.b1, &m.w2, m.b2, &m.x, &m.y, &mut grad, &mut Vec::new());
+/// assert!((loss - m.loss()).abs() < 1e-12);
+/// ```
+#[allow(clippy::too_many_arguments)] // the loss's own parameters, plus the two buffers
+pub fn mlp_gradient(
+    w1: &[f64],
+    b1: &[f64],
+    w2: &[f64],
+    b2: f64,
+    x: &[f64],
+    y: &[f64],
+    grad: &mut [f64],
+    scratch: &mut Vec<f64>,
+) -> f64 {
+    let hidden = b1.len();
+    let inputs = w1.len() / hidden;
+    grad.fill(0.0);
+    let (d_w1, rest) = grad.split_at_mut(hidden * inputs);
+    let (d_b1, rest) = rest.split_at_mut(hidden);
+    let (d_w2, d_b2) = rest.split_at_mut(hidden);
+    scratch.clear();
+    scratch.resize(hidden, 0.0);
+    let activations = &mut scratch[..];
+    let scale = 2.0 / y.len() as f64;
+    let mut sse = 0.0;
+    for (sample, &target) in x.chunks_exact(inputs).zip(y) {
+        let mut prediction = b2;
+        for ((a, row), (&bias, &w_out)) in activations.iter_mut().zip(w1.chunks_exact(inputs)).zip(b1.iter().zip(w2)) {
+            let pre_activation = row.iter().zip(sample).fold(bias, |z, (&w, &xi)| z + w * xi);
+            *a = pre_activation.tanh();
+            prediction += w_out * *a;
+        }
+        let error = prediction - target;
+        sse += error * error;
+        // d loss / d prediction = 2 error / B; back through w2 . tanh(z) + b2.
+        let d_prediction = scale * error;
+        d_b2[0] += d_prediction;
+        for h in 0..hidden {
+            let a = activations[h];
+            d_w2[h] += d_prediction * a;
+            let d_z = d_prediction * w2[h] * (1.0 - a * a);
+            d_b1[h] += d_z;
+            for (dw, &xi) in d_w1[h * inputs..(h + 1) * inputs].iter_mut().zip(sample) {
+                *dw += d_z * xi;
+            }
+        }
+    }
+    sse / y.len() as f64
+}
+
 /// An MLP instance: weights, inputs and targets.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mlp {
@@ -114,6 +175,9 @@ impl Problem for Mlp {
     }
     fn reference(&self) -> f64 {
         self.loss()
+    }
+    fn hand_value_and_grad(&self, grad: &mut [f64]) -> Option<f64> {
+        Some(mlp_gradient(&self.w1, &self.b1, &self.w2, self.b2, &self.x, &self.y, grad, &mut Vec::new()))
     }
 }
 

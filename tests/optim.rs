@@ -1,0 +1,153 @@
+//! argmin integration: compiled objectives minimise with L-BFGS, nonlinear CG and BFGS; cost and
+//! gradient at one point cost one evaluation; fixed arguments reach the function; bad setups are
+//! typed errors.
+#![cfg(feature = "argmin")]
+
+use jitdiff::GradientFn;
+use jitdiff::ir::{ArgValue, parse_module};
+use jitdiff::jit::Arg;
+use jitdiff::optim::argmin::core::{CostFunction, Executor, Gradient, State};
+use jitdiff::optim::argmin::solver::conjugategradient::{NonlinearConjugateGradient, beta::PolakRibierePlus};
+use jitdiff::optim::argmin::solver::linesearch::MoreThuenteLineSearch;
+use jitdiff::optim::argmin::solver::quasinewton::{BFGS, LBFGS};
+use jitdiff::optim::{Objective, ObjectiveError};
+use jitdiff::problems::pendulum::{PENDULUM_IR, Pendulum, pendulum_gradient};
+use jitdiff::problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
+use jitdiff::problems::{Problem, relative_error};
+
+fn rosenbrock_objective(n: usize) -> Objective {
+    let module = parse_module(ROSENBROCK_IR).unwrap();
+    Objective::new(&module, "rosenbrock", vec![ArgValue::Slice(vec![0.0; n])], 0).unwrap()
+}
+
+fn distance_to_ones(x: &[f64]) -> f64 {
+    x.iter().fold(0.0f64, |m, &v| m.max((v - 1.0).abs()))
+}
+
+#[test]
+fn lbfgs_minimises_rosenbrock() {
+    let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7);
+    let result = Executor::new(rosenbrock_objective(100), solver)
+        .configure(|s| s.param(standard_start(100)).max_iters(2000))
+        .run()
+        .unwrap();
+    let state = result.state();
+    assert!(state.get_best_cost() < 1e-10, "cost {}", state.get_best_cost());
+    assert!(distance_to_ones(state.get_best_param().unwrap()) < 1e-4);
+}
+
+#[test]
+fn nonlinear_cg_and_bfgs_minimise_rosenbrock() {
+    let n = 10;
+    // CG wants a strong Wolfe line search (curvature constant 0.1) to keep descent directions.
+    let line_search = MoreThuenteLineSearch::new().with_c(1e-4, 0.1).unwrap();
+    let cg = NonlinearConjugateGradient::new(line_search, PolakRibierePlus::new()).restart_orthogonality(0.1);
+    let result = Executor::new(rosenbrock_objective(n), cg)
+        .configure(|s| s.param(standard_start(n)).max_iters(5000))
+        .run()
+        .unwrap();
+    assert!(result.state().get_best_cost() < 1e-8, "CG: {}", result.state().get_best_cost());
+
+    let identity: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { 0.0 }).collect()).collect();
+    let bfgs = BFGS::new(MoreThuenteLineSearch::new());
+    let result = Executor::new(rosenbrock_objective(n), bfgs)
+        .configure(|s| s.param(standard_start(n)).inv_hessian(identity).max_iters(1000))
+        .run()
+        .unwrap();
+    assert!(result.state().get_best_cost() < 1e-10, "BFGS: {}", result.state().get_best_cost());
+}
+
+#[test]
+fn cost_then_gradient_at_one_point_is_one_evaluation() {
+    let objective = rosenbrock_objective(6);
+    let x = standard_start(6);
+    let cost = objective.cost(&x).unwrap();
+    let grad = objective.gradient(&x).unwrap();
+    assert_eq!(objective.evaluations(), 1);
+    let mut want = vec![0.0; 6];
+    assert_eq!(cost, rosenbrock_gradient(&x, &mut want));
+    assert_eq!(grad, want);
+    // A new point is evaluated; going back is evaluated again (only the last point is kept).
+    let y = vec![0.5; 6];
+    let mut g = vec![0.0; 6];
+    objective.value_and_grad(&y, &mut g).unwrap();
+    assert_eq!(objective.evaluations(), 2);
+    assert_eq!(objective.cost(&x).unwrap(), cost);
+    assert_eq!(objective.evaluations(), 3);
+}
+
+#[test]
+fn fixed_arguments_are_passed_through() {
+    // The pendulum's parameters are the variable; theta0, omega0, dt and steps are fixed.
+    let p = Pendulum::with_steps(150);
+    let module = parse_module(PENDULUM_IR).unwrap();
+    let objective = Objective::new(&module, "pendulum", p.args(), 0).unwrap();
+    let x = [9.0, 0.3, 0.4];
+    let mut grad = [0.0; 3];
+    let value = objective.value_and_grad(&x, &mut grad).unwrap();
+    let mut want = [0.0; 3];
+    let want_value = pendulum_gradient(&x, p.theta0, p.omega0, p.dt, p.steps, &mut want, &mut Vec::new());
+    assert!(relative_error(value, want_value) < 1e-12);
+    for (g, w) in grad.iter().zip(&want) {
+        assert!(relative_error(*g, *w) < 1e-9, "{g} vs {w}");
+    }
+    // ... and agree with a GradientFn called directly.
+    let mut f = GradientFn::new(&module, "pendulum", &[true, false, false, false, false]).unwrap();
+    let mut direct = [0.0; 3];
+    let mut args = [Arg::Slice(&x), Arg::F64(p.theta0), Arg::F64(p.omega0), Arg::F64(p.dt), Arg::I64(p.steps as i64)];
+    assert_eq!(f.value_and_grad(&mut args, &mut direct).unwrap(), value);
+    assert_eq!(direct, grad);
+}
+
+#[test]
+fn from_fn_objectives_use_the_same_plumbing() {
+    let objective = Objective::from_fn(4, rosenbrock_gradient);
+    assert_eq!(objective.dim(), 4);
+    let x = vec![0.0, 1.0, 2.0, 3.0];
+    assert_eq!(objective.cost(&x).unwrap(), jitdiff::problems::rosenbrock::rosenbrock(&x));
+    objective.gradient(&x).unwrap();
+    assert_eq!(objective.evaluations(), 1);
+}
+
+#[test]
+fn objectives_can_be_shared_between_threads() {
+    fn check<T: Send + Sync>() {}
+    check::<Objective>();
+}
+
+#[test]
+fn bad_setups_and_calls_are_typed_errors() {
+    let module = parse_module(PENDULUM_IR).unwrap();
+    let args = Pendulum::with_steps(10).args();
+
+    let err = Objective::new(&module, "pendulum", args[..3].to_vec(), 0).err().unwrap();
+    assert!(matches!(err, ObjectiveError::ArgumentCount { expected: 5, got: 3, .. }), "{err}");
+    assert!(err.to_string().contains("takes 5 arguments"), "{err}");
+
+    let err = Objective::new(&module, "pendulum", args.clone(), 1).err().unwrap();
+    assert!(matches!(err, ObjectiveError::Variable { index: 1, .. }), "{err}");
+    assert!(err.to_string().contains("has type f64"), "{err}");
+
+    let err = Objective::new(&module, "pendulum", args.clone(), 9).err().unwrap();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+
+    let mut wrong = args.clone();
+    wrong[0] = ArgValue::F64(1.0);
+    let err = Objective::new(&module, "pendulum", wrong, 0).err().unwrap();
+    assert!(err.to_string().contains("was given F64"), "{err}");
+
+    let err = Objective::new(&module, "nope", args.clone(), 0).err().unwrap();
+    assert!(matches!(err, ObjectiveError::NoFunction(_)), "{err}");
+
+    // A fixed argument of the wrong type surfaces at the first evaluation as a call error.
+    let mut wrong = args.clone();
+    wrong[4] = ArgValue::F64(3.0);
+    let objective = Objective::new(&module, "pendulum", wrong, 0).unwrap();
+    assert!(objective.cost(&vec![1.0, 0.0, 0.0]).is_err());
+
+    let objective = Objective::new(&module, "pendulum", args, 0).unwrap();
+    let err = objective.cost(&vec![1.0, 2.0]).unwrap_err();
+    assert!(err.to_string().contains("point: expected 3 values, got 2"), "{err}");
+    let err = objective.value_and_grad(&[1.0, 2.0, 3.0], &mut [0.0; 2]).unwrap_err();
+    assert!(err.to_string().contains("gradient buffer: expected 3 values, got 2"), "{err}");
+}
