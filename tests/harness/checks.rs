@@ -209,6 +209,13 @@ fn forward_fn_mslice_bug(shape: &Shape) -> bool {
     !shape.mslices.is_empty()
 }
 
+/// At W > 1 a zero tangent times an infinite partial is NaN in the lanes, where W = 1 gives
+/// 0 by a strong-zero product (a documented gap: ARCHITECTURE.md, "Differentiation"):
+/// tests/regressions/batched_strong_zero.ir.
+fn lane_strong_zero_bug(scalar: f64, lane: f64) -> bool {
+    lane.is_nan() && !scalar.is_nan()
+}
+
 /// Run every check on `case`; with `strict`, also those that known bugs make fail.
 pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
     let mut cov = Coverage::default();
@@ -339,7 +346,10 @@ pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
         // partials that may be infinite are strong-zero products (compare and select) at W = 1
         // but plain multiplies at W > 1 (ARCHITECTURE.md, "Differentiation").
         let equal = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
-        if let Some(k) = (0..scalar.len()).find(|&k| !equal(scalar[k], lanes[k])) {
+        let differs = |k: &usize| !equal(scalar[*k], lanes[*k]);
+        if !strict && (0..scalar.len()).filter(differs).all(|k| lane_strong_zero_bug(scalar[k], lanes[k])) {
+            cov.known_bug_skips += (0..scalar.len()).filter(differs).count().min(1) as u64;
+        } else if let Some(k) = (0..scalar.len()).find(differs) {
             return failure(
                 "batched lanes vs scalar sweeps",
                 format!("output tangent {k}, lane {lane} of {width}: {} batched vs {} scalar", lanes[k], scalar[k]),
