@@ -15,7 +15,8 @@
 //! printed as a regression file (IR text with a header giving the arguments) to put under
 //! `tests/regressions/`; `--save DIR` writes them. Options: `--cases N`, `--seed S`,
 //! `--case I` (only case I of the seed), `--kind smooth|piecewise|general|full`, `--save DIR`,
-//! `--shrink-steps N` (default 2000), `--report N` (minimise at most N failures, default 3).
+//! `--shrink-steps N` (default 2000), `--report N` (minimise at most N failures, default 3),
+//! `--strict` (also run the checks that known bugs fail; see `harness/checks.rs`).
 
 #[path = "harness/case.rs"]
 mod case;
@@ -47,11 +48,12 @@ struct Options {
     save: Option<PathBuf>,
     shrink_steps: usize,
     report: usize,
+    strict: bool,
 }
 
 fn parse_args() -> Result<Options, String> {
     let mut o =
-        Options { cases: CI_CASES, seed: CI_SEED, only: None, kind: None, save: None, shrink_steps: 2000, report: 3 };
+        Options { cases: CI_CASES, seed: CI_SEED, only: None, kind: None, save: None, shrink_steps: 2000, report: 3, strict: false };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -62,6 +64,7 @@ fn parse_args() -> Result<Options, String> {
             "--case" => o.only = Some(number("--case", value("--case")?)?),
             "--shrink-steps" => o.shrink_steps = number("--shrink-steps", value("--shrink-steps")?)? as usize,
             "--report" => o.report = number("--report", value("--report")?)? as usize,
+            "--strict" => o.strict = true,
             "--save" => o.save = Some(PathBuf::from(value("--save")?)),
             "--kind" => {
                 let v = value("--kind")?;
@@ -171,7 +174,7 @@ fn main() {
         let dir_seed = rng.next_u64();
         let make = move |s: &[Vec<u32>]| Case::generate(kind, s, wrt_bits, dir_seed);
         let streams = tree.current();
-        match run_checks(|| make(&streams), false) {
+        match run_checks(|| make(&streams), o.strict) {
             Ok(c) => {
                 passed += 1;
                 cov += c;
@@ -181,7 +184,7 @@ fn main() {
                 let label = format!("case {index} ({}, seed {})", kind.name(), o.seed);
                 if reported < o.report {
                     reported += 1;
-                    let (small, f, steps) = minimise(tree, f, make, o.shrink_steps);
+                    let (small, f, steps) = minimise(tree, f, make, o.shrink_steps, o.strict);
                     let case = std::panic::catch_unwind(|| make(&small)).ok();
                     report_failure(&o, &format!("{label}, minimised in {steps} steps"), case.as_ref(), &small, &f);
                     println!("rerun: cargo test --release --test harness -- --seed {} --case {index}", o.seed);

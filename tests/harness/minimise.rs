@@ -32,6 +32,7 @@ pub fn minimise(
     failure: Failure,
     make: impl Fn(&[Vec<u32>]) -> Case,
     max_steps: usize,
+    strict: bool,
 ) -> (Vec<Vec<u32>>, Failure, usize) {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -41,7 +42,7 @@ pub fn minimise(
         while steps < max_steps {
             steps += 1;
             let streams = tree.current();
-            let outcome = run_checks(|| make(&streams), false);
+            let outcome = run_checks(|| make(&streams), strict);
             let more = match outcome {
                 Err(f) if f.check == best.1.check => {
                     best = (streams, f);
