@@ -60,8 +60,31 @@ impl std::ops::AddAssign for Coverage {
     }
 }
 
-/// The interpreter and the JIT agree on `function` of `module` with `args` (results, errors,
-/// final `mslice` contents and tape); returns the agreement and the final tape.
+/// A module compiled once, to check several of its functions against the interpreter.
+struct Jit<'m> {
+    module: &'m Module,
+    externs: &'m ExternRegistry,
+    compiled: jitdiff::jit::CompiledModule,
+}
+
+impl<'m> Jit<'m> {
+    fn new(check: &'static str, module: &'m Module, externs: &'m ExternRegistry) -> Check<Jit<'m>> {
+        match compile(module, externs, &JitOptions::new()) {
+            Ok(compiled) => Ok(Jit { module, externs, compiled }),
+            Err(e) => failure(check, format!("the JIT rejects IR that verifies: {e}")),
+        }
+    }
+
+    /// The interpreter and the JIT agree on `function` with `args` (results, errors, final
+    /// `mslice` contents and tape); returns the agreement and the final tape.
+    fn agree(&self, check: &'static str, function: &str, args: &[ArgValue], tape: &Tape) -> Check<(Agreement, Tape)> {
+        let interp = Interpreter::new(self.module).with_externs(self.externs).with_step_limit(STEP_LIMIT);
+        differential_call_with_tape(&self.compiled, &interp, function, args, tape)
+            .or_else(|d| failure(check, d.to_string()))
+    }
+}
+
+/// [`Jit::agree`] on a module compiled for this one call.
 fn agree(
     check: &'static str,
     module: &Module,
@@ -70,12 +93,7 @@ fn agree(
     args: &[ArgValue],
     tape: &Tape,
 ) -> Check<(Agreement, Tape)> {
-    let compiled = match compile(module, externs, &JitOptions::new()) {
-        Ok(c) => c,
-        Err(e) => return failure(check, format!("the JIT rejects IR that verifies: {e}")),
-    };
-    let interp = Interpreter::new(module).with_externs(externs).with_step_limit(STEP_LIMIT);
-    differential_call_with_tape(&compiled, &interp, function, args, tape).or_else(|d| failure(check, d.to_string()))
+    Jit::new(check, module, externs)?.agree(check, function, args, tape)
 }
 
 /// Run `function` in the interpreter; `None` if it fails (the JIT was checked to fail alike).
@@ -277,8 +295,9 @@ pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
     agree("interpreter vs JIT (forward IR)", &forward.module, &externs, &forward.name, &scalar_args, &Tape::new())?;
     let batched_args = shape.tangent_args(&primal, &dirs);
     agree("interpreter vs JIT (batched IR)", &batched.module, &externs, &batched.name, &batched_args, &Tape::new())?;
-    let (fwd_agreement, fwd_tape) =
-        agree("interpreter vs JIT (reverse IR)", &reverse.module, &externs, &reverse.forward, &primal, &Tape::new())?;
+    const REVERSE: &str = "interpreter vs JIT (reverse IR)";
+    let reverse_jit = Jit::new(REVERSE, &reverse.module, &externs)?;
+    let (fwd_agreement, fwd_tape) = reverse_jit.agree(REVERSE, &reverse.forward, &primal, &Tape::new())?;
 
     // Cotangents for the f64 results and the differentiated mslices' final contents.
     let ybar_results: Vec<f64> = (0..shape.float_results).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
@@ -295,19 +314,12 @@ pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
     let mut pullback_args = d_slices.clone();
     pullback_args.extend(ybar_results.iter().map(|&y| ArgValue::F64(y)));
     if matches!(fwd_agreement, Agreement::Returned(_)) {
-        agree(
-            "interpreter vs JIT (reverse IR)",
-            &reverse.module,
-            &externs,
-            &reverse.pullback,
-            &pullback_args,
-            &fwd_tape,
-        )?;
+        reverse_jit.agree(REVERSE, &reverse.pullback, &pullback_args, &fwd_tape)?;
     }
     if let Some(vg) = &reverse.value_and_grad {
         let mut vg_args = primal.clone();
         vg_args.extend(d_slices.iter().map(|d| ArgValue::SliceMut(vec![0.0; d.as_slice().map_or(0, <[f64]>::len)])));
-        agree("interpreter vs JIT (reverse IR)", &reverse.module, &externs, vg, &vg_args, &Tape::new())?;
+        reverse_jit.agree(REVERSE, vg, &vg_args, &Tape::new())?;
     }
     if !returned || case.kind == Kind::Full {
         return Ok(cov);
