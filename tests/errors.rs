@@ -139,8 +139,13 @@ const fn row(
     Row { entry, variant, needles, run }
 }
 
-fn interp_call(m: &Module, name: &str, args: &mut [ArgValue]) -> Result<Vec<RuntimeValue>, jitdiff::ir::InterpError> {
-    Interpreter::new(m).with_externs(Box::leak(Box::new(externs()))).with_step_limit(10_000).call(name, args)
+fn interp_call(
+    m: &Module,
+    name: &str,
+    args: &mut [ArgValue],
+) -> Result<Vec<RuntimeValue>, Box<jitdiff::ir::InterpError>> {
+    let externs = externs();
+    Interpreter::new(m).with_externs(&externs).with_step_limit(10_000).call(name, args).map_err(Box::new)
 }
 
 fn native(name: &str, args: &mut [Arg<'_>]) -> Result<Vec<RuntimeValue>, jitdiff::jit::CallError> {

@@ -52,8 +52,16 @@ struct Options {
 }
 
 fn parse_args() -> Result<Options, String> {
-    let mut o =
-        Options { cases: CI_CASES, seed: CI_SEED, only: None, kind: None, save: None, shrink_steps: 2000, report: 3, strict: false };
+    let mut o = Options {
+        cases: CI_CASES,
+        seed: CI_SEED,
+        only: None,
+        kind: None,
+        save: None,
+        shrink_steps: 2000,
+        report: 3,
+        strict: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -170,7 +178,7 @@ fn main() {
         let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
         let tree = arb_streams(&kind.config()).new_tree(&mut runner).expect("streams generate");
         // Half the cases differentiate every f64 and slice parameter, half a random subset.
-        let wrt_bits = if rng.next_u64() % 2 == 0 { u64::MAX } else { rng.next_u64() };
+        let wrt_bits = if rng.next_u64().is_multiple_of(2) { u64::MAX } else { rng.next_u64() };
         let dir_seed = rng.next_u64();
         let make = move |s: &[Vec<u32>]| Case::generate(kind, s, wrt_bits, dir_seed);
         let streams = tree.current();
