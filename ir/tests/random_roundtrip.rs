@@ -11,12 +11,13 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use std::collections::BTreeSet;
 
-/// Every preset, so each property covers smooth, default and full programs, plus deep nesting
-/// under a tight budget (which stresses the step bound).
-fn presets() -> [(&'static str, GenConfig); 5] {
+/// Every preset, so each property covers smooth, piecewise, default and full programs, plus deep
+/// nesting under a tight budget (which stresses the step bound).
+fn presets() -> [(&'static str, GenConfig); 6] {
     [
         ("default", GenConfig::default()),
         ("smooth", GenConfig::smooth()),
+        ("piecewise", GenConfig::piecewise()),
         ("full", GenConfig::full()),
         ("straight_line", GenConfig::full().straight_line()),
         ("tight", GenConfig { max_cost: 150, max_trip: 8, max_depth: 3, max_stmts: 12, ..GenConfig::full() }),
@@ -203,6 +204,27 @@ fn smooth_mode_avoids_non_smooth_operations() {
             Ok(())
         })
         .unwrap();
+}
+
+/// Piecewise-smooth programs keep smooth mode's f64 results but use every kink: each banned
+/// opcode of smooth mode appears across 300 modules.
+#[test]
+fn piecewise_mode_uses_every_kink() {
+    let kinks =
+        [Opcode::Floor, Opcode::Ceil, Opcode::Sign, Opcode::Abs, Opcode::Min, Opcode::Max, Opcode::FCmp, Opcode::FToI];
+    let seen = std::sync::Mutex::new(BTreeSet::new());
+    runner(300)
+        .run(&arb_module(GenConfig::piecewise()), |m| {
+            for f in &m.functions {
+                prop_assert!(f.returns.iter().all(|&t| t == Type::F64));
+                let ops = f.blocks.iter().flat_map(|b| &b.insts).map(|i| i.op).filter(|op| kinks.contains(op));
+                seen.lock().unwrap().extend(ops.map(|op| op.spelling()));
+            }
+            Ok(())
+        })
+        .unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), kinks.len(), "only {seen:?} appeared");
 }
 
 /// Decoding is deterministic, and the all-zero (exhausted) stream gives the simplest module.

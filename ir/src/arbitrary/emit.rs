@@ -203,7 +203,7 @@ impl Generator<'_> {
         use Opcode::*;
         const SMOOTH: [Opcode; 7] = [FAdd, FSub, FMul, FDiv, Pow, Atan2, Hypot];
         const ALL: [Opcode; 9] = [FAdd, FSub, FMul, FDiv, Min, Max, Pow, Atan2, Hypot];
-        let ops: &[Opcode] = if self.cfg.smooth_only { &SMOOTH } else { &ALL };
+        let ops: &[Opcode] = if self.cfg.smooth_only && !self.cfg.allow_kinks { &SMOOTH } else { &ALL };
         let op = ops[self.below(ops.len())];
         let a = self.float(f, env);
         let b = self.float_except(f, env, a.v);
@@ -224,6 +224,7 @@ impl Generator<'_> {
                 (((base.v * base.v) + 1.0).powf(e.v), (base.bound * base.bound + 1.0).powf(e.bound))
             }
             Atan2 => (a.v.atan2(b.v * b.v + 1.0), PI),
+            Min | Max => (f.op(op, &[a.v, b.v]), a.bound.max(b.bound)),
             _ => (a.v.hypot(b.v * b.v + 1.0), a.bound + b.bound * b.bound + 1.0),
         };
         self.keep(env, v, bound);
@@ -237,7 +238,7 @@ impl Generator<'_> {
             FNeg, Sqrt, Exp, Ln, Sin, Cos, Tan, Tanh, Abs, Log1p, Expm1, Floor, Ceil, Atan, Asin, Acos, Sinh, Cosh,
             Sign,
         ];
-        let ops: &[Opcode] = if self.cfg.smooth_only { &SMOOTH } else { &ALL };
+        let ops: &[Opcode] = if self.cfg.smooth_only && !self.cfg.allow_kinks { &SMOOTH } else { &ALL };
         let op = ops[self.below(ops.len())];
         let a = self.float(f, env);
         if !self.cfg.smooth_only {
@@ -258,7 +259,9 @@ impl Generator<'_> {
             Asin => ((a.v.tanh() * 0.9).asin(), FRAC_PI_2),
             Acos => ((a.v.tanh() * 0.9).acos(), PI),
             Atan => (a.v.atan(), FRAC_PI_2),
-            _ => (f.op(op, &[a.v]), 1.0), // sin, cos, tanh
+            Abs => (f.op(op, &[a.v]), a.bound),
+            Floor | Ceil => (f.op(op, &[a.v]), a.bound + 1.0),
+            _ => (f.op(op, &[a.v]), 1.0), // sin, cos, tanh, sign
         };
         self.keep(env, v, bound);
     }
@@ -306,8 +309,8 @@ impl Generator<'_> {
 
     pub(super) fn compare<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) {
         let cond = self.cond();
-        // Smooth programs never branch or select on a float comparison.
-        let v = if !self.cfg.smooth_only && self.chance(50) {
+        // Smooth programs branch or select on a float comparison only with kinks allowed.
+        let v = if (!self.cfg.smooth_only || self.cfg.allow_kinks) && self.chance(50) {
             let a = self.float(f, env);
             let b = self.float_except(f, env, a.v);
             f.fcmp(cond, a.v, b.v)
@@ -349,8 +352,10 @@ impl Generator<'_> {
     }
 
     pub(super) fn convert<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) {
-        if !self.cfg.smooth_only && self.chance(50) {
+        if (!self.cfg.smooth_only || self.cfg.allow_kinks) && self.chance(50) {
             let x = self.float(f, env);
+            // Squashed, so integers from floats stay small (they may become trip counts).
+            let x = self.tame(x, LIMIT);
             self.keep(env, x.v.ftoi(), 0.0);
         } else {
             let i = self.int(f, env);

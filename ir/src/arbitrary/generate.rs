@@ -322,7 +322,10 @@ impl<'c> Generator<'c> {
             return [0.0, -0.0, 1e10, -1e-10, f64::MIN_POSITIVE][self.below(5)];
         }
         let k = self.below(2001) as f64 - 1000.0;
-        self.cfg.arg_magnitude * k / 1000.0
+        // With kinks, off the grid of round numbers: `abs x` at exactly 0 or `floor x` at exactly 1
+        // would be a kink hit on purpose rather than by chance.
+        let offset = if self.cfg.smooth_only && self.cfg.allow_kinks { 0.000_123_456_789 } else { 0.0 };
+        self.cfg.arg_magnitude * (k / 1000.0 + offset)
     }
 
     // ---- function bodies and regions ----

@@ -103,6 +103,13 @@ pub struct GenConfig {
     /// `atan2(y, x*x+1)` ...) and magnitudes kept moderate by smooth squashing
     /// (`L*tanh(x/L)`), so values stay finite. Results are `f64` only.
     pub smooth_only: bool,
+    /// With `smooth_only`: also the piecewise-smooth primitives — `abs min max sign floor ceil`,
+    /// float comparisons (so selects, branches, loop trip counts and indices may depend on
+    /// floats) and `ftoi` — on squashed operands, and entry arguments offset off the grid of
+    /// round numbers, so a kink is hit exactly only by chance. Derivatives are then exact almost
+    /// everywhere; a finite-difference check must skip points within its step of a kink (e.g.
+    /// by comparing two step sizes).
+    pub allow_kinks: bool,
     /// The length range of each function's random choice stream; longer streams give larger
     /// functions (up to the other limits).
     pub choices: std::ops::Range<usize>,
@@ -133,6 +140,7 @@ impl Default for GenConfig {
             allow_int_div: true,
             allow_runtime_errors: false,
             smooth_only: false,
+            allow_kinks: false,
             choices: 24..1200,
         }
     }
@@ -144,6 +152,16 @@ impl GenConfig {
     /// rules and vector primal support); switch them on when the code under test has those.
     pub fn smooth() -> GenConfig {
         GenConfig { smooth_only: true, allow_externs: false, allow_vectors: false, ..GenConfig::default() }
+    }
+    /// [`GenConfig::smooth`] plus the piecewise-smooth primitives ([`allow_kinks`](Self::allow_kinks)):
+    /// every scalar primitive appears, and control flow may depend on floats.
+    ///
+    /// ```
+    /// use jitdiff_ir::arbitrary::GenConfig;
+    /// assert!(GenConfig::piecewise().smooth_only && GenConfig::piecewise().allow_kinks);
+    /// ```
+    pub fn piecewise() -> GenConfig {
+        GenConfig { allow_kinks: true, ..GenConfig::smooth() }
     }
     /// Everything: every opcode, vectors up to `f64x16`, special float constants (NaN, ±inf,
     /// -0.0, subnormals), extreme integers, and operations that can fail at run time

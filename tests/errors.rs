@@ -1,0 +1,438 @@
+//! Every public fallible entry point, driven into each error it can report: a table of
+//! (entry point, error variant, what the message must name). Each row must fail — a row that
+//! succeeds fails the test — with the named variant (checked on the `Debug` form, which spells the
+//! variant path, e.g. `Call(Runtime(OutOfBounds {`) and a message containing every listed piece.
+//!
+//! Parse and verify errors have their own corpus (`tests/bad_input/`, one file per kind, with
+//! positions); the rows here cover one of each stage and everything after it. Not driven here:
+//! `TapeAllocation` (needs a failing allocator: jit/tests/tape_memory.rs), `JitError::Isa`,
+//! `Codegen` and `Module` (host or Cranelift failures), `JitError::UnsupportedExtern` and
+//! `InterpError::Malformed` (unreachable from IR that verifies and externs that the registry
+//! checked), `AdError::DerivedInvalid` (a transform bug by definition).
+
+use jitdiff::ad::{derive_forward, derive_reverse};
+use jitdiff::ir::builder::ModuleBuilder;
+use jitdiff::ir::{
+    ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue, Tape, Type, parse_module, verify_module,
+};
+use jitdiff::jit::{Arg, JitOptions, compile};
+use jitdiff::{ForwardFn, GradientFn};
+
+const PROGRAMS: &str = "
+extern @ext1(f64) -> f64
+
+func @f(x: f64, s: slice, k: i64) -> f64 {
+entry:
+    v = load s, k
+    r = fmul v, x
+    ret r
+}
+
+func @div(a: i64, b: i64) -> i64 {
+entry:
+    q = idiv a, b
+    ret q
+}
+
+func @rec(x: f64) -> f64 {
+entry:
+    y = call @rec(x)
+    ret y
+}
+
+func @pop() -> f64 {
+entry:
+    x = tpop.f64
+    ret x
+}
+
+func @spin(n: i64) -> i64 {
+entry:
+    jump head(n)
+head(i: i64):
+    jump head(i)
+}
+
+func @use_ext(x: f64) -> f64 {
+entry:
+    y = call @ext1(x)
+    ret y
+}
+
+func @lanes(x: f64) -> f64 {
+entry:
+    v = splat.f64x2 x
+    y = extract v, 0
+    ret y
+}
+
+func @keep(x: f64, out: mslice) {
+entry:
+    zero = iconst 0
+    store out, zero, x
+    ret
+}
+
+func @vecarg(v: f64x2) -> f64 {
+entry:
+    y = extract v, 0
+    ret y
+}
+
+func @two(a: slice, b: slice) -> f64 {
+entry:
+    zero = iconst 0
+    x = load a, zero
+    y = load b, zero
+    r = fadd x, y
+    ret r
+}
+";
+
+/// Parses, but stores into a read-only slice: the verifier rejects it.
+const UNVERIFIED: &str =
+    "func @ro(s: slice) {\nentry:\n    z = iconst 0\n    c = fconst 1.0\n    store s, z, c\n    ret\n}\n";
+
+fn programs() -> Module {
+    parse_module(PROGRAMS).expect("the table's programs parse")
+}
+
+extern "C" fn twice(x: f64) -> f64 {
+    2.0 * x
+}
+
+fn externs() -> ExternRegistry {
+    let mut r = ExternRegistry::new();
+    r.register_f1("ext1", twice);
+    r
+}
+
+fn failing_externs() -> ExternRegistry {
+    let mut r = ExternRegistry::new();
+    r.register_closure("ext1", vec![Type::F64], vec![Type::F64], |_| Err("the sensor is unplugged".into()));
+    r
+}
+
+/// `(Debug, Display)` of the error of a call that must fail.
+macro_rules! fails {
+    ($e:expr) => {
+        match $e {
+            Ok(_) => panic!("expected an error from `{}`", stringify!($e)),
+            Err(e) => (format!("{e:?}"), e.to_string()),
+        }
+    };
+}
+
+struct Row {
+    entry: &'static str,
+    variant: &'static str,
+    needles: &'static [&'static str],
+    run: fn() -> (String, String),
+}
+
+const fn row(
+    entry: &'static str,
+    variant: &'static str,
+    needles: &'static [&'static str],
+    run: fn() -> (String, String),
+) -> Row {
+    Row { entry, variant, needles, run }
+}
+
+fn interp_call(
+    m: &Module,
+    name: &str,
+    args: &mut [ArgValue],
+) -> Result<Vec<RuntimeValue>, Box<jitdiff::ir::InterpError>> {
+    let externs = externs();
+    Interpreter::new(m).with_externs(&externs).with_step_limit(10_000).call(name, args).map_err(Box::new)
+}
+
+fn native(name: &str, args: &mut [Arg<'_>]) -> Result<Vec<RuntimeValue>, jitdiff::jit::CallError> {
+    compile(&programs(), &externs(), &JitOptions::new()).unwrap().function(name).unwrap().call(args)
+}
+
+fn table() -> Vec<Row> {
+    vec![
+        // ---- text and verifier (one each; the full set is tests/bad_input/) ----
+        row("parse_module", "UnknownOpcode", &["3:9", "unknown opcode `fmull`"], || {
+            fails!(parse_module("func @f(x: f64) -> f64 {\n    entry:\n    y = fmull x, x\n    ret y\n}"))
+        }),
+        row("parse_module", "UnknownValue", &["unknown value `z`"], || {
+            fails!(parse_module("func @f(x: f64) -> f64 {\nentry:\n    ret z\n}"))
+        }),
+        row("verify_module", "StoreToReadOnly", &["@ro", "read-only slice", "mslice"], || {
+            fails!(verify_module(&parse_module(UNVERIFIED).unwrap()))
+        }),
+        // ---- builder ----
+        row("ModuleBuilder::finish", "DuplicateName", &["@g", "declared twice"], || {
+            let mut mb = ModuleBuilder::new();
+            mb.declare_function("g", &[], &[Type::F64]);
+            mb.declare_function("g", &[], &[Type::F64]);
+            fails!(mb.finish())
+        }),
+        row("ModuleBuilder::finish", "NotDefined", &["@g", "never defined"], || {
+            let mut mb = ModuleBuilder::new();
+            mb.declare_function("g", &[], &[Type::F64]);
+            fails!(mb.finish())
+        }),
+        row("ModuleBuilder::define", "MissingReturn", &["@g", "does not end in a return"], || {
+            let mut mb = ModuleBuilder::new();
+            let g = mb.declare_function("g", &[], &[Type::F64]);
+            fails!(mb.define(g, |_| {}))
+        }),
+        // ---- extern registry ----
+        row("ExternRegistry::check_module", "NotRegistered", &["@ext1", "(f64) -> f64", "not registered"], || {
+            fails!(ExternRegistry::new().check_module(&programs()))
+        }),
+        row("ExternRegistry::check_module", "SignatureMismatch", &["@ext1", "(f64, f64) -> f64"], || {
+            extern "C" fn add(a: f64, b: f64) -> f64 {
+                a + b
+            }
+            let mut r = ExternRegistry::new();
+            r.register_f2("ext1", add);
+            fails!(r.check_module(&programs()))
+        }),
+        // ---- interpreter ----
+        row("Interpreter::call", "UnknownFunction", &["@nope"], || fails!(interp_call(&programs(), "nope", &mut []))),
+        row("Interpreter::call", "ArgCount", &["@f", "3", "1"], || {
+            fails!(interp_call(&programs(), "f", &mut [ArgValue::F64(1.0)]))
+        }),
+        row("Interpreter::call", "ArgType", &["argument 1 of @f", "slice"], || {
+            fails!(interp_call(&programs(), "f", &mut [ArgValue::F64(1.0), ArgValue::F64(2.0), ArgValue::I64(0)]))
+        }),
+        row("Interpreter::call", "OutOfBounds", &["index 5", "length 2", "@f, block entry, inst 0"], || {
+            fails!(interp_call(
+                &programs(),
+                "f",
+                &mut [ArgValue::F64(1.0), ArgValue::Slice(vec![1.0, 2.0]), ArgValue::I64(5)]
+            ))
+        }),
+        row("Interpreter::call", "DivisionByZero", &["division by zero", "@div"], || {
+            fails!(interp_call(&programs(), "div", &mut [ArgValue::I64(1), ArgValue::I64(0)]))
+        }),
+        row("Interpreter::call", "CallDepthExceeded", &["call depth", "@rec"], || {
+            fails!(interp_call(&programs(), "rec", &mut [ArgValue::F64(1.0)]))
+        }),
+        row("Interpreter::call", "TapeUnderflow", &["tape underflow", "@pop"], || {
+            fails!(interp_call(&programs(), "pop", &mut []))
+        }),
+        row("Interpreter::call", "StepLimitExceeded", &["step limit of 10000"], || {
+            fails!(interp_call(&programs(), "spin", &mut [ArgValue::I64(0)]))
+        }),
+        row("Interpreter::call", "ExternNotRegistered", &["@ext1", "not registered", "with_externs"], || {
+            fails!(Interpreter::new(&programs()).call("use_ext", &mut [ArgValue::F64(1.0)]))
+        }),
+        row("Interpreter::call", "ExternFailed", &["@ext1", "the sensor is unplugged"], || {
+            let (m, r) = (programs(), failing_externs());
+            fails!(Interpreter::new(&m).with_externs(&r).call("use_ext", &mut [ArgValue::F64(1.0)]))
+        }),
+        // ---- JIT: compiling and looking functions up ----
+        row("jit::compile", "Verify", &["does not verify", "read-only slice"], || {
+            fails!(compile(&parse_module(UNVERIFIED).unwrap(), &ExternRegistry::new(), &JitOptions::new()))
+        }),
+        row("jit::compile", "Extern(NotRegistered", &["@ext1", "not registered"], || {
+            fails!(compile(&programs(), &ExternRegistry::new(), &JitOptions::new()))
+        }),
+        row("jit::compile", "Shadow", &["@two", "shadow"], || {
+            fails!(compile(&programs(), &externs(), &JitOptions::new().shadow_slice("two", 7, 0, 2)))
+        }),
+        row("CompiledModule::function", "UnknownFunction", &["@nope", "it has", "use_ext"], || {
+            fails!(compile(&programs(), &externs(), &JitOptions::new()).unwrap().function("nope"))
+        }),
+        row("CompiledFn::typed", "TypedSignature", &["@div", "(i64, i64) -> i64"], || {
+            let f = compile(&programs(), &externs(), &JitOptions::new()).unwrap().function("div").unwrap();
+            fails!(f.typed::<(f64,), f64>())
+        }),
+        // ---- JIT: calls ----
+        row("CompiledFn::call", "ArgCount", &["@f takes 3 argument(s), but 1 were given"], || {
+            fails!(native("f", &mut [Arg::F64(1.0)]))
+        }),
+        row("CompiledFn::call", "ArgType", &["argument 1 of @f", "Arg::Slice", "Arg::F64"], || {
+            fails!(native("f", &mut [Arg::F64(1.0), Arg::F64(2.0), Arg::I64(0)]))
+        }),
+        row("CompiledFn::call", "ArgType", &["argument 1 of @keep", "Arg::SliceMut", "Arg::Slice was given"], || {
+            fails!(native("keep", &mut [Arg::F64(1.0), Arg::Slice(&[0.0])]))
+        }),
+        row("CompiledFn::call", "VectorLength", &["argument 0 of @vecarg", "f64x2", "2 lanes", "1 were given"], || {
+            fails!(native("vecarg", &mut [Arg::Vector(&[1.0])]))
+        }),
+        row("CompiledFn::call_into", "ResultCount", &["@div returns 1 value(s)", "room for 0"], || {
+            let f = compile(&programs(), &externs(), &JitOptions::new()).unwrap().function("div").unwrap();
+            fails!(f.call_into(&mut [Arg::I64(1), Arg::I64(1)], &mut []))
+        }),
+        row("CompiledFn::call", "Runtime(OutOfBounds", &["index 5", "length 2", "@f, block entry, inst 0"], || {
+            fails!(native("f", &mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0]), Arg::I64(5)]))
+        }),
+        row("CompiledFn::call", "Runtime(OutOfBounds", &["index -1", "length 0"], || {
+            fails!(native("f", &mut [Arg::F64(1.0), Arg::Slice(&[]), Arg::I64(-1)]))
+        }),
+        row("CompiledFn::call", "Runtime(DivisionByZero", &["division by zero at @div"], || {
+            fails!(native("div", &mut [Arg::I64(1), Arg::I64(0)]))
+        }),
+        row("CompiledFn::call", "Runtime(CallDepthExceeded", &["call depth", "@rec"], || {
+            fails!(native("rec", &mut [Arg::F64(1.0)]))
+        }),
+        row("CompiledFn::call_with_tape", "Runtime(TapeUnderflow", &["tape underflow at @pop"], || {
+            let f = compile(&programs(), &externs(), &JitOptions::new()).unwrap().function("pop").unwrap();
+            fails!(f.call_with_tape(&mut [], &mut Tape::new()))
+        }),
+        row("CompiledFn::call", "Runtime(ShadowLength", &["needs length 4", "has 3"], || {
+            let options = JitOptions::new().shadow_slice("two", 1, 0, 2);
+            let f = compile(&programs(), &externs(), &options).unwrap().function("two").unwrap();
+            fails!(f.call(&mut [Arg::Slice(&[1.0, 2.0]), Arg::Slice(&[1.0, 2.0, 3.0])]))
+        }),
+        row("CompiledFn::call", "Runtime(ExternFailed", &["@ext1", "the sensor is unplugged", "@use_ext"], || {
+            let f = compile(&programs(), &failing_externs(), &JitOptions::new()).unwrap().function("use_ext").unwrap();
+            fails!(f.call(&mut [Arg::F64(1.0)]))
+        }),
+        // ---- AD transforms ----
+        row("derive_forward", "Verify", &["does not verify", "read-only slice"], || {
+            fails!(derive_forward(&parse_module(UNVERIFIED).unwrap(), "ro", &[true], 1))
+        }),
+        row("derive_forward", "UnknownFunction", &["@nope"], || fails!(derive_forward(&programs(), "nope", &[], 1))),
+        row("derive_reverse", "WrongMaskLength", &["@f has 3 parameters", "1 differentiation flags"], || {
+            fails!(derive_reverse(&programs(), "f", &[true]))
+        }),
+        row("derive_reverse", "NotDifferentiable", &["parameter 2 of @f", "i64"], || {
+            fails!(derive_reverse(&programs(), "f", &[true, true, true]))
+        }),
+        row("derive_forward", "BadWidth", &["width 3", "1, 2, 4, 8 or 16"], || {
+            fails!(derive_forward(&programs(), "f", &[true, false, false], 3))
+        }),
+        row("derive_forward", "StoreIntoInactiveSlice", &["@keep", "`out`", "differentiate that slice"], || {
+            fails!(derive_forward(&programs(), "keep", &[true, false], 1))
+        }),
+        row("derive_reverse", "StoreIntoInactiveSlice", &["@keep", "`out`"], || {
+            fails!(derive_reverse(&programs(), "keep", &[true, false]))
+        }),
+        row("derive_reverse", "NoRule", &["@use_ext", "extern @ext1", "no differentiation rule"], || {
+            fails!(derive_reverse(&programs(), "use_ext", &[true]))
+        }),
+        row("derive_forward", "Unsupported", &["@lanes", "`splat`"], || {
+            fails!(derive_forward(&programs(), "lanes", &[true], 1))
+        }),
+        row("derive_reverse", "Unsupported", &["@lanes", "`splat`"], || {
+            fails!(derive_reverse(&programs(), "lanes", &[true]))
+        }),
+        // ---- ForwardFn ----
+        row("ForwardFn::new", "Ad(UnknownFunction", &["@nope"], || fails!(ForwardFn::new(&programs(), "nope", &[], 1))),
+        row("ForwardFn::new", "Ad(BadWidth", &["width 5"], || {
+            fails!(ForwardFn::new(&programs(), "f", &[true, false, false], 5))
+        }),
+        row("ForwardFn::new", "Ad(NoRule", &["extern @ext1", "no differentiation rule"], || {
+            fails!(ForwardFn::with_externs(&programs(), "use_ext", &[true], 1, &externs(), &JitOptions::new()))
+        }),
+        row("ForwardFn::new", "Jit(Extern(NotRegistered", &["@ext1", "not registered"], || {
+            // @f does not call the extern, but the module declares it and nothing implements it.
+            fails!(ForwardFn::new(&programs(), "f", &[true, false, false], 1))
+        }),
+        row("ForwardFn::jvp", "Shape", &["tangents (one per differentiated parameter)", "expected 1", "got 0"], || {
+            let f = ForwardFn::with_externs(&programs(), "f", &[true, false, false], 1, &externs(), &JitOptions::new())
+                .unwrap();
+            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(0)], &[]))
+        }),
+        row("ForwardFn::jvp", "Shape", &["tangent of parameter 1", "expected 6", "got 2"], || {
+            let f = ForwardFn::with_externs(&programs(), "f", &[false, true, false], 2, &externs(), &JitOptions::new())
+                .unwrap();
+            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0, 3.0]), Arg::I64(0)], &[&[1.0, 0.0]]))
+        }),
+        row("ForwardFn::jvp", "Call(Runtime(OutOfBounds", &["index 3", "length 1"], || {
+            let f = ForwardFn::with_externs(&programs(), "f", &[true, false, false], 1, &externs(), &JitOptions::new())
+                .unwrap();
+            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(3)], &[&[1.0]]))
+        }),
+        // ---- GradientFn and Pullback ----
+        row("GradientFn::new", "Ad(WrongMaskLength", &["@f has 3 parameters"], || {
+            fails!(GradientFn::new(&programs(), "f", &[true]))
+        }),
+        row("GradientFn::new", "Ad(NotDifferentiable", &["parameter 2 of @f"], || {
+            fails!(GradientFn::new(&programs(), "f", &[false, false, true]))
+        }),
+        row("GradientFn::new", "Ad(NoRule", &["extern @ext1", "register one"], || {
+            fails!(GradientFn::with_externs(&programs(), "use_ext", &[true], &externs(), &JitOptions::new()))
+        }),
+        row("GradientFn::value_and_grad", "Shape", &["gradient buffer", "expected 3", "got 1"], || {
+            let mut g =
+                GradientFn::with_externs(&programs(), "f", &[true, true, false], &externs(), &JitOptions::new())
+                    .unwrap();
+            fails!(g.value_and_grad(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0]), Arg::I64(0)], &mut [0.0]))
+        }),
+        row("GradientFn::value_and_grad", "Shape", &["f64 results of the function", "expected 1", "got 0"], || {
+            let mut g =
+                GradientFn::with_externs(&programs(), "keep", &[true, true], &externs(), &JitOptions::new()).unwrap();
+            fails!(g.value_and_grad(&mut [Arg::F64(1.0), Arg::SliceMut(&mut [0.0])], &mut [0.0, 0.0]))
+        }),
+        row("GradientFn::value_and_grad", "Call(ArgCount", &["takes", "argument(s)"], || {
+            let mut g =
+                GradientFn::with_externs(&programs(), "f", &[true, false, false], &externs(), &JitOptions::new())
+                    .unwrap();
+            fails!(g.value_and_grad(&mut [Arg::F64(1.0)], &mut [0.0]))
+        }),
+        row("GradientFn::value_and_grad", "Call(Runtime(OutOfBounds", &["index 2", "length 2"], || {
+            let mut g =
+                GradientFn::with_externs(&programs(), "f", &[true, true, false], &externs(), &JitOptions::new())
+                    .unwrap();
+            fails!(g.value_and_grad(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0]), Arg::I64(2)], &mut [0.0; 3]))
+        }),
+        row("GradientFn::vjp", "Call(ArgType", &["argument 2 of @f", "Arg::I64"], || {
+            let g = GradientFn::with_externs(&programs(), "f", &[true, false, false], &externs(), &JitOptions::new())
+                .unwrap();
+            fails!(g.vjp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::F64(0.0)]))
+        }),
+        row("Pullback::apply", "Shape", &["cotangents (one per f64 result)", "expected 1", "got 2"], || {
+            let g = GradientFn::with_externs(&programs(), "f", &[true, false, false], &externs(), &JitOptions::new())
+                .unwrap();
+            let (_, mut pullback) = g.vjp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(0)]).unwrap();
+            fails!(pullback.apply(&[1.0, 2.0]))
+        }),
+    ]
+}
+
+#[test]
+fn every_error_names_the_problem() {
+    let mut wrong = vec![];
+    let rows = table();
+    for r in &rows {
+        let (debug, display) = (r.run)();
+        let missing: Vec<&str> = r.needles.iter().copied().filter(|n| !display.contains(n)).collect();
+        if !debug.contains(r.variant) || !missing.is_empty() || display.trim().is_empty() {
+            wrong.push(format!(
+                "{} -> expected {} naming {:?}\n    got {debug}\n    says \"{display}\" (missing {missing:?})",
+                r.entry, r.variant, r.needles
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {} rows wrong:\n{}", wrong.len(), rows.len(), wrong.join("\n"));
+}
+
+/// The table reaches every entry point and every variant it claims to (so a row deleted by
+/// mistake is noticed).
+#[test]
+fn the_table_covers_every_entry_point() {
+    let rows = table();
+    let entries: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.entry).collect();
+    for e in [
+        "parse_module",
+        "verify_module",
+        "ModuleBuilder::finish",
+        "ExternRegistry::check_module",
+        "Interpreter::call",
+        "jit::compile",
+        "CompiledModule::function",
+        "CompiledFn::typed",
+        "CompiledFn::call",
+        "CompiledFn::call_into",
+        "derive_forward",
+        "derive_reverse",
+        "ForwardFn::new",
+        "ForwardFn::jvp",
+        "GradientFn::new",
+        "GradientFn::value_and_grad",
+        "GradientFn::vjp",
+        "Pullback::apply",
+    ] {
+        assert!(entries.contains(e), "no row for {e}");
+    }
+    assert!(rows.len() >= 55, "{} rows", rows.len());
+}

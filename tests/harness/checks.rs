@@ -1,0 +1,579 @@
+//! The checks run on every case: the program and every derived function verify and run
+//! identically (bit for bit, errors included) under the interpreter and the JIT; forward mode
+//! matches central finite differences (smooth kinds); W-lane batched sweeps equal W scalar
+//! sweeps; reverse mode satisfies the dot-product identity against forward mode; the public
+//! handles (`ForwardFn`, `GradientFn`) return what the interpreter computes from the same IR.
+
+use super::case::{Case, Kind};
+use jitdiff::ad::{AdError, derive_forward, derive_reverse};
+use jitdiff::ir::arbitrary::{ArgSpec, standard_extern_registry};
+use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue, Tape, Type, verify_module};
+use jitdiff::jit::{Agreement, Arg, JitOptions, compile, differential_call_with_tape, same_f64, same_value};
+use jitdiff::problems::SplitMix64;
+use jitdiff::{ForwardFn, GradientFn};
+
+/// Interpreter steps per call: generated programs need far fewer; derived ones a few times more.
+const STEP_LIMIT: u64 = 5_000_000;
+
+/// A failed check: which one, and what it saw.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub check: &'static str,
+    pub message: String,
+}
+
+type Check<T> = Result<T, Failure>;
+
+fn failure<T>(check: &'static str, message: impl Into<String>) -> Check<T> {
+    Err(Failure { check, message: message.into() })
+}
+
+/// What one case exercised, summed over a run to show the checks did run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Coverage {
+    pub returned: u64,
+    pub runtime_errors: u64,
+    pub step_limited: u64,
+    pub derived: u64,
+    pub refused: u64,
+    pub fd_compared: u64,
+    pub fd_skipped: u64,
+    pub lanes_compared: u64,
+    pub dot_products: u64,
+    pub handle_calls: u64,
+    pub known_bug_skips: u64,
+}
+
+impl std::ops::AddAssign for Coverage {
+    fn add_assign(&mut self, o: Coverage) {
+        self.returned += o.returned;
+        self.runtime_errors += o.runtime_errors;
+        self.step_limited += o.step_limited;
+        self.derived += o.derived;
+        self.refused += o.refused;
+        self.fd_compared += o.fd_compared;
+        self.fd_skipped += o.fd_skipped;
+        self.lanes_compared += o.lanes_compared;
+        self.dot_products += o.dot_products;
+        self.handle_calls += o.handle_calls;
+        self.known_bug_skips += o.known_bug_skips;
+    }
+}
+
+/// A module compiled once, to check several of its functions against the interpreter.
+struct Jit<'m> {
+    module: &'m Module,
+    externs: &'m ExternRegistry,
+    compiled: jitdiff::jit::CompiledModule,
+}
+
+impl<'m> Jit<'m> {
+    fn new(check: &'static str, module: &'m Module, externs: &'m ExternRegistry) -> Check<Jit<'m>> {
+        match compile(module, externs, &JitOptions::new()) {
+            Ok(compiled) => Ok(Jit { module, externs, compiled }),
+            Err(e) => failure(check, format!("the JIT rejects IR that verifies: {e}")),
+        }
+    }
+
+    /// The interpreter and the JIT agree on `function` with `args` (results, errors, final
+    /// `mslice` contents and tape); returns the agreement and the final tape.
+    fn agree(&self, check: &'static str, function: &str, args: &[ArgValue], tape: &Tape) -> Check<(Agreement, Tape)> {
+        let interp = Interpreter::new(self.module).with_externs(self.externs).with_step_limit(STEP_LIMIT);
+        differential_call_with_tape(&self.compiled, &interp, function, args, tape)
+            .or_else(|d| failure(check, d.to_string()))
+    }
+}
+
+/// [`Jit::agree`] on a module compiled for this one call.
+fn agree(
+    check: &'static str,
+    module: &Module,
+    externs: &ExternRegistry,
+    function: &str,
+    args: &[ArgValue],
+    tape: &Tape,
+) -> Check<(Agreement, Tape)> {
+    Jit::new(check, module, externs)?.agree(check, function, args, tape)
+}
+
+/// Run `function` in the interpreter; `None` if it fails (the JIT was checked to fail alike).
+fn interpret(module: &Module, function: &str, args: &mut [ArgValue], tape: &mut Tape) -> Option<Vec<RuntimeValue>> {
+    let externs = standard_extern_registry();
+    Interpreter::new(module)
+        .with_externs(&externs)
+        .with_step_limit(STEP_LIMIT)
+        .call_with_tape(function, args, tape)
+        .ok()
+}
+
+fn verified(check: &'static str, module: &Module) -> Check<()> {
+    verify_module(module).or_else(|e| failure(check, format!("derived IR does not verify: {e}")))
+}
+
+/// Everything observable a call produces that has a derivative: its `f64` results, then the
+/// final contents of its differentiated `mslice` arguments.
+fn outputs(results: &[RuntimeValue], args: &[ArgValue], mslices: &[usize]) -> Vec<f64> {
+    let mut out: Vec<f64> = results.iter().filter_map(RuntimeValue::as_f64).collect();
+    for &i in mslices {
+        out.extend(args[i].as_slice().unwrap_or(&[]));
+    }
+    out
+}
+
+/// Shapes of one case's differentiated parameters.
+struct Shape {
+    types: Vec<Type>,
+    wrt: Vec<bool>,
+    /// Per parameter: scalars it contributes to a direction (0 if not differentiated).
+    sizes: Vec<usize>,
+    /// Differentiated `mslice` parameters.
+    mslices: Vec<usize>,
+    n_results: usize,
+    float_results: usize,
+}
+
+impl Shape {
+    fn new(case: &Case) -> Shape {
+        let types = case.param_types();
+        let wrt = case.wrt();
+        let sizes = case
+            .args
+            .iter()
+            .zip(&wrt)
+            .map(|(a, &on)| match (a, on) {
+                (_, false) => 0,
+                (ArgSpec::Slice(xs) | ArgSpec::SliceMut(xs), true) => xs.len(),
+                (_, true) => 1,
+            })
+            .collect();
+        let mslices = (0..types.len()).filter(|&i| wrt[i] && types[i] == Type::SliceMut).collect();
+        let func = case.module.func_by_name(&case.entry).expect("the entry exists");
+        let float_results = func.returns.iter().filter(|t| **t == Type::F64).count();
+        Shape { types, wrt, sizes, mslices, n_results: func.returns.len(), float_results }
+    }
+
+    fn total(&self) -> usize {
+        self.sizes.iter().sum()
+    }
+
+    /// Primal arguments followed by one tangent per differentiated parameter holding
+    /// `dirs.len()` lanes per scalar (lane `l` of scalar `e` at `e * W + l`).
+    fn tangent_args(&self, primal: &[ArgValue], dirs: &[Vec<f64>]) -> Vec<ArgValue> {
+        let mut out = primal.to_vec();
+        let mut offset = 0;
+        for (i, &size) in self.sizes.iter().enumerate().filter(|(i, _)| self.wrt[*i]) {
+            let lanes: Vec<f64> = (0..size).flat_map(|e| dirs.iter().map(move |d| d[offset + e])).collect();
+            out.push(match (self.types[i], dirs.len()) {
+                (Type::F64, 1) => ArgValue::F64(lanes[0]),
+                (Type::F64, _) => ArgValue::Vector(lanes),
+                (Type::SliceMut, _) => ArgValue::SliceMut(lanes),
+                _ => ArgValue::Slice(lanes),
+            });
+            offset += size;
+        }
+        out
+    }
+
+    /// The primal arguments moved by `h` along `dir`.
+    fn shifted(&self, primal: &[ArgValue], dir: &[f64], h: f64) -> Vec<ArgValue> {
+        let mut out = primal.to_vec();
+        let mut k = 0;
+        for (i, v) in out.iter_mut().enumerate().filter(|(i, _)| self.wrt[*i]) {
+            match v {
+                ArgValue::F64(x) => *x += h * dir[k],
+                ArgValue::Slice(xs) | ArgValue::SliceMut(xs) => {
+                    xs.iter_mut().enumerate().for_each(|(e, x)| *x += h * dir[k + e])
+                }
+                _ => {}
+            }
+            k += self.sizes[i];
+        }
+        out
+    }
+
+    /// Output tangents of a forward sweep: the tangent results (lane `lane` of each), then the
+    /// final tangent contents of the differentiated `mslice`s.
+    fn tangent_outputs(
+        &self,
+        results: &[RuntimeValue],
+        args: &[ArgValue],
+        primal_len: usize,
+        lane: usize,
+        w: usize,
+    ) -> Vec<f64> {
+        let mut out: Vec<f64> = results[self.n_results..]
+            .iter()
+            .map(|r| match r {
+                RuntimeValue::Vector(v) => v.get(lane).copied().unwrap_or(f64::NAN),
+                other => other.as_f64().unwrap_or(f64::NAN),
+            })
+            .collect();
+        let tangent_arg = |i: usize| primal_len + (0..i).filter(|&j| self.wrt[j]).count();
+        for &i in &self.mslices {
+            let t = args[tangent_arg(i)].as_slice().unwrap_or(&[]);
+            out.extend(t.iter().skip(lane).step_by(w));
+        }
+        out
+    }
+}
+
+/// Known bugs, reported and kept as regression files with an `; expect-fail:` line: random
+/// runs skip the affected check (counted in [`Coverage::known_bug_skips`]); regression files
+/// run it.
+///
+/// `ForwardFn::jvp` passes the tangent of an `mslice` parameter as `Arg::Slice`, which the
+/// derived function (taking an `mslice`) rejects: tests/regressions/forward_fn_mslice_tangent.ir.
+fn forward_fn_mslice_bug(shape: &Shape) -> bool {
+    !shape.mslices.is_empty()
+}
+
+/// At W > 1 a zero tangent times an infinite partial is NaN in the lanes, where W = 1 gives
+/// 0 by a strong-zero product (a documented gap: ARCHITECTURE.md, "Differentiation"):
+/// tests/regressions/batched_strong_zero.ir.
+fn lane_strong_zero_bug(scalar: f64, lane: f64) -> bool {
+    lane.is_nan() && !scalar.is_nan()
+}
+
+/// Run every check on `case`; with `strict`, also those that known bugs make fail.
+pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
+    let mut cov = Coverage::default();
+    let externs = standard_extern_registry();
+    if let Err(e) = verify_module(&case.module) {
+        return failure("generated module verifies", e.to_string());
+    }
+    let primal: Vec<ArgValue> = case.args.iter().map(ArgSpec::to_arg_value).collect();
+    let (agreement, _) = agree("interpreter vs JIT", &case.module, &externs, &case.entry, &primal, &Tape::new())?;
+    let returned = match agreement {
+        Agreement::Returned(_) => {
+            cov.returned = 1;
+            true
+        }
+        Agreement::Failed(_) => {
+            cov.runtime_errors = 1;
+            false
+        }
+        Agreement::Skipped => {
+            cov.step_limited = 1;
+            return Ok(cov);
+        }
+    };
+    let shape = Shape::new(case);
+    let mut rng = SplitMix64::new(case.seed);
+    let width = [2u8, 4, 8][(case.seed % 3) as usize];
+
+    // Derivations: refused requests must be refused alike by both modes, and only for reasons
+    // the case allows.
+    let forward = derive_forward(&case.module, &case.entry, &shape.wrt, 1);
+    let reverse = derive_reverse(&case.module, &case.entry, &shape.wrt);
+    let (forward, reverse) = match (forward, reverse) {
+        (Ok(f), Ok(r)) => (f, r),
+        (Err(a), Err(b))
+            if std::mem::discriminant(&a) == std::mem::discriminant(&b) && allowed_refusal(case, &shape, &a) =>
+        {
+            cov.refused = 1;
+            return Ok(cov);
+        }
+        (f, r) => {
+            let show = |r: Result<(), AdError>| r.map_or_else(|e| e.to_string(), |_| "derived".into());
+            return failure(
+                "derivation",
+                format!("forward mode: {}; reverse mode: {}", show(f.map(|_| ())), show(r.map(|_| ()))),
+            );
+        }
+    };
+    cov.derived = 1;
+    verified("forward IR verifies", &forward.module)?;
+    verified("reverse IR verifies", &reverse.module)?;
+    let batched = derive_forward(&case.module, &case.entry, &shape.wrt, width)
+        .or_else(|e| failure("derivation", format!("width {width} refused what width 1 derived: {e}")))?;
+    verified("forward IR verifies", &batched.module)?;
+
+    // W random directions; the JIT runs each derived function like the interpreter.
+    let dirs: Vec<Vec<f64>> =
+        (0..width).map(|_| (0..shape.total()).map(|_| rng.uniform_in(-1.0, 1.0)).collect()).collect();
+    let scalar_args = shape.tangent_args(&primal, &dirs[..1]);
+    agree("interpreter vs JIT (forward IR)", &forward.module, &externs, &forward.name, &scalar_args, &Tape::new())?;
+    let batched_args = shape.tangent_args(&primal, &dirs);
+    agree("interpreter vs JIT (batched IR)", &batched.module, &externs, &batched.name, &batched_args, &Tape::new())?;
+    const REVERSE: &str = "interpreter vs JIT (reverse IR)";
+    let reverse_jit = Jit::new(REVERSE, &reverse.module, &externs)?;
+    let (fwd_agreement, fwd_tape) = reverse_jit.agree(REVERSE, &reverse.forward, &primal, &Tape::new())?;
+
+    // Cotangents for the f64 results and the differentiated mslices' final contents.
+    let ybar_results: Vec<f64> = (0..shape.float_results).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
+    let mut d_slices: Vec<ArgValue> = vec![];
+    for (i, a) in primal.iter().enumerate().filter(|(i, _)| shape.wrt[*i] && shape.types[*i].is_slice()) {
+        let n = a.as_slice().map_or(0, <[f64]>::len);
+        let init = if shape.types[i] == Type::SliceMut {
+            (0..n).map(|_| rng.uniform_in(-1.0, 1.0)).collect()
+        } else {
+            vec![0.0; n]
+        };
+        d_slices.push(ArgValue::SliceMut(init));
+    }
+    let mut pullback_args = d_slices.clone();
+    pullback_args.extend(ybar_results.iter().map(|&y| ArgValue::F64(y)));
+    if matches!(fwd_agreement, Agreement::Returned(_)) {
+        reverse_jit.agree(REVERSE, &reverse.pullback, &pullback_args, &fwd_tape)?;
+    }
+    if let Some(vg) = &reverse.value_and_grad {
+        let mut vg_args = primal.clone();
+        vg_args.extend(d_slices.iter().map(|d| ArgValue::SliceMut(vec![0.0; d.as_slice().map_or(0, <[f64]>::len)])));
+        reverse_jit.agree(REVERSE, vg, &vg_args, &Tape::new())?;
+    }
+    if !returned || case.kind == Kind::Full {
+        return Ok(cov);
+    }
+
+    // Scalar sweeps: the derived function's primal results are the program's; lanes of the
+    // batched sweep equal the scalar sweeps bit for bit.
+    let mut base_args = primal.clone();
+    let Some(base) = interpret(&case.module, &case.entry, &mut base_args, &mut Tape::new()) else { return Ok(cov) };
+    let mut batched_run = batched_args.clone();
+    let Some(batched_out) = interpret(&batched.module, &batched.name, &mut batched_run, &mut Tape::new()) else {
+        return failure("forward sweep", "the batched sweep fails where the program returns");
+    };
+    let mut scalar_tangents: Vec<Vec<f64>> = vec![];
+    for (lane, dir) in dirs.iter().enumerate() {
+        let mut args = shape.tangent_args(&primal, std::slice::from_ref(dir));
+        let Some(out) = interpret(&forward.module, &forward.name, &mut args, &mut Tape::new()) else {
+            return failure("forward sweep", "the scalar sweep fails where the program returns");
+        };
+        let same = |a: &[RuntimeValue], b: &[RuntimeValue]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_value(x, y))
+        };
+        if !same(&out[..shape.n_results], &base) || !same(&batched_out[..shape.n_results], &base) {
+            return failure(
+                "forward sweep",
+                format!(
+                    "derived primal results {:?} / {:?} differ from the program's {base:?}",
+                    &out[..shape.n_results],
+                    &batched_out[..shape.n_results]
+                ),
+            );
+        }
+        let scalar = shape.tangent_outputs(&out, &args, primal.len(), 0, 1);
+        let lanes = shape.tangent_outputs(&batched_out, &batched_run, primal.len(), lane, width as usize);
+        // Numerically equal: a zero tangent's sign may differ, because products with
+        // partials that may be infinite are strong-zero products (compare and select) at W = 1
+        // but plain multiplies at W > 1 (ARCHITECTURE.md, "Differentiation").
+        let equal = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+        let differs = |k: &usize| !equal(scalar[*k], lanes[*k]);
+        if !strict && (0..scalar.len()).filter(differs).all(|k| lane_strong_zero_bug(scalar[k], lanes[k])) {
+            cov.known_bug_skips += (0..scalar.len()).filter(differs).count().min(1) as u64;
+        } else if let Some(k) = (0..scalar.len()).find(differs) {
+            return failure(
+                "batched lanes vs scalar sweeps",
+                format!("output tangent {k}, lane {lane} of {width}: {} batched vs {} scalar", lanes[k], scalar[k]),
+            );
+        }
+        cov.lanes_compared += scalar.len() as u64;
+        scalar_tangents.push(scalar);
+    }
+
+    // Central differences along the first two directions.
+    if case.kind.smooth() {
+        for (dir, tangents) in dirs.iter().zip(&scalar_tangents).take(2) {
+            let (c, s) = finite_differences(case, &shape, &primal, dir, tangents)?;
+            cov.fd_compared += c;
+            cov.fd_skipped += s;
+        }
+    }
+
+    // Reverse mode: forward pass, pullback, dot-product identity with the first direction.
+    let mut tape = Tape::new();
+    let mut fwd_args = primal.clone();
+    let Some(values) = interpret(&reverse.module, &reverse.forward, &mut fwd_args, &mut tape) else {
+        return failure("reverse sweep", "the forward pass fails where the program returns");
+    };
+    if values.len() != base.len() || !values.iter().zip(&base).all(|(a, b)| same_value(a, b)) {
+        return failure("reverse sweep", format!("the forward pass returns {values:?}, the program {base:?}"));
+    }
+    let mut pb_args = pullback_args.clone();
+    let Some(grads) = interpret(&reverse.module, &reverse.pullback, &mut pb_args, &mut tape) else {
+        return failure("reverse sweep", "the pullback fails after a forward pass that returned");
+    };
+    if tape.cursor() != 0 {
+        return failure("reverse sweep", format!("the pullback left the tape cursor at {} (not 0)", tape.cursor()));
+    }
+    let mut mslice_ybar: Vec<f64> = vec![];
+    let (mut lhs, mut rhs) = (0.0, 0.0);
+    let (mut gi, mut si, mut offset) = (0, 0, 0);
+    for i in (0..shape.types.len()).filter(|&i| shape.wrt[i]) {
+        let dir = &dirs[0][offset..offset + shape.sizes[i]];
+        if shape.types[i].is_slice() {
+            if shape.types[i] == Type::SliceMut {
+                mslice_ybar.extend(d_slices[si].as_slice().unwrap_or(&[]));
+            }
+            rhs += dot(pb_args[si].as_slice().unwrap_or(&[]), dir);
+            si += 1;
+        } else {
+            rhs += grads.get(gi).and_then(RuntimeValue::as_f64).unwrap_or(f64::NAN) * dir[0];
+            gi += 1;
+        }
+        offset += shape.sizes[i];
+    }
+    let ybar: Vec<f64> = ybar_results.iter().chain(&mslice_ybar).copied().collect();
+    lhs += dot(&ybar, &scalar_tangents[0]);
+    if lhs.is_finite() && rhs.is_finite() {
+        // Relative 1e-10, with an absolute floor for derivatives that are zero up to rounding:
+        // 1e-14 times the norms of the cotangents and the direction.
+        let norm = |v: &[f64]| v.iter().map(|x| x.abs()).sum::<f64>();
+        let tol = 1e-10 * lhs.abs().max(rhs.abs()) + 1e-14 * norm(&ybar) * norm(&dirs[0]);
+        if (lhs - rhs).abs() > tol {
+            return failure(
+                "reverse vs forward (dot product)",
+                format!("<ybar, J xdot> = {lhs} but <J^T ybar, xdot> = {rhs}"),
+            );
+        }
+        cov.dot_products = 1;
+    }
+
+    if !strict && forward_fn_mslice_bug(&shape) {
+        cov.known_bug_skips = 1;
+        return Ok(cov);
+    }
+    cov.handle_calls = handles(case, &shape, &primal, &dirs, &reverse, &batched_out, &batched_run)?;
+    Ok(cov)
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// May this derivation be refused? Active vectors and externs have no rules yet (full kind);
+/// a store of an active value into an undifferentiated slice is the caller's mistake.
+fn allowed_refusal(case: &Case, shape: &Shape, e: &AdError) -> bool {
+    match e {
+        AdError::StoreIntoInactiveSlice { .. } => {
+            shape.types.iter().zip(&shape.wrt).any(|(t, &w)| *t == Type::SliceMut && !w)
+        }
+        AdError::Unsupported { .. } | AdError::NoRule { .. } => case.kind == Kind::Full,
+        _ => false,
+    }
+}
+
+/// Compare forward-mode tangents along `dir` with central differences (step 1e-6), for every
+/// output where a second step (1e-5) agrees (no kink, branch flip or step within reach).
+/// Returns (compared, skipped).
+fn finite_differences(
+    case: &Case,
+    shape: &Shape,
+    primal: &[ArgValue],
+    dir: &[f64],
+    tangents: &[f64],
+) -> Check<(u64, u64)> {
+    let run = |h: f64| {
+        let mut args = shape.shifted(primal, dir, h);
+        let out = interpret(&case.module, &case.entry, &mut args, &mut Tape::new())?;
+        Some(outputs(&out, &args, &shape.mslices))
+    };
+    let (h, h2) = (1e-6, 1e-5);
+    let (Some(p), Some(m), Some(p2), Some(m2)) = (run(h), run(-h), run(h2), run(-h2)) else {
+        return Ok((0, tangents.len() as u64));
+    };
+    let (mut compared, mut skipped) = (0, 0);
+    for (k, &ad) in tangents.iter().enumerate() {
+        let fd = (p[k] - m[k]) / (2.0 * h);
+        let fd2 = (p2[k] - m2[k]) / (2.0 * h2);
+        let scale = ad.abs().max(fd.abs()).max(1.0);
+        if !fd.is_finite() || (fd2 - fd).abs() / scale >= 1e-4 {
+            skipped += 1;
+            continue;
+        }
+        if (ad - fd).abs() / scale >= 1e-6 {
+            return failure(
+                "forward vs central differences",
+                format!("output {k}: JVP {ad} vs central difference {fd} (step 1e-5: {fd2})"),
+            );
+        }
+        compared += 1;
+    }
+    Ok((compared, skipped))
+}
+
+/// The public handles compute what the interpreter computes from their IR: `ForwardFn::jvp`
+/// the batched sweep, `GradientFn::value_and_grad` the `value_and_grad` function. Returns
+/// how many handle calls were compared.
+fn handles(
+    case: &Case,
+    shape: &Shape,
+    primal: &[ArgValue],
+    dirs: &[Vec<f64>],
+    reverse: &jitdiff::ad::ReverseDerivative,
+    batched_out: &[RuntimeValue],
+    batched_run: &[ArgValue],
+) -> Check<u64> {
+    const CHECK: &str = "handles vs interpreter";
+    let externs = standard_extern_registry();
+    let w = dirs.len();
+    let f = ForwardFn::with_externs(&case.module, &case.entry, &shape.wrt, w as u8, &externs, &JitOptions::new())
+        .or_else(|e| failure(CHECK, format!("ForwardFn::new: {e}")))?;
+    let tangent_args = shape.tangent_args(primal, dirs);
+    let tangents: Vec<&[f64]> = tangent_args[primal.len()..]
+        .iter()
+        .map(|a| match a {
+            ArgValue::F64(x) => std::slice::from_ref(x),
+            ArgValue::Vector(v) | ArgValue::Slice(v) | ArgValue::SliceMut(v) => v.as_slice(),
+            _ => &[],
+        })
+        .collect();
+    let mut owned = primal.to_vec();
+    let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
+    let (values, flat) = f.jvp(&mut args, &tangents).or_else(|e| failure(CHECK, format!("ForwardFn::jvp: {e}")))?;
+    let want: Vec<f64> =
+        (0..w).flat_map(|l| shape.tangent_outputs(batched_out, batched_run, primal.len(), l, w)).collect();
+    let (flat, want) = (&flat, &want);
+    let have_results: Vec<f64> = (0..shape.float_results).flat_map(|k| (0..w).map(move |l| flat[k * w + l])).collect();
+    let want_results: Vec<f64> =
+        (0..shape.float_results).flat_map(|k| (0..w).map(move |l| want[l * (want.len() / w) + k])).collect();
+    let same_values = values.len() == shape.n_results && values.iter().zip(batched_out).all(|(a, b)| same_value(a, b));
+    if !same_values || !have_results.iter().zip(&want_results).all(|(a, b)| same_f64(*a, *b)) {
+        return failure(
+            CHECK,
+            format!(
+                "ForwardFn::jvp gave {values:?}, {have_results:?}; the interpreter {:?}, {want_results:?}",
+                &batched_out[..shape.n_results]
+            ),
+        );
+    }
+    let Some(vg) = &reverse.value_and_grad else { return Ok(1) };
+    let mut g = GradientFn::with_externs(&case.module, &case.entry, &shape.wrt, &externs, &JitOptions::new())
+        .or_else(|e| failure(CHECK, format!("GradientFn::new: {e}")))?;
+    let mut owned = primal.to_vec();
+    let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
+    let mut grad = vec![f64::NAN; shape.total()];
+    let value = g
+        .value_and_grad(&mut args, &mut grad)
+        .or_else(|e| failure(CHECK, format!("GradientFn::value_and_grad: {e}")))?;
+    // The interpreter on the value_and_grad function: gradients of f64 parameters are results,
+    // of slices the final contents of the d-slices.
+    let mut vg_args = primal.to_vec();
+    let slices: Vec<usize> = (0..shape.types.len()).filter(|&i| shape.wrt[i] && shape.types[i].is_slice()).collect();
+    vg_args.extend(slices.iter().map(|&i| ArgValue::SliceMut(vec![0.0; shape.sizes[i]])));
+    let Some(out) = interpret(&reverse.module, vg, &mut vg_args, &mut Tape::new()) else {
+        return failure(CHECK, "value_and_grad fails in the interpreter where the program returns");
+    };
+    let mut want = vec![];
+    let (mut gi, mut si) = (0, 0);
+    for i in (0..shape.types.len()).filter(|&i| shape.wrt[i]) {
+        if shape.types[i].is_slice() {
+            want.extend(vg_args[primal.len() + si].as_slice().unwrap_or(&[]));
+            si += 1;
+        } else {
+            want.push(out.get(shape.n_results + gi).and_then(RuntimeValue::as_f64).unwrap_or(f64::NAN));
+            gi += 1;
+        }
+    }
+    let want_value = out[..shape.n_results].iter().find_map(RuntimeValue::as_f64).unwrap_or(f64::NAN);
+    if !same_f64(value, want_value)
+        || grad.len() != want.len()
+        || !grad.iter().zip(&want).all(|(a, b)| same_f64(*a, *b))
+    {
+        return failure(
+            CHECK,
+            format!("GradientFn::value_and_grad gave {value}, {grad:?}; the interpreter {want_value}, {want:?}"),
+        );
+    }
+    Ok(2)
+}
