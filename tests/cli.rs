@@ -146,7 +146,12 @@ fn check_passes_on_every_example_program() {
         let out = ok(&["check", file.to_str().unwrap()]);
         let max_rel = number_after(&out, "max rel err");
         assert!(max_rel <= 1e-6, "{}: max relative error {max_rel}\n{out}", file.display());
-        assert!(out.contains("point: the benchmark instance"), "{out}");
+        // The four benchmark programs are checked at their benchmark instance; other example
+        // programs (e.g. the per-sample MLP) at the generic inputs.
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        if ["gmm", "mlp", "pendulum", "rosenbrock"].contains(&stem) {
+            assert!(out.contains("point: the benchmark instance"), "{out}");
+        }
         assert!(out.trim_end().ends_with("OK"), "{out}");
     }
 }
