@@ -143,11 +143,24 @@ impl GradientFn {
         let mut tape = Tape::new();
         let values = self.forward.call_with_tape(args, &mut tape)?;
         let sizes = self.gradient_sizes(args);
+        // The pullback reads the read-only slices again instead of recording what it loads from
+        // them; the `Pullback` outlives the borrow of `args`, so it keeps its own copies.
+        let slices = self
+            .derived
+            .pullback_slices
+            .iter()
+            .map(|&k| match args.get(k) {
+                Some(Arg::Slice(s)) => s.to_vec(),
+                Some(Arg::SliceMut(s)) => s.to_vec(),
+                _ => vec![],
+            })
+            .collect();
         Ok((
             values,
             Pullback {
                 pullback: self.pullback.clone(),
                 tape,
+                slices,
                 sizes: sizes.to_vec(),
                 wrt: self.derived.wrt.clone(),
                 params: self.params.clone(),
@@ -173,6 +186,8 @@ impl GradientFn {
 pub struct Pullback {
     pullback: CompiledFn,
     tape: Tape,
+    /// Copies of the read-only slice arguments of the forward run, which the pullback reads.
+    slices: Vec<Vec<f64>>,
     sizes: Vec<usize>,
     wrt: Vec<bool>,
     params: Vec<Type>,
@@ -180,9 +195,9 @@ pub struct Pullback {
 }
 
 impl Pullback {
-    /// Bytes of recorded state.
+    /// Bytes of recorded state: the tape and the copies of read-only slice arguments.
     pub fn state_bytes(&self) -> usize {
-        self.tape.len() * 8
+        (self.tape.len() + self.slices.iter().map(Vec::len).sum::<usize>()) * 8
     }
 
     /// The cotangent of every differentiated parameter (flat, as [`GradientFn`] lays gradients
@@ -210,7 +225,7 @@ impl Pullback {
             offset += size;
         }
         self.tape.reset_cursor();
-        let mut args: Vec<Arg<'_>> = vec![];
+        let mut args: Vec<Arg<'_>> = self.slices.iter().map(|s| Arg::Slice(s)).collect();
         let mut rest: &mut [f64] = &mut grad;
         let mut consumed = 0;
         for &(start, size) in &slices {

@@ -111,9 +111,11 @@ fn a_pullback_applied_twice_equals_two_fresh_runs() {
     let y = interp.call_with_tape(&d.forward, &mut args.clone(), &mut tape).unwrap();
     assert_eq!(y[0].as_f64().unwrap(), p.reference());
     let pull = |cot: f64, tape: &mut Tape| {
-        let mut pb_args = vec![ArgValue::SliceMut(vec![0.0; 3]), ArgValue::F64(cot)];
+        // The pullback reads the stable primal slice `params` again, then fills its differential.
+        assert_eq!(d.pullback_slices, vec![0]);
+        let mut pb_args = vec![args[0].clone(), ArgValue::SliceMut(vec![0.0; 3]), ArgValue::F64(cot)];
         let out = interp.call_with_tape(&d.pullback, &mut pb_args, tape).unwrap();
-        let mut g = pb_args[0].as_slice().unwrap().to_vec();
+        let mut g = pb_args[1].as_slice().unwrap().to_vec();
         g.extend(out.iter().map(|v| v.as_f64().unwrap()));
         g
     };

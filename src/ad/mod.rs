@@ -10,8 +10,10 @@ mod custom;
 mod error;
 mod forward;
 mod liveness;
+mod loops;
 mod request;
 mod reverse;
+mod state;
 
 pub use activity::Activity;
 pub use error::AdError;

@@ -6,7 +6,7 @@
 //!   [`linearize`] coefficients), the indices of active loads and stores, which incoming edge
 //!   entered each merge block (branch decisions and, at loop headers, trip counts), and which
 //!   block returned;
-//! - `f_pullback(d_slices, result cotangents) -> parameter cotangents`: the control flow run
+//! - `f_pullback(stable slices, d_slices, result cotangents) -> parameter cotangents`: the control flow run
 //!   backwards (Slang's "transpose" of the linearized program), popping the tape in reverse
 //!   order and accumulating adjoints. Adjoints of values live across blocks travel as block
 //!   parameters of the reversed blocks; the differential slices of differentiated slice
@@ -21,7 +21,9 @@ use super::activity::Activity;
 use super::custom::CustomRules;
 use super::error::AdError;
 use super::liveness::Liveness;
+use super::loops::Loops;
 use super::request::{checked_function, differentiation_source};
+use super::state::StatePlan;
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{
     Block, BlockCall, Callee, CondCode, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value,
@@ -37,10 +39,15 @@ pub struct ReverseDerivative {
     pub module: Module,
     /// `f_fwd`: same signature as `f`; records the pullback state on the tape.
     pub forward: String,
-    /// `f_pullback(d_slices..., cotangents...) -> cotangents`: one mutable differential slice
-    /// per differentiated slice parameter, one cotangent per `f64` result; returns one cotangent
-    /// per differentiated `f64` parameter.
+    /// `f_pullback(slices..., d_slices..., cotangents...) -> cotangents`: first the primal
+    /// slices named by [`pullback_slices`](Self::pullback_slices) (read again rather than
+    /// recorded), then one mutable differential slice per differentiated slice parameter, then
+    /// one cotangent per `f64` result; returns one cotangent per differentiated `f64` parameter.
     pub pullback: String,
+    /// The parameters (by position) whose primal slices the pullback takes first: every `slice`
+    /// (read-only) parameter, since nothing can change it between the forward run and the
+    /// pullback.
+    pub pullback_slices: Vec<usize>,
     /// `f_value_and_grad(params..., d_slices...) -> (results..., cotangents...)`: `f_fwd` then
     /// `f_pullback` with cotangent 1 for the first `f64` result (0 for the others). Present when
     /// `f` has at least one `f64` result.
@@ -83,9 +90,15 @@ pub fn derive_reverse_with_rules(
     let cleaned = differentiation_source(module);
     let mut deriver =
         Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), custom: CustomRules::new(rules) };
-    let (fwd, pullback) = deriver.derive(id, wrt)?;
-    let value_and_grad =
-        if f.returns.contains(&Type::F64) { Some(deriver.value_and_grad(id, wrt, fwd, pullback)) } else { None };
+    // A `slice` parameter cannot be written by `f` or anything it calls (only `mslice` can), and
+    // the safe API cannot alias it with an `mslice`: it is stable, and the pullback reads it again.
+    let stable: Vec<bool> = f.params.iter().map(|&p| f.ty(p) == Type::Slice).collect();
+    let (fwd, pullback) = deriver.derive(id, wrt, &stable)?;
+    let value_and_grad = if f.returns.contains(&Type::F64) {
+        Some(deriver.value_and_grad(id, wrt, &stable, fwd, pullback))
+    } else {
+        None
+    };
     let mut out = deriver.out;
     passes::optimize(&mut out);
     verify_module(&out).map_err(|e| AdError::DerivedInvalid(Box::new(e)))?;
@@ -94,6 +107,7 @@ pub fn derive_reverse_with_rules(
         pullback: out.func(pullback).name.clone(),
         value_and_grad: value_and_grad.map(|v| out.func(v).name.clone()),
         module: out,
+        pullback_slices: stable.iter().enumerate().filter(|(_, on)| **on).map(|(k, _)| k).collect(),
         wrt: wrt.to_vec(),
     })
 }
@@ -103,64 +117,43 @@ pub fn derive_reverse_with_rules(
 enum Plan {
     /// Nothing recorded, nothing to propagate.
     Inactive,
-    /// Pointwise: `terms[k] = (operand, coefficient)`; `pushed` values were pushed in order.
-    Terms { terms: Vec<(usize, PlannedCoef)>, pushed: Vec<Type> },
-    /// `load` from a differentiated slice: the index is saved.
-    Load { index: Saved },
-    /// `store` into a differentiated slice: the index is saved. `value_active` says whether
-    /// the stored value carries an adjoint.
-    Store { index: Saved, value_active: bool },
-    /// A call to a derived callee rule.
-    Call { pullback: FuncId, mask: Vec<bool> },
+    /// Pointwise: `terms[k] = (operand, coefficient)`.
+    Terms { terms: Vec<(usize, PlannedCoef)> },
+    /// `load` from a differentiated slice, at forward index `index`.
+    Load { index: Value },
+    /// `store` into a differentiated slice, at forward index `index`. `value_active` says
+    /// whether the stored value carries an adjoint.
+    Store { index: Value, value_active: bool },
+    /// A call to a derived callee rule; `stable` marks the callee's stable slice parameters.
+    Call { pullback: FuncId, mask: Vec<bool>, stable: Vec<bool> },
 }
 
-/// A [`Coef`] whose values the pullback gets back as [`Saved`].
+/// A [`Coef`] whose values are forward values the pullback gets back through the
+/// [`StatePlan`] (restored from the tape, recomputed or re-created).
 #[derive(Clone, Copy, Debug)]
 enum PlannedCoef {
     One,
     MinusOne,
-    Scale(Saved),
-    ScaleStrong(Saved),
-    When(Saved),
-    Unless(Saved),
+    Scale(Value),
+    ScaleStrong(Value),
+    When(Value),
+    Unless(Value),
 }
 
-/// How the pullback gets back a forward value it needs: from the tape (`Slot` indexes the
-/// values one instruction pushed), or — for a constant — by re-creating it, which costs the
-/// forward pass no store and the tape no entry (e.g. the `100` of Rosenbrock's `100 * v^2`,
-/// which would otherwise be pushed once per loop iteration).
-#[derive(Clone, Copy, Debug)]
-enum Saved {
-    Slot(usize),
-    Const(Opcode, Imm),
-}
-
-/// Forward values defined by `fconst`/`iconst`, with their opcode and immediate.
-type Constants = HashMap<Value, (Opcode, Imm)>;
-
-/// The forward values known to be constants: `fconst`/`iconst` copied from the source (any
-/// block), and those a rule just emitted (the last few instructions of the current block).
-fn constant_def(em: &mut BlockEmitter<'_>, copied: &Constants, v: Value) -> Option<(Opcode, Imm)> {
-    if let Some(&c) = copied.get(&v) {
-        return Some(c);
-    }
-    let block = em.block();
-    em.func().block(block).insts.iter().rev().take(8).find_map(|i| match (i.op, i.results.first()) {
-        (Opcode::FConst | Opcode::IConst, Some(&r)) if r == v => Some((i.op, i.imm)),
-        _ => None,
-    })
-}
+/// Derived rules are cached per function, differentiated parameters and stable slices.
+type CacheKey = (FuncId, Vec<bool>, Vec<bool>);
 
 struct Deriver<'m> {
     source: &'m Module,
     out: Module,
-    cache: HashMap<(FuncId, Vec<bool>), (FuncId, FuncId)>,
+    cache: HashMap<CacheKey, (FuncId, FuncId)>,
     custom: CustomRules<'m>,
 }
 
 impl Deriver<'_> {
-    fn derive(&mut self, id: FuncId, wrt: &[bool]) -> Result<(FuncId, FuncId), AdError> {
-        if let Some(&done) = self.cache.get(&(id, wrt.to_vec())) {
+    fn derive(&mut self, id: FuncId, wrt: &[bool], stable: &[bool]) -> Result<(FuncId, FuncId), AdError> {
+        let key = (id, wrt.to_vec(), stable.to_vec());
+        if let Some(&done) = self.cache.get(&key) {
             return Ok(done);
         }
         let source = self.source.func(id);
@@ -177,6 +170,11 @@ impl Deriver<'_> {
             fwd.add_param(source.ty(p), source.values[p.index()].name.as_deref());
         }
         let mut pullback = Function::new(pb_name, vec![]);
+        for (&p, &on) in source.params.iter().zip(stable) {
+            if on {
+                pullback.add_param(Type::Slice, Some(&source.value_label(p)));
+            }
+        }
         for (&p, &on) in source.params.iter().zip(wrt) {
             if on && source.ty(p).is_slice() {
                 pullback.add_param(Type::SliceMut, Some(&format!("d_{}", source.value_label(p))));
@@ -198,12 +196,15 @@ impl Deriver<'_> {
         let pb_id = FuncId(fwd_id.0 + 1);
         self.out.functions.push(fwd);
         self.out.functions.push(pullback);
-        self.cache.insert((id, wrt.to_vec()), (fwd_id, pb_id));
+        self.cache.insert(key, (fwd_id, pb_id));
 
         let activity = Activity::analyse(source, wrt);
-        let (fwd, plans, merge_edges, returns) = self.build_forward(source, fwd_id, &activity)?;
+        let forward = self.build_forward(source, fwd_id, &activity, stable)?;
+        let pullback = self.build_pullback(source, pb_id, wrt, stable, &activity, &forward);
+        let mut fwd = forward.func;
+        // Plans name forward values, so renumbering waits until the pullback is built.
+        fwd.canonicalize();
         self.out.functions[fwd_id.index()] = fwd;
-        let pullback = self.build_pullback(source, pb_id, wrt, &activity, &plans, &merge_edges, &returns);
         self.out.functions[pb_id.index()] = pullback;
         Ok((fwd_id, pb_id))
     }
@@ -226,15 +227,29 @@ type MergeEdges = HashMap<Block, Vec<(Block, usize)>>;
 /// Per source instruction `(block, index)`: what its forward function recorded.
 type Plans = HashMap<(Block, usize), Plan>;
 
+/// A built `f_fwd` and what its pullback needs to know about it.
+struct Forward {
+    /// `f_fwd` (not yet renumbered: plans name its values).
+    func: Function,
+    plans: Plans,
+    merge_edges: MergeEdges,
+    /// The returning blocks, in the order `f_fwd` numbers them.
+    returns: Vec<Block>,
+    /// What is recorded, recomputed and re-created.
+    state: StatePlan,
+    /// The counted loops (their headers take a trip count instead of an edge index).
+    loops: Loops,
+}
+
 impl Deriver<'_> {
     /// `f_fwd`: the primal with tape pushes.
-    #[allow(clippy::type_complexity)]
     fn build_forward(
         &mut self,
         source: &Function,
         fwd_id: FuncId,
         activity: &Activity,
-    ) -> Result<(Function, Plans, MergeEdges, Vec<Block>), AdError> {
+        stable: &[bool],
+    ) -> Result<Forward, AdError> {
         let cfg = ControlFlow::new(source);
         let mut func = self.out.functions[fwd_id.index()].clone();
         let mut primal: HashMap<Value, Value> =
@@ -253,14 +268,21 @@ impl Deriver<'_> {
                 None => {}
             }
         }
+        let entry_runs_once = !incoming.contains_key(&Block::ENTRY);
+        let loops = Loops::analyse(source, &cfg, &incoming, &returns);
         let merge_edges: MergeEdges = incoming.into_iter().filter(|(_, edges)| edges.len() > 1).collect();
+        // Merge blocks get a parameter saying which edge entered them: the trip count at the
+        // header of a counted loop, else the edge's position (pushed on entry).
         let mut from_params: HashMap<Block, Value> = HashMap::new();
+        let mut trip_params: HashMap<Block, Value> = HashMap::new();
         for (index, block) in source.blocks.iter().enumerate() {
             let b = func.add_block(&block.name);
             for &p in &block.params {
                 primal.insert(p, func.add_block_param(b, source.ty(p), source.values[p.index()].name.as_deref()));
             }
-            if merge_edges.contains_key(&Block(index as u32)) {
+            if loops.headed_by(b).is_some() {
+                trip_params.insert(b, func.add_block_param(b, Type::I64, Some("trip")));
+            } else if merge_edges.contains_key(&Block(index as u32)) {
                 from_params.insert(b, func.add_block_param(b, Type::I64, Some("from")));
             }
         }
@@ -275,58 +297,105 @@ impl Deriver<'_> {
                 }
             }
         }
+        let stable_slices = func.params.iter().zip(stable).filter(|(_, on)| **on).map(|(&p, _)| p).collect();
+        let inductions = loops
+            .loops
+            .iter()
+            .flat_map(|l| {
+                l.inductions.iter().map(|&(iv, init, step)| (primal[&iv], (l.header, primal[&init], primal[&step])))
+            })
+            .collect();
+        let mut state = StatePlan::new(&func, stable_slices, entry_runs_once, &loops, inductions);
         let mut plans: Plans = HashMap::new();
-        let mut constants = Constants::new();
         for &b in cfg.reverse_post_order() {
             let block = source.block(b);
             let mut em = BlockEmitter::new(&mut func, b);
             if let Some(&from) = from_params.get(&b) {
                 em.emit_multi(Opcode::TPush, &[from], Imm::None, &[]);
             }
+            let mut needs = vec![];
             for (index, inst) in block.insts.iter().enumerate() {
                 let site = (source.name.as_str(), block.name.as_str(), index);
-                let plan = self.forward_inst(&mut em, source, inst, (&primal, &mut constants), activity, site)?;
+                let plan = self.forward_inst(&mut em, source, inst, &primal, (activity, stable), &mut needs, site)?;
                 plans.insert((b, index), plan);
             }
+            state.plan_block(&func, b, &needs);
+            let mut em = BlockEmitter::new(&mut func, b);
+            for &v in state.frame(b) {
+                em.emit_multi(Opcode::TPush, &[v], Imm::None, &[]);
+            }
             let Some(term) = &block.term else { continue };
-            let edge = |em: &mut BlockEmitter<'_>, slot: usize, call: &BlockCall| {
+            // An edge leaving counted loops goes through a new block that pushes their trip counts.
+            let edge = |func: &mut Function, slot: usize, call: &BlockCall| {
+                let target = call.block;
+                let exited = loops.exited(b, target);
+                let at = if exited.is_empty() {
+                    b
+                } else {
+                    let label = unique_label(func, &format!("{}_leave", block.name));
+                    func.add_block(&label)
+                };
+                let mut em = BlockEmitter::new(func, at);
+                for &k in &exited {
+                    em.emit_multi(Opcode::TPush, &[trip_params[&loops.loops[k].header]], Imm::None, &[]);
+                }
                 let mut args: Vec<Value> = call.args.iter().map(|a| primal[a]).collect();
-                if let Some(edges) = merge_edges.get(&call.block) {
+                if let Some(k) = loops.headed_by(target) {
+                    args.push(if loops.loops[k].entry_edge == (b, slot) {
+                        em.emit(Opcode::IConst, &[], Imm::I64(0))
+                    } else {
+                        let one = em.emit(Opcode::IConst, &[], Imm::I64(1));
+                        em.emit(Opcode::IAdd, &[trip_params[&target], one], Imm::None)
+                    });
+                } else if let Some(edges) = merge_edges.get(&target) {
                     let position = edges.iter().position(|&e| e == (b, slot)).expect("every edge is recorded");
                     args.push(em.emit(Opcode::IConst, &[], Imm::I64(position as i64)));
                 }
-                BlockCall { block: call.block, args }
+                let call = BlockCall { block: target, args };
+                if exited.is_empty() {
+                    call
+                } else {
+                    func.block_mut(at).term = Some(Terminator::Jump(call));
+                    BlockCall { block: at, args: vec![] }
+                }
             };
             let new_term = match term {
-                Terminator::Jump(call) => Terminator::Jump(edge(&mut em, 0, call)),
+                Terminator::Jump(call) => Terminator::Jump(edge(&mut func, 0, call)),
                 Terminator::Branch { cond, then_dest, else_dest } => Terminator::Branch {
                     cond: primal[cond],
-                    then_dest: edge(&mut em, 0, then_dest),
-                    else_dest: edge(&mut em, 1, else_dest),
+                    then_dest: edge(&mut func, 0, then_dest),
+                    else_dest: edge(&mut func, 1, else_dest),
                 },
-                Terminator::Return(vals) => {
-                    if returns.len() > 1 {
-                        let position = returns.iter().position(|&r| r == b).expect("a returning block");
-                        let id = em.emit(Opcode::IConst, &[], Imm::I64(position as i64));
-                        em.emit_multi(Opcode::TPush, &[id], Imm::None, &[]);
-                    }
-                    Terminator::Return(vals.iter().map(|v| primal[v]).collect())
-                }
+                Terminator::Return(vals) => Terminator::Return(vals.iter().map(|v| primal[v]).collect()),
             };
             func.block_mut(b).term = Some(new_term);
         }
-        func.canonicalize();
-        Ok((func, plans, merge_edges, returns))
+        // Returning blocks push the once-per-call values last (every block has been planned
+        // now), then which block returned, so the pullback pops both first.
+        for (position, &b) in returns.iter().enumerate() {
+            let mut em = BlockEmitter::new(&mut func, b);
+            for &v in &state.global {
+                em.emit_multi(Opcode::TPush, &[v], Imm::None, &[]);
+            }
+            if returns.len() > 1 {
+                let id = em.emit(Opcode::IConst, &[], Imm::I64(position as i64));
+                em.emit_multi(Opcode::TPush, &[id], Imm::None, &[]);
+            }
+        }
+        Ok(Forward { func, plans, merge_edges, returns, state, loops })
     }
 
-    /// Copy one instruction into `f_fwd` and record what its pullback needs.
+    /// Copy one instruction into `f_fwd` and add the forward values its pullback needs to
+    /// `needs` (the block's [`StatePlan`] decides how each is got back).
+    #[allow(clippy::too_many_arguments)]
     fn forward_inst(
         &mut self,
         em: &mut BlockEmitter<'_>,
         source: &Function,
         inst: &InstData,
-        (primal, constants): (&HashMap<Value, Value>, &mut Constants),
-        activity: &Activity,
+        primal: &HashMap<Value, Value>,
+        (activity, stable): (&Activity, &[bool]),
+        needs: &mut Vec<Value>,
         (func, block, index): (&str, &str, usize),
     ) -> Result<Plan, AdError> {
         let args: Vec<Value> = inst.args.iter().map(|a| primal[a]).collect();
@@ -355,25 +424,31 @@ impl Deriver<'_> {
                 .zip(&callee_fn.params)
                 .map(|(a, p)| activity.is_active(*a) && (callee_fn.ty(*p) == Type::F64 || callee_fn.ty(*p).is_slice()))
                 .collect();
-            let (fwd, pullback) = self.derive(callee_id, &mask)?;
+            // A callee's slice parameter is stable when the caller passes one of its own stable
+            // `slice` parameters to a `slice` parameter (an `mslice` the caller may write later is not).
+            let callee_stable: Vec<bool> = inst
+                .args
+                .iter()
+                .zip(&callee_fn.params)
+                .map(|(a, p)| {
+                    callee_fn.ty(*p) == Type::Slice
+                        && source.params.iter().position(|q| q == a).is_some_and(|k| stable[k])
+                })
+                .collect();
+            let (fwd, pullback) = self.derive(callee_id, &mask, &callee_stable)?;
             em.push(InstData { op: Opcode::Call, args, imm: Imm::Callee(Callee::Func(fwd)), results });
-            return Ok(Plan::Call { pullback, mask });
+            return Ok(Plan::Call { pullback, mask, stable: callee_stable });
         }
         em.push(InstData { op: inst.op, args: args.clone(), imm: inst.imm, results: results.clone() });
-        if let (Opcode::FConst | Opcode::IConst, Some(&r)) = (inst.op, results.first()) {
-            constants.insert(r, (inst.op, inst.imm));
-        }
-        let push = |em: &mut BlockEmitter<'_>, v: Value| em.emit_multi(Opcode::TPush, &[v], Imm::None, &[]);
-        let save_index = |em: &mut BlockEmitter<'_>, v: Value| match constant_def(em, constants, v) {
-            Some((op, imm)) => Saved::Const(op, imm),
-            None => {
-                push(em, v);
-                Saved::Slot(0)
+        let mut need = |v: Value| {
+            if !needs.contains(&v) {
+                needs.push(v);
             }
+            v
         };
         match inst.op {
-            Opcode::Load if active[0] => Ok(Plan::Load { index: save_index(em, args[1]) }),
-            Opcode::Store if active[0] => Ok(Plan::Store { index: save_index(em, args[1]), value_active: active[2] }),
+            Opcode::Load if active[0] => Ok(Plan::Load { index: need(args[1]) }),
+            Opcode::Store if active[0] => Ok(Plan::Store { index: need(args[1]), value_active: active[2] }),
             Opcode::Store if active[2] => Err(AdError::StoreIntoInactiveSlice {
                 func: func.into(),
                 block: block.into(),
@@ -397,34 +472,21 @@ impl Deriver<'_> {
                 };
                 match linearization {
                     Linearization::Terms(terms) => {
-                        let mut pushed_values: Vec<Value> = vec![];
-                        let mut slot_of = |em: &mut BlockEmitter<'_>, v: Value| {
-                            if let Some((op, imm)) = constant_def(em, constants, v) {
-                                return Saved::Const(op, imm);
-                            }
-                            if let Some(slot) = pushed_values.iter().position(|&p| p == v) {
-                                return Saved::Slot(slot);
-                            }
-                            push(em, v);
-                            pushed_values.push(v);
-                            Saved::Slot(pushed_values.len() - 1)
-                        };
                         let planned = terms
                             .iter()
                             .map(|t| {
                                 let coef = match t.coef {
                                     Coef::One => PlannedCoef::One,
                                     Coef::MinusOne => PlannedCoef::MinusOne,
-                                    Coef::Scale(p) => PlannedCoef::Scale(slot_of(em, p)),
-                                    Coef::ScaleStrong(p) => PlannedCoef::ScaleStrong(slot_of(em, p)),
-                                    Coef::When(c) => PlannedCoef::When(slot_of(em, c)),
-                                    Coef::Unless(c) => PlannedCoef::Unless(slot_of(em, c)),
+                                    Coef::Scale(p) => PlannedCoef::Scale(need(p)),
+                                    Coef::ScaleStrong(p) => PlannedCoef::ScaleStrong(need(p)),
+                                    Coef::When(c) => PlannedCoef::When(need(c)),
+                                    Coef::Unless(c) => PlannedCoef::Unless(need(c)),
                                 };
                                 (t.operand, coef)
                             })
                             .collect();
-                        let pushed = pushed_values.iter().map(|&v| em.ty(v)).collect();
-                        Ok(Plan::Terms { terms: planned, pushed })
+                        Ok(Plan::Terms { terms: planned })
                     }
                     Linearization::Zero | Linearization::NoTangent => Ok(Plan::Inactive),
                     Linearization::Structural => Err(unsupported()),
@@ -443,16 +505,25 @@ impl Deriver<'_> {
         source: &Function,
         pb_id: FuncId,
         wrt: &[bool],
+        stable: &[bool],
         activity: &Activity,
-        plans: &Plans,
-        merge_edges: &MergeEdges,
-        returns: &[Block],
+        forward: &Forward,
     ) -> Function {
+        let Forward { func: fwd, plans, merge_edges, returns, state, loops } = forward;
         let cfg = ControlFlow::new(source);
         let liveness = Liveness::analyse(source, &cfg, activity);
         let mut func = self.out.functions[pb_id.index()].clone();
-        // Differential slices, and result cotangents, by position.
+        // Stable primal slices, differential slices, and result cotangents, by position.
         let mut next_param = func.params.iter().copied();
+        let mut primal_slice: HashMap<Value, Value> = HashMap::new();
+        let mut fwd_slice: HashMap<Value, Value> = HashMap::new();
+        for (k, (&p, &on)) in source.params.iter().zip(stable).enumerate() {
+            if on {
+                let param = next_param.next().expect("one slice per stable slice parameter");
+                primal_slice.insert(p, param);
+                fwd_slice.insert(fwd.params[k], param);
+            }
+        }
         let mut dslice: HashMap<Value, Value> = HashMap::new();
         for (&p, &on) in source.params.iter().zip(wrt) {
             if on && source.ty(p).is_slice() {
@@ -472,6 +543,10 @@ impl Deriver<'_> {
             for &v in liveness.at_end(b) {
                 let label = format!("adj_{}", source.value_label(v));
                 func.add_block_param(rb, Type::F64, Some(&label));
+            }
+            // The trip count of every counted loop around `b`, in the order of `loops`.
+            for _ in loops.containing(b) {
+                func.add_block_param(rb, Type::I64, Some("trip"));
             }
             rev.insert(b, rb);
         }
@@ -495,22 +570,32 @@ impl Deriver<'_> {
                 .collect();
             seeds.push(BlockCall { block: rev[&r], args });
         }
-        let term = if seeds.len() == 1 {
-            Terminator::Jump(seeds.pop().expect("one seed"))
-        } else {
-            let which = em.emit(Opcode::TPop, &[], Imm::Type(Type::I64));
-            dispatch(&mut func, start, which, seeds)
+        // `f_fwd` pushed the once-per-call values, then which block returned: pop in reverse.
+        let which = (seeds.len() > 1).then(|| em.emit(Opcode::TPop, &[], Imm::Type(Type::I64)));
+        let global = state.restore_global(&mut em, fwd, fwd_slice);
+        let term = match which {
+            None => Terminator::Jump(seeds.pop().expect("one seed")),
+            Some(which) => dispatch(&mut func, start, which, seeds),
         };
         func.block_mut(start).term = Some(term);
 
         for &b in cfg.reverse_post_order() {
             let rb = rev[&b];
             let block = source.block(b);
-            let mut adj: HashMap<Value, Value> =
-                liveness.at_end(b).iter().copied().zip(func.block(rb).params.iter().copied()).collect();
+            let params = func.block(rb).params.clone();
+            let live = liveness.at_end(b);
+            let mut adj: HashMap<Value, Value> = live.iter().copied().zip(params.iter().copied()).collect();
+            let trips: HashMap<Block, Value> = loops
+                .containing(b)
+                .into_iter()
+                .map(|k| loops.loops[k].header)
+                .zip(params[live.len()..].to_vec())
+                .collect();
             let mut em = BlockEmitter::new(&mut func, rb);
+            let restored = state.restore_block(&mut em, fwd, b, &global, &trips);
+            let known = Known { state, restored: &restored, dslice: &dslice, primal_slice: &primal_slice };
             for (index, inst) in block.insts.iter().enumerate().rev() {
-                self.reverse_inst(&mut em, source, inst, &plans[&(b, index)], &mut adj, &dslice);
+                self.reverse_inst(&mut em, source, inst, &plans[&(b, index)], &mut adj, &known);
             }
             let term = if b == Block::ENTRY {
                 let grads: Vec<Value> = source
@@ -538,7 +623,13 @@ impl Deriver<'_> {
                         vec![(p, slot)]
                     }
                 };
-                let targets: Vec<BlockCall> = edges
+                let counted = loops.headed_by(b).map(|k| &loops.loops[k]);
+                // Running the reversed back edge means one iteration fewer to go.
+                let previous_trip = counted.map(|l| {
+                    let one = em.emit(Opcode::IConst, &[], Imm::I64(1));
+                    em.emit(Opcode::ISub, &[trips[&l.header], one], Imm::None)
+                });
+                let mut targets: Vec<(BlockCall, Block)> = edges
                     .iter()
                     .map(|&(p, slot)| {
                         let term = source.block(p).term.as_ref().expect("terminated");
@@ -559,15 +650,47 @@ impl Deriver<'_> {
                                 }
                                 sum.unwrap_or_else(|| em.fconst(0.0))
                             })
-                            .collect();
-                        BlockCall { block: rev[&p], args }
+                            .collect::<Vec<Value>>();
+                        let mut args = args;
+                        // Trip counts of the loops around `p`: carried along, or (for loops
+                        // this edge left in `f_fwd`) popped on the way, below.
+                        for k in loops.containing(p) {
+                            let header = loops.loops[k].header;
+                            if counted.is_some_and(|l| l.header == header && l.back_edge == (p, slot)) {
+                                args.extend(previous_trip);
+                            } else if let Some(&trip) = trips.get(&header) {
+                                args.push(trip);
+                            }
+                        }
+                        (BlockCall { block: rev[&p], args }, p)
                     })
                     .collect();
-                if targets.len() == 1 {
-                    Terminator::Jump(targets.into_iter().next().expect("one target"))
+                // A reversed edge entering loops goes through a block that pops their trip counts.
+                let calls: Vec<BlockCall> = targets
+                    .drain(..)
+                    .map(|(call, p)| {
+                        let exited = loops.exited(p, b);
+                        if exited.is_empty() {
+                            call
+                        } else {
+                            enter_loops(&mut func, call, &loops.containing(p), &exited)
+                        }
+                    })
+                    .collect();
+                if let Some(l) = counted {
+                    let entry = edges.iter().position(|&e| e == l.entry_edge).expect("the entry edge is an edge");
+                    let mut em = BlockEmitter::new(&mut func, rb);
+                    let zero = em.emit(Opcode::IConst, &[], Imm::I64(0));
+                    let first = em.emit(Opcode::ICmp, &[trips[&l.header], zero], Imm::Cond(CondCode::Eq));
+                    let mut calls = calls;
+                    let then_dest = calls.remove(entry);
+                    let else_dest = calls.pop().expect("the back edge");
+                    Terminator::Branch { cond: first, then_dest, else_dest }
+                } else if calls.len() == 1 {
+                    Terminator::Jump(calls.into_iter().next().expect("one target"))
                 } else {
-                    let from = em.emit(Opcode::TPop, &[], Imm::Type(Type::I64));
-                    dispatch(&mut func, rb, from, targets)
+                    let from = BlockEmitter::new(&mut func, rb).emit(Opcode::TPop, &[], Imm::Type(Type::I64));
+                    dispatch(&mut func, rb, from, calls)
                 }
             };
             func.block_mut(rb).term = Some(term);
@@ -584,22 +707,14 @@ impl Deriver<'_> {
         inst: &InstData,
         plan: &Plan,
         adj: &mut HashMap<Value, Value>,
-        dslice: &HashMap<Value, Value>,
+        known: &Known<'_>,
     ) {
-        let pop = |em: &mut BlockEmitter<'_>, ty: Type| em.emit(Opcode::TPop, &[], Imm::Type(ty));
-        let restore_index = |em: &mut BlockEmitter<'_>, s: Saved| match s {
-            Saved::Slot(_) => pop(em, Type::I64),
-            Saved::Const(op, imm) => em.emit(op, &[], imm),
-        };
+        let saved = |em: &mut BlockEmitter<'_>, v: Value| known.state.value(em, known.restored, v);
+        let dslice = known.dslice;
         match plan {
             Plan::Inactive => {}
-            Plan::Terms { terms, pushed } => {
-                let mut popped = vec![Value(0); pushed.len()];
-                for slot in (0..pushed.len()).rev() {
-                    popped[slot] = pop(em, pushed[slot]);
-                }
+            Plan::Terms { terms } => {
                 let Some(bar) = adj.remove(&inst.results[0]) else { return };
-                let saved = |em: &mut BlockEmitter<'_>, s: Saved| restore(em, s, &popped);
                 for &(operand, coef) in terms {
                     let contribution = match coef {
                         PlannedCoef::One => bar,
@@ -629,7 +744,7 @@ impl Deriver<'_> {
                 }
             }
             Plan::Load { index } => {
-                let index = restore_index(em, *index);
+                let index = saved(em, *index);
                 if let Some(bar) = adj.remove(&inst.results[0]) {
                     let d = dslice[&inst.args[0]];
                     let old = em.emit(Opcode::Load, &[d, index], Imm::None);
@@ -640,7 +755,7 @@ impl Deriver<'_> {
             Plan::Store { index, value_active } => {
                 // The stored value received whatever cotangent the location had; the location's
                 // earlier content was overwritten, so its cotangent restarts at zero.
-                let index = restore_index(em, *index);
+                let index = saved(em, *index);
                 let d = dslice[&inst.args[0]];
                 let bar = em.emit(Opcode::Load, &[d, index], Imm::None);
                 if *value_active {
@@ -649,9 +764,14 @@ impl Deriver<'_> {
                 let zero = em.fconst(0.0);
                 em.emit_multi(Opcode::Store, &[d, index, zero], Imm::None, &[]);
             }
-            Plan::Call { pullback, mask } => {
+            Plan::Call { pullback, mask, stable } => {
                 let callee = self.out.func(*pullback).clone();
                 let mut args = vec![];
+                for (a, &on) in inst.args.iter().zip(stable) {
+                    if on {
+                        args.push(known.primal_slice[a]);
+                    }
+                }
                 for (a, &on) in inst.args.iter().zip(mask) {
                     if on && source.ty(*a).is_slice() {
                         args.push(dslice[a]);
@@ -676,7 +796,7 @@ impl Deriver<'_> {
     }
 
     /// `f_value_and_grad`: `f_fwd`, then `f_pullback` seeded with 1 for the first `f64` result.
-    fn value_and_grad(&mut self, id: FuncId, wrt: &[bool], fwd: FuncId, pullback: FuncId) -> FuncId {
+    fn value_and_grad(&mut self, id: FuncId, wrt: &[bool], stable: &[bool], fwd: FuncId, pullback: FuncId) -> FuncId {
         let source = self.source.func(id);
         let name = self.unique_name(&format!("{}_value_and_grad", source.name));
         let mut func = Function::new(name, source.returns.clone());
@@ -694,7 +814,8 @@ impl Deriver<'_> {
         let entry = func.add_block("entry");
         let mut em = BlockEmitter::new(&mut func, entry);
         let results = em.emit_multi(Opcode::Call, &params, Imm::Callee(Callee::Func(fwd)), &source.returns);
-        let mut args = dslices;
+        let mut args: Vec<Value> = params.iter().zip(stable).filter(|(_, on)| **on).map(|(&p, _)| p).collect();
+        args.extend(dslices);
         let mut seeded = false;
         for &t in &source.returns {
             if t == Type::F64 {
@@ -714,15 +835,55 @@ impl Deriver<'_> {
     }
 }
 
-/// `sum + c`, or `c` when there is no sum yet.
-/// A saved forward value in the pullback: popped earlier (`popped`, by slot) or re-created.
-fn restore(em: &mut BlockEmitter<'_>, saved: Saved, popped: &[Value]) -> Value {
-    match saved {
-        Saved::Slot(slot) => popped[slot],
-        Saved::Const(op, imm) => em.emit(op, &[], imm),
-    }
+/// What a reversed block knows besides adjoints: the forward values restored at its start,
+/// and the pullback's slices.
+struct Known<'a> {
+    state: &'a StatePlan,
+    /// Forward value → pullback value, for everything restored or recomputed.
+    restored: &'a HashMap<Value, Value>,
+    /// Differentiated slice parameter (source) → its differential slice.
+    dslice: &'a HashMap<Value, Value>,
+    /// Stable slice parameter (source) → the pullback's copy of it.
+    primal_slice: &'a HashMap<Value, Value>,
 }
 
+/// A block that pops the trip counts of the loops `exited` (pushed in that order by `f_fwd` on
+/// the edge leaving them), then continues with `call`. `call` carries the target's adjoints and
+/// the trip counts of the loops `around` the target that the edge did not leave; the popped
+/// counts go in their places, in the order of `around`.
+fn enter_loops(func: &mut Function, call: BlockCall, around: &[usize], exited: &[usize]) -> BlockCall {
+    let label = unique_label(func, &format!("{}_enter", func.block(call.block).name));
+    let block = func.add_block(&label);
+    let types: Vec<Type> = call.args.iter().map(|&a| func.ty(a)).collect();
+    let params: Vec<Value> = types.into_iter().map(|t| func.add_block_param(block, t, None)).collect();
+    let mut em = BlockEmitter::new(func, block);
+    let mut popped: HashMap<usize, Value> = HashMap::new();
+    for &k in exited.iter().rev() {
+        popped.insert(k, em.emit(Opcode::TPop, &[], Imm::Type(Type::I64)));
+    }
+    let adjoints = params.len() + exited.len() - around.len();
+    let mut carried = params[adjoints..].iter().copied();
+    let mut args = params[..adjoints].to_vec();
+    for k in around {
+        args.push(popped.get(k).copied().unwrap_or_else(|| carried.next().expect("a carried trip count")));
+    }
+    func.block_mut(block).term = Some(Terminator::Jump(BlockCall { block: call.block, args }));
+    BlockCall { block, args: call.args }
+}
+
+/// `base`, or `base` with a number appended, whichever no block of `func` is called yet.
+fn unique_label(func: &Function, base: &str) -> String {
+    let taken = |label: &str| func.blocks.iter().any(|b| b.name == label);
+    let mut label = base.to_string();
+    let mut k = 2;
+    while taken(&label) {
+        label = format!("{base}{k}");
+        k += 1;
+    }
+    label
+}
+
+/// `sum + c`, or `c` when there is no sum yet.
 fn add(em: &mut BlockEmitter<'_>, sum: Option<Value>, c: Value) -> Value {
     match sum {
         Some(s) => em.bin(Opcode::FAdd, s, c),

@@ -120,12 +120,10 @@ fn derivatives(
             let (agreement, tape) = agree(&r.module, externs, &r.forward, args, &Tape::new(), &text);
             if matches!(agreement, Agreement::Returned(_)) {
                 let f = m.func_by_name(name).expect("derived from it");
-                let mut pb: Vec<ArgValue> = args
-                    .iter()
-                    .zip(wrt)
-                    .filter(|(a, on)| **on && a.as_slice().is_some())
-                    .map(|(a, _)| ArgValue::SliceMut(a.as_slice().unwrap_or(&[]).iter().map(|_| rng.float()).collect()))
-                    .collect();
+                let mut pb: Vec<ArgValue> = r.pullback_slices.iter().map(|&k| args[k].clone()).collect();
+                pb.extend(args.iter().zip(wrt).filter(|(a, on)| **on && a.as_slice().is_some()).map(|(a, _)| {
+                    ArgValue::SliceMut(a.as_slice().unwrap_or(&[]).iter().map(|_| rng.float()).collect())
+                }));
                 pb.extend(f.returns.iter().filter(|t| **t == Type::F64).map(|_| ArgValue::F64(rng.float())));
                 agree(&r.module, externs, &r.pullback, &pb, &tape, &text);
             }

@@ -311,7 +311,10 @@ pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
         };
         d_slices.push(ArgValue::SliceMut(init));
     }
-    let mut pullback_args = d_slices.clone();
+    // The pullback takes the stable primal slices first, then the differential slices.
+    let stable_slices = reverse.pullback_slices.len();
+    let mut pullback_args: Vec<ArgValue> = reverse.pullback_slices.iter().map(|&k| primal[k].clone()).collect();
+    pullback_args.extend(d_slices.iter().cloned());
     pullback_args.extend(ybar_results.iter().map(|&y| ArgValue::F64(y)));
     if matches!(fwd_agreement, Agreement::Returned(_)) {
         reverse_jit.agree(REVERSE, &reverse.pullback, &pullback_args, &fwd_tape)?;
@@ -405,7 +408,7 @@ pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
             if shape.types[i] == Type::SliceMut {
                 mslice_ybar.extend(d_slices[si].as_slice().unwrap_or(&[]));
             }
-            rhs += dot(pb_args[si].as_slice().unwrap_or(&[]), dir);
+            rhs += dot(pb_args[stable_slices + si].as_slice().unwrap_or(&[]), dir);
             si += 1;
         } else {
             rhs += grads.get(gi).and_then(RuntimeValue::as_f64).unwrap_or(f64::NAN) * dir[0];

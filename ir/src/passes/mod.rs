@@ -1,4 +1,5 @@
-//! IR passes: dead-code elimination, constant folding and common-subexpression elimination.
+//! IR passes: dead-code elimination, constant folding, constant hoisting and common-subexpression
+//! elimination.
 //!
 //! Every pass takes a function (or, for [`optimize`] and [`run_pass`], a module), preserves what
 //! the interpreter computes — results, stores, errors and their order — and leaves the function
@@ -16,21 +17,23 @@
 mod cse;
 mod dce;
 mod fold;
+mod hoist;
 mod reachable;
 
 pub use cse::cse;
 pub use dce::dce;
 pub use fold::fold_constants;
+pub use hoist::hoist_constants;
 pub use reachable::retain_reachable;
 
 use crate::function::{Function, Module, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 4] = ["dce", "fold", "cse", "optimize"];
+pub const PASS_NAMES: [&str; 5] = ["dce", "fold", "hoist", "cse", "optimize"];
 
 /// [`run_pass`] was given a name it does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown pass `{name}`; known passes are dce, fold, cse and optimize")]
+#[error("unknown pass `{name}`; known passes are dce, fold, hoist, cse and optimize")]
 pub struct UnknownPass {
     /// The name given.
     pub name: String,
@@ -39,12 +42,13 @@ pub struct UnknownPass {
 /// The most rounds [`optimize`] runs before it stops even if something still changes.
 const MAX_ROUNDS: usize = 32;
 
-/// Fold, CSE and DCE every function of `module`, repeated until nothing changes.
+/// Fold, hoist constants, CSE and DCE every function of `module`, repeated until nothing changes.
 pub fn optimize(module: &mut Module) {
     for function in &mut module.functions {
         for _ in 0..MAX_ROUNDS {
             let before = function.clone();
             fold_constants(function);
+            hoist_constants(function);
             cse(function);
             dce(function);
             if *function == before {
@@ -54,7 +58,7 @@ pub fn optimize(module: &mut Module) {
     }
 }
 
-/// Run the pass called `name` (`"dce"`, `"fold"`, `"cse"` or `"optimize"`) on every function of
+/// Run the pass called `name` (`"dce"`, `"fold"`, `"hoist"`, `"cse"` or `"optimize"`) on every function of
 /// `module`. Used by the file tests and the command-line tool.
 ///
 /// ```
@@ -67,6 +71,7 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
     let per_function: fn(&mut Function) = match name {
         "dce" => dce,
         "fold" => fold_constants,
+        "hoist" => hoist_constants,
         "cse" => cse,
         "optimize" => {
             optimize(module);

@@ -1,0 +1,137 @@
+//! Counted loops, for the reverse transform: loops whose pullback knows how often to run from
+//! one recorded trip count per loop run, instead of one recorded edge index per iteration.
+//!
+//! A loop header entered by exactly one edge from outside the loop and one back edge is
+//! *counted*: `f_fwd` gives the header a `trip` parameter (0 on entry, `trip + 1` on the back
+//! edge) and pushes it on every edge leaving the loop; the reversed loop carries it as a block
+//! parameter of every reversed block of the loop, runs the reversed back edge while it is not
+//! zero (decrementing it) and leaves by the reversed entry edge when it is. A loop containing a
+//! returning block, or with more entries or back edges, keeps the general scheme (the header
+//! pushes which edge entered it).
+//!
+//! The trip count also recovers *induction variables*: a header parameter that starts at `init`
+//! and steps by `step` (`iadd iv, step` on the back edge) equals `init + trip * step`, so the
+//! pullback recomputes a loop index instead of reading it from the tape when `init` and `step`
+//! are constants or values recorded once per call.
+
+use jitdiff_ir::analysis::ControlFlow;
+use jitdiff_ir::{Block, Function, Opcode, Terminator, Type, Value};
+use std::collections::{HashMap, HashSet};
+
+/// One counted loop of the source function.
+#[derive(Clone, Debug)]
+pub(super) struct CountedLoop {
+    pub header: Block,
+    /// The edge entering the loop: `(predecessor, successor slot)`.
+    pub entry_edge: (Block, usize),
+    /// The back edge: `(latch, successor slot)`.
+    pub back_edge: (Block, usize),
+    /// The header and every block that reaches the latch without passing the header.
+    pub body: HashSet<Block>,
+    /// Induction variables: `(header parameter, init, step)`, source values.
+    pub inductions: Vec<(Value, Value, Value)>,
+}
+
+/// The counted loops of a function, ordered by header.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Loops {
+    pub loops: Vec<CountedLoop>,
+}
+
+impl Loops {
+    /// Find the counted loops; `incoming` lists every block's incoming edges.
+    pub fn analyse(
+        func: &Function,
+        cfg: &ControlFlow,
+        incoming: &HashMap<Block, Vec<(Block, usize)>>,
+        returns: &[Block],
+    ) -> Loops {
+        let mut loops = vec![];
+        let mut headers: Vec<&Block> = incoming.keys().collect();
+        headers.sort();
+        for &header in headers {
+            let edges = &incoming[&header];
+            if edges.len() != 2 || header == Block::ENTRY {
+                continue;
+            }
+            let back: Vec<&(Block, usize)> = edges.iter().filter(|(p, _)| cfg.is_back_edge(*p, header)).collect();
+            let &[&back_edge] = back.as_slice() else { continue };
+            let Some(&entry_edge) = edges.iter().find(|&&e| e != back_edge) else { continue };
+            if cfg.is_back_edge(entry_edge.0, header) {
+                continue;
+            }
+            let body = natural_loop(cfg, header, back_edge.0);
+            if returns.iter().any(|r| body.contains(r)) {
+                continue;
+            }
+            let inductions = inductions(func, header, entry_edge, back_edge);
+            loops.push(CountedLoop { header, entry_edge, back_edge, body, inductions });
+        }
+        Loops { loops }
+    }
+
+    /// The loops containing `b` (indices into `loops`, in order).
+    pub fn containing(&self, b: Block) -> Vec<usize> {
+        (0..self.loops.len()).filter(|&k| self.loops[k].body.contains(&b)).collect()
+    }
+
+    /// The loops the edge `from -> to` leaves (containing `from` but not `to`), in order:
+    /// `f_fwd` pushes their trip counts in this order on that edge.
+    pub fn exited(&self, from: Block, to: Block) -> Vec<usize> {
+        self.containing(from).into_iter().filter(|&k| !self.loops[k].body.contains(&to)).collect()
+    }
+
+    /// The counted loop headed by `b`.
+    pub fn headed_by(&self, b: Block) -> Option<usize> {
+        self.loops.iter().position(|l| l.header == b)
+    }
+}
+
+/// The header plus every block that reaches `latch` backwards without passing the header.
+fn natural_loop(cfg: &ControlFlow, header: Block, latch: Block) -> HashSet<Block> {
+    let mut body: HashSet<Block> = [header].into();
+    let mut work = vec![latch];
+    while let Some(b) = work.pop() {
+        if body.insert(b) {
+            work.extend(cfg.predecessors(b).iter().copied().filter(|p| cfg.is_reachable(*p)));
+        }
+    }
+    body
+}
+
+/// Header parameters updated as `iv + step` (or `step + iv`) on the back edge.
+fn inductions(
+    func: &Function,
+    header: Block,
+    entry: (Block, usize),
+    back: (Block, usize),
+) -> Vec<(Value, Value, Value)> {
+    let arg = |(b, slot): (Block, usize), k: usize| -> Option<Value> {
+        let term: &Terminator = func.block(b).term.as_ref()?;
+        term.successors().get(slot)?.args.get(k).copied()
+    };
+    let definition: HashMap<Value, (Opcode, &[Value])> = func
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter(|i| i.results.len() == 1)
+        .map(|i| (i.results[0], (i.op, i.args.as_slice())))
+        .collect();
+    let mut found = vec![];
+    for (k, &iv) in func.block(header).params.iter().enumerate() {
+        if func.ty(iv) != Type::I64 {
+            continue;
+        }
+        let (Some(init), Some(next)) = (arg(entry, k), arg(back, k)) else { continue };
+        let Some(&(Opcode::IAdd, &[a, b])) = definition.get(&next) else { continue };
+        let step = if a == iv && b != iv {
+            b
+        } else if b == iv && a != iv {
+            a
+        } else {
+            continue;
+        };
+        found.push((iv, init, step));
+    }
+    found
+}

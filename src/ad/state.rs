@@ -1,0 +1,301 @@
+//! The pullback state of one `f_fwd`: for every forward value a reversed block needs (a rule's
+//! partials, the index of a load or store), whether the pullback gets it back from the tape or
+//! recomputes it.
+//!
+//! A reversed block gets each value it needs in one of four ways, cheapest first:
+//!
+//! - a **constant** is re-created (`100` in Rosenbrock's `100 * v^2`);
+//! - a **recomputed** value: a cheap pure instruction of the same block (float and integer
+//!   arithmetic, comparisons, `select`, `len`, and loads from a *stable* slice — a `slice`
+//!   parameter nothing can write while the forward function and its pullback run), replayed
+//!   at the start of the reversed block from its operands. A value is recomputed only when
+//!   that costs at most one recorded entry: Rosenbrock's loop body records `i` alone and
+//!   recomputes `x[i]`, `x[i+1]` and every partial from it, instead of recording five values;
+//! - a loop's **induction variable** (`i` stepping by a constant from a constant or global
+//!   start) is `init + trip * step`, from the trip count the reversed loop carries (see
+//!   [`loops`](super::loops));
+//! - a **global** value: a scalar parameter, or a value of the entry block needed in another
+//!   block (a loop-invariant base index, say), recorded once per call — pushed just before the
+//!   function returns and popped first by the pullback — instead of once per loop iteration;
+//! - anything else is in the block's **frame**: pushed at the end of the forward block (after
+//!   any state its calls nested on the tape) and popped at the start of the reversed block.
+//!
+//! Recomputing rather than recording trades a few arithmetic instructions for a store and a
+//! load of tape memory, which is what bounds a reverse sweep over a long loop.
+
+use super::loops::Loops;
+use jitdiff_ir::{Block, Function, Imm, InstData, Opcode, Value};
+use jitdiff_rules::{BlockEmitter, Emit};
+use std::collections::{HashMap, HashSet};
+
+/// At most this many instructions are recomputed for one needed value; beyond that, recording
+/// the value is cheaper.
+const RECOMPUTE_LIMIT: usize = 16;
+
+/// What one block records in its frame and recomputes in its reverse.
+#[derive(Clone, Debug, Default)]
+pub(super) struct BlockState {
+    /// Forward values pushed at the end of the block, in push order.
+    pub frame: Vec<Value>,
+    /// Forward values recomputed at the start of the reversed block, in forward order.
+    pub recompute: Vec<Value>,
+    /// Induction variables recomputed from their loop's trip count, before `recompute`.
+    pub inductions: Vec<Value>,
+}
+
+/// The pullback state of one forward function, planned block by block while it is built.
+#[derive(Debug)]
+pub(super) struct StatePlan {
+    /// Slice parameters of `f_fwd` that nothing writes: the pullback receives them too.
+    stable_slices: HashSet<Value>,
+    /// Scalar parameters of `f_fwd`.
+    scalar_params: HashSet<Value>,
+    /// Values defined in the entry block (known once the entry block is planned).
+    entry_values: HashSet<Value>,
+    /// Whether the entry block runs once per call (it is not a loop header).
+    entry_runs_once: bool,
+    /// Induction variables of counted loops: forward header parameter → (header, init, step).
+    inductions: HashMap<Value, (Block, Value, Value)>,
+    /// The body of each counted loop, by header.
+    loop_bodies: HashMap<Block, HashSet<Block>>,
+    /// Every instruction of the blocks planned so far, by result.
+    defs: HashMap<Value, InstData>,
+    /// The block defining each value in `defs`.
+    def_block: HashMap<Value, Block>,
+    /// Values recorded once per call, in push order.
+    pub global: Vec<Value>,
+    /// Per block: its frame and recomputed values.
+    pub blocks: HashMap<Block, BlockState>,
+}
+
+/// A tentative recomputation: what it would add to the block's state.
+#[derive(Default)]
+struct Trial {
+    recompute: Vec<Value>,
+    frame: Vec<Value>,
+    global: Vec<Value>,
+    inductions: Vec<Value>,
+}
+
+impl StatePlan {
+    /// A plan for `fwd` whose stable slice parameters are `stable_slices`, with the counted
+    /// `loops` of its source and their `inductions` (forward values).
+    pub fn new(
+        fwd: &Function,
+        stable_slices: HashSet<Value>,
+        entry_runs_once: bool,
+        loops: &Loops,
+        inductions: HashMap<Value, (Block, Value, Value)>,
+    ) -> StatePlan {
+        let scalar_params = fwd.params.iter().copied().filter(|&p| !fwd.ty(p).is_slice()).collect();
+        StatePlan {
+            stable_slices,
+            scalar_params,
+            entry_values: HashSet::new(),
+            entry_runs_once,
+            inductions,
+            loop_bodies: loops.loops.iter().map(|l| (l.header, l.body.clone())).collect(),
+            defs: HashMap::new(),
+            def_block: HashMap::new(),
+            global: vec![],
+            blocks: HashMap::new(),
+        }
+    }
+
+    /// Decide how the reverse of block `b` (already emitted into `fwd`) gets each of `needs`.
+    /// Blocks must be planned in an order where definitions come first (reverse post-order).
+    pub fn plan_block(&mut self, fwd: &Function, b: Block, needs: &[Value]) {
+        for inst in &fwd.block(b).insts {
+            for &r in &inst.results {
+                self.defs.insert(r, inst.clone());
+                self.def_block.insert(r, b);
+                if b == Block::ENTRY {
+                    self.entry_values.insert(r);
+                }
+            }
+        }
+        let mut state = BlockState::default();
+        for &v in needs {
+            self.require(b, v, &mut state);
+        }
+        self.blocks.insert(b, state);
+    }
+
+    fn require(&mut self, b: Block, v: Value, state: &mut BlockState) {
+        if self.available(v, state) || self.is_constant(v) {
+            return;
+        }
+        if self.recomputable(b, v) {
+            let mut trial = Trial::default();
+            self.try_recompute(b, v, state, &mut trial);
+            if trial.frame.len() <= 1 && trial.recompute.len() <= RECOMPUTE_LIMIT {
+                state.recompute.extend(trial.recompute);
+                state.frame.extend(trial.frame);
+                state.inductions.extend(trial.inductions);
+                self.global.extend(trial.global);
+            } else {
+                state.frame.push(v);
+            }
+        } else if let Some((init, step)) = self.induction(b, v) {
+            for x in [init, step] {
+                if !self.is_constant(x) && !self.global.contains(&x) {
+                    self.global.push(x);
+                }
+            }
+            state.inductions.push(v);
+        } else if self.is_global(b, v) {
+            self.global.push(v);
+        } else {
+            state.frame.push(v);
+        }
+    }
+
+    /// `(init, step)` when `v` is an induction variable of a counted loop containing `b` whose
+    /// start and step are constants or once-per-call values.
+    fn induction(&self, b: Block, v: Value) -> Option<(Value, Value)> {
+        let &(header, init, step) = self.inductions.get(&v)?;
+        let known = |x: Value| self.is_constant(x) || self.is_global(b, x);
+        (self.loop_bodies.get(&header)?.contains(&b) && known(init) && known(step)).then_some((init, step))
+    }
+
+    /// Add to `trial` what recomputing `v` needs, recomputing cheap operands in turn.
+    fn try_recompute(&self, b: Block, v: Value, state: &BlockState, trial: &mut Trial) {
+        let known = [&trial.recompute, &trial.frame, &trial.global, &trial.inductions].iter().any(|l| l.contains(&v));
+        if known || self.available(v, state) || self.is_constant(v) {
+            return;
+        }
+        if self.recomputable(b, v) && trial.recompute.len() < RECOMPUTE_LIMIT {
+            for &a in &self.defs[&v].args {
+                self.try_recompute(b, a, state, trial);
+            }
+            trial.recompute.push(v);
+        } else if let Some((init, step)) = self.induction(b, v) {
+            for x in [init, step] {
+                if !self.is_constant(x) && !self.global.contains(&x) && !trial.global.contains(&x) {
+                    trial.global.push(x);
+                }
+            }
+            trial.inductions.push(v);
+        } else if self.is_global(b, v) {
+            trial.global.push(v);
+        } else {
+            trial.frame.push(v);
+        }
+    }
+
+    fn available(&self, v: Value, state: &BlockState) -> bool {
+        self.stable_slices.contains(&v)
+            || state.frame.contains(&v)
+            || state.recompute.contains(&v)
+            || state.inductions.contains(&v)
+            || self.global.contains(&v)
+    }
+
+    fn is_constant(&self, v: Value) -> bool {
+        self.defs.get(&v).is_some_and(|i| matches!(i.op, Opcode::FConst | Opcode::IConst | Opcode::BConst))
+    }
+
+    /// A cheap pure instruction of block `b` whose replay gives the same value.
+    fn recomputable(&self, b: Block, v: Value) -> bool {
+        let Some(inst) = self.defs.get(&v) else { return false };
+        if self.def_block.get(&v) != Some(&b) || inst.results.len() != 1 {
+            return false;
+        }
+        match inst.op {
+            Opcode::FAdd
+            | Opcode::FSub
+            | Opcode::FMul
+            | Opcode::FNeg
+            | Opcode::Abs
+            | Opcode::Min
+            | Opcode::Max
+            | Opcode::IAdd
+            | Opcode::ISub
+            | Opcode::IMul
+            | Opcode::INeg
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Not
+            | Opcode::FCmp
+            | Opcode::ICmp
+            | Opcode::Select
+            | Opcode::IToF => true,
+            // The pullback has the stable slices only; an `mslice` may have changed since.
+            Opcode::Len | Opcode::Load => self.stable_slices.contains(&inst.args[0]),
+            _ => false,
+        }
+    }
+
+    /// Recorded once per call: scalar parameters anywhere, entry-block values elsewhere.
+    fn is_global(&self, b: Block, v: Value) -> bool {
+        self.entry_runs_once
+            && (self.scalar_params.contains(&v) || (b != Block::ENTRY && self.entry_values.contains(&v)))
+    }
+
+    /// The constant instruction defining `v`, if any.
+    pub fn constant(&self, v: Value) -> Option<(Opcode, Imm)> {
+        self.defs.get(&v).filter(|_| self.is_constant(v)).map(|i| (i.op, i.imm))
+    }
+
+    /// Emit into the pullback's first block: pop the global values (pushed last by `f_fwd`).
+    /// `slices` maps each stable slice parameter of `f_fwd` to the pullback's parameter.
+    pub fn restore_global(
+        &self,
+        em: &mut BlockEmitter<'_>,
+        fwd: &Function,
+        slices: HashMap<Value, Value>,
+    ) -> HashMap<Value, Value> {
+        let mut env = slices;
+        for &v in self.global.iter().rev() {
+            env.insert(v, em.emit(Opcode::TPop, &[], Imm::Type(fwd.ty(v))));
+        }
+        env
+    }
+
+    /// Emit at the start of the reversed block `b`: pop its frame, then recompute. `trips`
+    /// holds the trip count of each counted loop containing `b`, by header. Returns the
+    /// forward values available to the reversed block, mapped to pullback values.
+    pub fn restore_block(
+        &self,
+        em: &mut BlockEmitter<'_>,
+        fwd: &Function,
+        b: Block,
+        global: &HashMap<Value, Value>,
+        trips: &HashMap<Block, Value>,
+    ) -> HashMap<Value, Value> {
+        let mut env = global.clone();
+        let Some(state) = self.blocks.get(&b) else { return env };
+        for &v in state.frame.iter().rev() {
+            env.insert(v, em.emit(Opcode::TPop, &[], Imm::Type(fwd.ty(v))));
+        }
+        for &v in &state.inductions {
+            let (header, init, step) = self.inductions[&v];
+            let (init, step) = (self.value(em, &env, init), self.value(em, &env, step));
+            let offset = em.emit(Opcode::IMul, &[trips[&header], step], Imm::None);
+            env.insert(v, em.emit(Opcode::IAdd, &[init, offset], Imm::None));
+        }
+        for &v in &state.recompute {
+            let inst = &self.defs[&v];
+            let args: Vec<Value> = inst.args.iter().map(|&a| self.value(em, &env, a)).collect();
+            let r = em.emit_multi(inst.op, &args, inst.imm, &[fwd.ty(v)])[0];
+            env.insert(v, r);
+        }
+        env
+    }
+
+    /// The pullback value of the forward value `v` in a reversed block whose restored values
+    /// are `env`: restored, or a constant re-created here.
+    pub fn value(&self, em: &mut BlockEmitter<'_>, env: &HashMap<Value, Value>, v: Value) -> Value {
+        if let Some(&r) = env.get(&v) {
+            return r;
+        }
+        // Every need was planned by `plan_block`, so anything not restored is a constant.
+        let (op, imm) = self.constant(v).expect("a needed value is restored, recomputed or constant");
+        em.emit(op, &[], imm)
+    }
+
+    /// The values pushed at the end of block `b`, in push order.
+    pub fn frame(&self, b: Block) -> &[Value] {
+        self.blocks.get(&b).map_or(&[], |s| &s.frame)
+    }
+}
