@@ -1,0 +1,440 @@
+//! Building `f_pullback`: the reversed control flow of `f`, which restores what the forward
+//! function recorded (see [`StatePlan`]) and accumulates adjoints backwards.
+
+use super::{Deriver, Forward, Plan, PlannedCoef, unique_label};
+use crate::ad::activity::Activity;
+use crate::ad::liveness::Liveness;
+use crate::ad::state::StatePlan;
+use jitdiff_ir::analysis::ControlFlow;
+use jitdiff_ir::{
+    Block, BlockCall, Callee, CondCode, FuncId, Function, Imm, InstData, Opcode, Terminator, Type, Value,
+};
+use jitdiff_rules::{BlockEmitter, Emit};
+use std::collections::HashMap;
+
+impl Deriver<'_> {
+    /// `f_pullback`: the reversed control flow, popping what `f_fwd` pushed.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn build_pullback(
+        &mut self,
+        source: &Function,
+        pb_id: FuncId,
+        wrt: &[bool],
+        stable: &[bool],
+        activity: &Activity,
+        forward: &Forward,
+    ) -> Function {
+        let Forward { func: fwd, plans, merge_edges, returns, state, loops } = forward;
+        let cfg = ControlFlow::new(source);
+        let liveness = Liveness::analyse(source, &cfg, activity);
+        let mut func = self.out.functions[pb_id.index()].clone();
+        // Stable primal slices, differential slices, and result cotangents, by position.
+        let mut next_param = func.params.iter().copied();
+        let mut primal_slice: HashMap<Value, Value> = HashMap::new();
+        let mut fwd_slice: HashMap<Value, Value> = HashMap::new();
+        for (k, (&p, &on)) in source.params.iter().zip(stable).enumerate() {
+            if on {
+                let param = next_param.next().expect("one slice per stable slice parameter");
+                primal_slice.insert(p, param);
+                fwd_slice.insert(fwd.params[k], param);
+            }
+        }
+        let mut dslice: HashMap<Value, Value> = HashMap::new();
+        for (&p, &on) in source.params.iter().zip(wrt) {
+            if on && source.ty(p).is_slice() {
+                dslice.insert(p, next_param.next().expect("one d-slice per differentiated slice"));
+            }
+        }
+        let cotangents: Vec<Option<Value>> = source
+            .returns
+            .iter()
+            .map(|&t| (t == Type::F64).then(|| next_param.next().expect("one cotangent per f64 result")))
+            .collect();
+
+        let start = func.add_block("start");
+        let mut rev: HashMap<Block, Block> = HashMap::new();
+        for &b in cfg.reverse_post_order() {
+            let rb = func.add_block(&format!("rev_{}", source.block(b).name));
+            for &v in liveness.at_end(b) {
+                let label = format!("adj_{}", source.value_label(v));
+                func.add_block_param(rb, Type::F64, Some(&label));
+            }
+            // The trip count of every counted loop around `b`, in the order of `loops`.
+            for _ in loops.containing(b) {
+                func.add_block_param(rb, Type::I64, Some("trip"));
+            }
+            rev.insert(b, rb);
+        }
+        // The start: seed the returning block's adjoints with the result cotangents.
+        let mut em = BlockEmitter::new(&mut func, start);
+        let mut seeds = vec![];
+        for &r in returns {
+            let Some(Terminator::Return(vals)) = &source.block(r).term else { unreachable!("a returning block") };
+            let args: Vec<Value> = liveness
+                .at_end(r)
+                .iter()
+                .map(|&v| {
+                    let mut sum: Option<Value> = None;
+                    for (k, &rv) in vals.iter().enumerate() {
+                        if let (true, Some(c)) = (rv == v, cotangents[k]) {
+                            sum = Some(add(&mut em, sum, c));
+                        }
+                    }
+                    sum.unwrap_or_else(|| em.fconst(0.0))
+                })
+                .collect();
+            seeds.push(BlockCall { block: rev[&r], args });
+        }
+        // `f_fwd` pushed the once-per-call values, then which block returned: pop in reverse.
+        let which = (seeds.len() > 1).then(|| em.emit(Opcode::TPop, &[], Imm::Type(Type::I64)));
+        let global = state.restore_global(&mut em, fwd, fwd_slice);
+        let term = match which {
+            None => Terminator::Jump(seeds.pop().expect("one seed")),
+            Some(which) => dispatch(&mut func, start, which, seeds),
+        };
+        func.block_mut(start).term = Some(term);
+
+        for &b in cfg.reverse_post_order() {
+            let rb = rev[&b];
+            let block = source.block(b);
+            let params = func.block(rb).params.clone();
+            let live = liveness.at_end(b);
+            let mut adj: HashMap<Value, Value> = live.iter().copied().zip(params.iter().copied()).collect();
+            let trips: HashMap<Block, Value> = loops
+                .containing(b)
+                .into_iter()
+                .map(|k| loops.loops[k].header)
+                .zip(params[live.len()..].to_vec())
+                .collect();
+            let mut em = BlockEmitter::new(&mut func, rb);
+            let restored = state.restore_block(&mut em, fwd, b, &global, &trips);
+            let known = Known { state, restored: &restored, dslice: &dslice, primal_slice: &primal_slice };
+            for (index, inst) in block.insts.iter().enumerate().rev() {
+                self.reverse_inst(&mut em, source, inst, &plans[&(b, index)], &mut adj, &known);
+            }
+            let term = if b == Block::ENTRY {
+                let grads: Vec<Value> = source
+                    .params
+                    .iter()
+                    .zip(wrt)
+                    .filter(|(p, on)| **on && source.ty(**p) == Type::F64)
+                    .map(|(p, _)| adj.get(p).copied().unwrap_or_else(|| em.fconst(0.0)))
+                    .collect();
+                Terminator::Return(grads)
+            } else {
+                let edges: Vec<(Block, usize)> = match merge_edges.get(&b) {
+                    Some(e) => e.clone(),
+                    None => {
+                        let p = cfg.predecessors(b)[0];
+                        let slot = source
+                            .block(p)
+                            .term
+                            .as_ref()
+                            .expect("terminated")
+                            .successors()
+                            .iter()
+                            .position(|c| c.block == b)
+                            .expect("edge");
+                        vec![(p, slot)]
+                    }
+                };
+                let counted = loops.headed_by(b).map(|k| &loops.loops[k]);
+                // Running the reversed back edge means one iteration fewer to go.
+                let previous_trip = counted.map(|l| {
+                    let one = em.emit(Opcode::IConst, &[], Imm::I64(1));
+                    em.emit(Opcode::ISub, &[trips[&l.header], one], Imm::None)
+                });
+                let mut targets: Vec<(BlockCall, Block)> = edges
+                    .iter()
+                    .map(|&(p, slot)| {
+                        let term = source.block(p).term.as_ref().expect("terminated");
+                        let call = term.successors()[slot];
+                        let args = liveness
+                            .at_end(p)
+                            .iter()
+                            .map(|&v| {
+                                // Live through `b` (defined before it), plus what `b`'s parameters
+                                // received from `v` on this edge.
+                                let mut sum = if block.params.contains(&v) { None } else { adj.get(&v).copied() };
+                                for (k, &a) in call.args.iter().enumerate() {
+                                    if a == v
+                                        && let Some(&c) = adj.get(&block.params[k])
+                                    {
+                                        sum = Some(add(&mut em, sum, c));
+                                    }
+                                }
+                                sum.unwrap_or_else(|| em.fconst(0.0))
+                            })
+                            .collect::<Vec<Value>>();
+                        let mut args = args;
+                        // Trip counts of the loops around `p`: carried along, or (for loops
+                        // this edge left in `f_fwd`) popped on the way, below.
+                        for k in loops.containing(p) {
+                            let header = loops.loops[k].header;
+                            if counted.is_some_and(|l| l.header == header && l.back_edge == (p, slot)) {
+                                args.extend(previous_trip);
+                            } else if let Some(&trip) = trips.get(&header) {
+                                args.push(trip);
+                            }
+                        }
+                        (BlockCall { block: rev[&p], args }, p)
+                    })
+                    .collect();
+                // A reversed edge entering loops goes through a block that pops their trip counts.
+                let calls: Vec<BlockCall> = targets
+                    .drain(..)
+                    .map(|(call, p)| {
+                        let exited = loops.exited(p, b);
+                        if exited.is_empty() {
+                            call
+                        } else {
+                            enter_loops(&mut func, call, &loops.containing(p), &exited)
+                        }
+                    })
+                    .collect();
+                if let Some(l) = counted {
+                    let entry = edges.iter().position(|&e| e == l.entry_edge).expect("the entry edge is an edge");
+                    let mut em = BlockEmitter::new(&mut func, rb);
+                    let zero = em.emit(Opcode::IConst, &[], Imm::I64(0));
+                    let first = em.emit(Opcode::ICmp, &[trips[&l.header], zero], Imm::Cond(CondCode::Eq));
+                    let mut calls = calls;
+                    let then_dest = calls.remove(entry);
+                    let else_dest = calls.pop().expect("the back edge");
+                    Terminator::Branch { cond: first, then_dest, else_dest }
+                } else if calls.len() == 1 {
+                    Terminator::Jump(calls.into_iter().next().expect("one target"))
+                } else {
+                    let from = BlockEmitter::new(&mut func, rb).emit(Opcode::TPop, &[], Imm::Type(Type::I64));
+                    dispatch(&mut func, rb, from, calls)
+                }
+            };
+            func.block_mut(rb).term = Some(term);
+        }
+        func.canonicalize();
+        func
+    }
+
+    /// The reverse of one instruction: pop what it pushed, propagate its result's adjoint.
+    fn reverse_inst(
+        &self,
+        em: &mut BlockEmitter<'_>,
+        source: &Function,
+        inst: &InstData,
+        plan: &Plan,
+        adj: &mut HashMap<Value, Value>,
+        known: &Known<'_>,
+    ) {
+        let saved = |em: &mut BlockEmitter<'_>, v: Value| known.state.value(em, known.restored, v);
+        let dslice = known.dslice;
+        match plan {
+            Plan::Inactive => {}
+            Plan::Terms { terms } => {
+                let Some(bar) = adj.remove(&inst.results[0]) else { return };
+                for &(operand, coef) in terms {
+                    let contribution = match coef {
+                        PlannedCoef::One => bar,
+                        PlannedCoef::MinusOne => em.un(Opcode::FNeg, bar),
+                        PlannedCoef::Scale(s) => {
+                            let partial = saved(em, s);
+                            em.bin(Opcode::FMul, partial, bar)
+                        }
+                        PlannedCoef::ScaleStrong(s) => {
+                            // Strong zero: a zero adjoint stays zero even if the partial is infinite.
+                            let partial = saved(em, s);
+                            let product = em.bin(Opcode::FMul, partial, bar);
+                            let zero = em.fconst(0.0);
+                            let is_zero = em.emit(Opcode::FCmp, &[bar, zero], Imm::Cond(CondCode::Eq));
+                            em.emit(Opcode::Select, &[is_zero, zero, product], Imm::None)
+                        }
+                        PlannedCoef::When(s) => {
+                            let (condition, zero) = (saved(em, s), em.fconst(0.0));
+                            em.emit(Opcode::Select, &[condition, bar, zero], Imm::None)
+                        }
+                        PlannedCoef::Unless(s) => {
+                            let (condition, zero) = (saved(em, s), em.fconst(0.0));
+                            em.emit(Opcode::Select, &[condition, zero, bar], Imm::None)
+                        }
+                    };
+                    accumulate(em, adj, inst.args[operand], contribution);
+                }
+            }
+            Plan::Load { index } => {
+                let index = saved(em, *index);
+                if let Some(bar) = adj.remove(&inst.results[0]) {
+                    let d = dslice[&inst.args[0]];
+                    let old = em.emit(Opcode::Load, &[d, index], Imm::None);
+                    let new = em.bin(Opcode::FAdd, old, bar);
+                    em.emit_multi(Opcode::Store, &[d, index, new], Imm::None, &[]);
+                }
+            }
+            Plan::Store { index, value_active } => {
+                // The stored value received whatever cotangent the location had; the location's
+                // earlier content was overwritten, so its cotangent restarts at zero.
+                let index = saved(em, *index);
+                let d = dslice[&inst.args[0]];
+                let bar = em.emit(Opcode::Load, &[d, index], Imm::None);
+                if *value_active {
+                    accumulate(em, adj, inst.args[2], bar);
+                }
+                let zero = em.fconst(0.0);
+                em.emit_multi(Opcode::Store, &[d, index, zero], Imm::None, &[]);
+            }
+            Plan::Call { pullback, mask, stable } => {
+                let callee = self.out.func(*pullback).clone();
+                let mut args = vec![];
+                for (a, &on) in inst.args.iter().zip(stable) {
+                    if on {
+                        args.push(known.primal_slice[a]);
+                    }
+                }
+                for (a, &on) in inst.args.iter().zip(mask) {
+                    if on && source.ty(*a).is_slice() {
+                        args.push(dslice[a]);
+                    }
+                }
+                for &r in &inst.results {
+                    if source.ty(r) == Type::F64 {
+                        let bar = adj.remove(&r).unwrap_or_else(|| em.fconst(0.0));
+                        args.push(bar);
+                    }
+                }
+                let grads = em.emit_multi(Opcode::Call, &args, Imm::Callee(Callee::Func(*pullback)), &callee.returns);
+                let mut grads = grads.into_iter();
+                for (a, &on) in inst.args.iter().zip(mask) {
+                    if on && source.ty(*a) == Type::F64 {
+                        let g = grads.next().expect("one cotangent per differentiated f64 argument");
+                        accumulate(em, adj, *a, g);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `f_value_and_grad`: `f_fwd`, then `f_pullback` seeded with 1 for the first `f64` result.
+    pub(super) fn value_and_grad(
+        &mut self,
+        id: FuncId,
+        wrt: &[bool],
+        stable: &[bool],
+        fwd: FuncId,
+        pullback: FuncId,
+    ) -> FuncId {
+        let source = self.source.func(id);
+        let name = self.unique_name(&format!("{}_value_and_grad", source.name));
+        let mut func = Function::new(name, source.returns.clone());
+        let params: Vec<Value> = source
+            .params
+            .iter()
+            .map(|&p| func.add_param(source.ty(p), source.values[p.index()].name.as_deref()))
+            .collect();
+        let mut dslices = vec![];
+        for (&p, &on) in source.params.iter().zip(wrt) {
+            if on && source.ty(p).is_slice() {
+                dslices.push(func.add_param(Type::SliceMut, Some(&format!("d_{}", source.value_label(p)))));
+            }
+        }
+        let entry = func.add_block("entry");
+        let mut em = BlockEmitter::new(&mut func, entry);
+        let results = em.emit_multi(Opcode::Call, &params, Imm::Callee(Callee::Func(fwd)), &source.returns);
+        let mut args: Vec<Value> = params.iter().zip(stable).filter(|(_, on)| **on).map(|(&p, _)| p).collect();
+        args.extend(dslices);
+        let mut seeded = false;
+        for &t in &source.returns {
+            if t == Type::F64 {
+                args.push(em.fconst(if seeded { 0.0 } else { 1.0 }));
+                seeded = true;
+            }
+        }
+        let grad_types = self.out.func(pullback).returns.clone();
+        let grads = em.emit_multi(Opcode::Call, &args, Imm::Callee(Callee::Func(pullback)), &grad_types);
+        func.returns.extend(grad_types);
+        let mut out = results;
+        out.extend(grads);
+        func.block_mut(entry).term = Some(Terminator::Return(out));
+        func.canonicalize();
+        self.out.functions.push(func);
+        FuncId(self.out.functions.len() as u32 - 1)
+    }
+}
+
+/// What a reversed block knows besides adjoints: the forward values restored at its start,
+/// and the pullback's slices.
+struct Known<'a> {
+    state: &'a StatePlan,
+    /// Forward value → pullback value, for everything restored or recomputed.
+    restored: &'a HashMap<Value, Value>,
+    /// Differentiated slice parameter (source) → its differential slice.
+    dslice: &'a HashMap<Value, Value>,
+    /// Stable slice parameter (source) → the pullback's copy of it.
+    primal_slice: &'a HashMap<Value, Value>,
+}
+
+/// A block that pops the trip counts of the loops `exited` (pushed in that order by `f_fwd` on
+/// the edge leaving them), then continues with `call`. `call` carries the target's adjoints and
+/// the trip counts of the loops `around` the target that the edge did not leave; the popped
+/// counts go in their places, in the order of `around`.
+fn enter_loops(func: &mut Function, call: BlockCall, around: &[usize], exited: &[usize]) -> BlockCall {
+    let label = unique_label(func, &format!("{}_enter", func.block(call.block).name));
+    let block = func.add_block(&label);
+    let types: Vec<Type> = call.args.iter().map(|&a| func.ty(a)).collect();
+    let params: Vec<Value> = types.into_iter().map(|t| func.add_block_param(block, t, None)).collect();
+    let mut em = BlockEmitter::new(func, block);
+    let mut popped: HashMap<usize, Value> = HashMap::new();
+    for &k in exited.iter().rev() {
+        popped.insert(k, em.emit(Opcode::TPop, &[], Imm::Type(Type::I64)));
+    }
+    let adjoints = params.len() + exited.len() - around.len();
+    let mut carried = params[adjoints..].iter().copied();
+    let mut args = params[..adjoints].to_vec();
+    for k in around {
+        args.push(popped.get(k).copied().unwrap_or_else(|| carried.next().expect("a carried trip count")));
+    }
+    func.block_mut(block).term = Some(Terminator::Jump(BlockCall { block: call.block, args }));
+    BlockCall { block, args: call.args }
+}
+
+/// `sum + c`, or `c` when there is no sum yet.
+fn add(em: &mut BlockEmitter<'_>, sum: Option<Value>, c: Value) -> Value {
+    match sum {
+        Some(s) => em.bin(Opcode::FAdd, s, c),
+        None => c,
+    }
+}
+
+/// `adj[v] += c`.
+fn accumulate(em: &mut BlockEmitter<'_>, adj: &mut HashMap<Value, Value>, v: Value, c: Value) {
+    let sum = add(em, adj.get(&v).copied(), c);
+    adj.insert(v, sum);
+}
+
+/// End `from_block` with a dispatch on `selector` (0, 1, ...) to `targets`: a chain of
+/// compare-and-branch blocks; the last target needs no compare.
+fn dispatch(func: &mut Function, from_block: Block, selector: Value, mut targets: Vec<BlockCall>) -> Terminator {
+    let last = targets.pop().expect("at least one target");
+    if targets.is_empty() {
+        return Terminator::Jump(last);
+    }
+    let mut terms: Vec<(Block, Terminator)> = vec![];
+    let mut current = from_block;
+    let count = targets.len();
+    for (k, target) in targets.into_iter().enumerate() {
+        let mut em = BlockEmitter::new(func, current);
+        let id = em.emit(Opcode::IConst, &[], Imm::I64(k as i64));
+        let is_k = em.emit(Opcode::ICmp, &[selector, id], Imm::Cond(CondCode::Eq));
+        let next = if k + 1 == count { None } else { Some(func.add_block("dispatch")) };
+        let else_dest = match next {
+            Some(n) => BlockCall { block: n, args: vec![] },
+            None => last.clone(),
+        };
+        terms.push((current, Terminator::Branch { cond: is_k, then_dest: target, else_dest }));
+        if let Some(n) = next {
+            current = n;
+        }
+    }
+    let (first_block, first_term) = terms.remove(0);
+    debug_assert_eq!(first_block, from_block);
+    for (b, t) in terms {
+        func.block_mut(b).term = Some(t);
+    }
+    first_term
+}
