@@ -215,7 +215,8 @@ fn state_layout(module: &Module, f: &Function) -> String {
     };
     let mut out = format!(
         "; pullback state of @{}: tape entries of 8 bytes, pushed in this order within each block\n\
-         ; (a block in a loop pushes once per iteration; merge blocks push the index of the edge taken)\n",
+         ; (a block in a loop pushes once per iteration; merge blocks push the index of the edge taken;\n\
+         ; `_leave` blocks push a loop's trip count once; values not listed are recomputed by the pullback)\n",
         f.name
     );
     let mut sites = 0;
