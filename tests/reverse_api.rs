@@ -184,7 +184,9 @@ fn ten_million_iterations_differentiate_and_release_their_tape() {
     assert!((value - want_value).abs() <= 1e-9 * want_value.abs());
     assert!((grad[0] - want_grad).abs() <= 1e-9 * want_grad.abs(), "{} vs {want_grad}", grad[0]);
     let per_iteration = f.tape_bytes() as f64 / n as f64;
-    assert!(per_iteration <= 32.0, "{per_iteration} tape bytes per iteration");
+    // One entry per iteration: the partial cos(x i). The loop index and its float are
+    // recomputed from the trip count, and the loop header records nothing per iteration.
+    assert!(per_iteration <= 8.001, "{per_iteration} tape bytes per iteration");
     eprintln!("tape: {per_iteration} bytes per iteration");
     drop(f); // the handle owns the tape: dropping it returns the memory
 }
