@@ -10,6 +10,10 @@ mod rosenbrock_lbfgs;
 #[path = "../examples/pendulum_fit.rs"]
 mod pendulum_fit;
 
+#[allow(dead_code)]
+#[path = "../examples/newton_cg.rs"]
+mod newton_cg;
+
 #[test]
 fn lbfgs_solves_rosenbrock_1000_from_the_standard_start() {
     let s = rosenbrock_lbfgs::solve(1000).unwrap();
@@ -43,5 +47,29 @@ fn the_pendulum_fit_recovers_the_true_parameters_within_the_noise() {
     assert!(fit.cost < 1e-12, "noiseless fit: cost {:e}", fit.cost);
     for i in 0..3 {
         assert!((fit.params[i] - exact.truth[i]).abs() < 1e-4 * exact.truth[i], "{:?}", fit.params);
+    }
+}
+
+#[test]
+fn newton_cg_with_exact_hvps_needs_fewer_iterations_than_lbfgs() {
+    for n in [2, 3] {
+        let [newton, lbfgs] = newton_cg::compare(n).unwrap();
+        for r in [&newton, &lbfgs] {
+            let at = format!("n = {n}, {}: {} iterations, f = {:e} ({})", r.solver, r.iterations, r.cost, r.reason);
+            assert_eq!(r.reason, "converged", "{at}");
+            assert!(r.gradient_norm < newton_cg::TOLERANCE, "{at}: |grad f| = {:e}", r.gradient_norm);
+            // The global minimum f = 0 at (1, ..., 1), not a stationary point elsewhere.
+            assert!(r.cost < 1e-16, "{at}");
+            assert!(r.x.iter().all(|v| (v - 1.0).abs() < 1e-7), "{at}: {:?}", r.x);
+        }
+        // The Newton steps came from Hessian-vector products (at least one per iteration).
+        assert!(newton.hvps >= newton.iterations, "n = {n}: {} products", newton.hvps);
+        assert_eq!(lbfgs.hvps, 0);
+        assert!(
+            newton.iterations < lbfgs.iterations,
+            "n = {n}: Newton-CG {} iterations, L-BFGS {}",
+            newton.iterations,
+            lbfgs.iterations
+        );
     }
 }
