@@ -47,10 +47,10 @@ fn batched_lanes_equal_scalar_sweeps() {
     let batched = ForwardFn::new(&m, "f", &[true], 4).unwrap();
     let dirs = [[1.0, 0.5, -2.0], [0.0, 1.0, 0.0], [0.25, 0.0, 3.0], [-1.0, -1.0, 1.0]];
     // Lane-major per element: element e holds the 4 directions' e-th entries.
-    let interleaved: Vec<f64> = (0..3).flat_map(|e| dirs.iter().map(move |d| d[e])).collect();
-    let (_, lanes) = batched.jvp(&mut [Arg::Slice(&x)], &[&interleaved]).unwrap();
+    let mut interleaved: Vec<f64> = (0..3).flat_map(|e| dirs.iter().map(move |d| d[e])).collect();
+    let (_, lanes) = batched.jvp(&mut [Arg::Slice(&x)], &mut [&mut interleaved]).unwrap();
     for (lane, d) in dirs.iter().enumerate() {
-        let (values, t) = scalar.jvp(&mut [Arg::Slice(&x)], &[d]).unwrap();
+        let (values, t) = scalar.jvp(&mut [Arg::Slice(&x)], &mut [&mut d.clone()]).unwrap();
         assert_eq!(values[0], RuntimeValue::F64(x[0] * x[1]));
         for k in 0..3 {
             assert_eq!(lanes[k * 4 + lane].to_bits(), t[k].to_bits(), "result {k} lane {lane}");
@@ -63,9 +63,9 @@ fn wrong_tangent_shapes_are_errors() {
     let m = parse_module(VECTOR_FN).unwrap();
     let f = ForwardFn::new(&m, "f", &[true], 2).unwrap();
     let x = [1.0, 2.0, 3.0];
-    let err = f.jvp(&mut [Arg::Slice(&x)], &[&[1.0, 2.0]]).unwrap_err();
+    let err = f.jvp(&mut [Arg::Slice(&x)], &mut [&mut [1.0, 2.0]]).unwrap_err();
     assert!(matches!(err, Error::Shape { expected: 6, got: 2, .. }), "{err}");
-    let err = f.jvp(&mut [Arg::Slice(&x)], &[]).unwrap_err();
+    let err = f.jvp(&mut [Arg::Slice(&x)], &mut []).unwrap_err();
     assert!(err.to_string().contains("one per differentiated parameter"), "{err}");
     let err = ForwardFn::new(&m, "f", &[true], 3).err().expect("width 3 is rejected");
     assert!(err.to_string().contains("width 3"), "{err}");
@@ -75,13 +75,13 @@ fn wrong_tangent_shapes_are_errors() {
 fn jvp_into_allocates_nothing_after_the_first_call() {
     let m = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
     let x = jitdiff::problems::rosenbrock::standard_start(100);
-    let t: Vec<f64> = (0..x.len() * 8).map(|i| (i % 7) as f64).collect();
+    let mut t: Vec<f64> = (0..x.len() * 8).map(|i| (i % 7) as f64).collect();
     let f = ForwardFn::new(&m, "rosenbrock", &[true], 8).unwrap();
     let mut out = f.output();
-    f.jvp_into(&mut [Arg::Slice(&x)], &[&t], &mut out).unwrap();
+    f.jvp_into(&mut [Arg::Slice(&x)], &mut [&mut t], &mut out).unwrap();
     let before = allocations_on_this_thread();
     for _ in 0..10_000 {
-        f.jvp_into(&mut [Arg::Slice(&x)], &[&t], &mut out).unwrap();
+        f.jvp_into(&mut [Arg::Slice(&x)], &mut [&mut t], &mut out).unwrap();
     }
     let after = allocations_on_this_thread();
     assert_eq!(after - before, 0, "jvp_into allocated {} times in 10,000 calls", after - before);
