@@ -56,11 +56,11 @@ fn sweep_benches(c: &mut Criterion, group_name: &str, problem: &dyn Problem, wid
     }
     for &w in widths {
         let forward = ForwardFn::new(&module, problem.entry(), &wrt, w).unwrap();
-        let t = tangents(problem, &args, w as usize);
-        let views: Vec<&[f64]> = t.iter().map(Vec::as_slice).collect();
+        let mut t = tangents(problem, &args, w as usize);
+        let mut views: Vec<&mut [f64]> = t.iter_mut().map(Vec::as_mut_slice).collect();
         let mut out = forward.output();
         group.bench_function(format!("jvp_w{w}"), |b| {
-            b.iter(|| forward.jvp_into(&mut args_of(&args), black_box(&views), &mut out).unwrap())
+            b.iter(|| forward.jvp_into(&mut args_of(&args), black_box(&mut views), &mut out).unwrap())
         });
     }
     group.finish();

@@ -12,18 +12,30 @@ use smallvec::SmallVec;
 
 /// A JIT-compiled forward-mode derivative of one function.
 ///
-/// Tangents are passed per differentiated parameter, in parameter order: a slice of `W` values
+/// Tangents are passed per differentiated parameter, in parameter order: a buffer of `W` values
 /// for an `f64` parameter, and of `W * len` values for a slice parameter of length `len`, the `W`
 /// lanes of element `i` at `W*i .. W*i+W`. Each `f64` result gets `W` tangent lanes.
+///
+/// The tangent of an `mslice` parameter is **in/out**, like the slice itself: on entry it holds
+/// the tangent of the slice's contents, and the call leaves in it the tangent of the contents
+/// the call leaves in the slice (every store writes its value's tangent there). That is why
+/// tangents are `&mut [f64]`; the tangents of `f64` and `slice` parameters are only read.
 ///
 /// ```
 /// use jitdiff::{ForwardFn, jit::Arg, ir::parse_module};
 /// let m = parse_module("func @f(x: f64, y: f64) -> f64 {\nentry:\n    p = fmul x, y\n    s = sin p\n    ret s\n}").unwrap();
 /// let f = ForwardFn::new(&m, "f", &[true, true], 1).unwrap();
 /// let mut out = f.output();
-/// f.jvp_into(&mut [Arg::F64(2.0), Arg::F64(3.0)], &[&[1.0], &[0.0]], &mut out).unwrap();
+/// f.jvp_into(&mut [Arg::F64(2.0), Arg::F64(3.0)], &mut [&mut [1.0], &mut [0.0]], &mut out).unwrap();
 /// // d/dx sin(xy) = y cos(xy)
 /// assert!((out.tangent(0)[0] - 3.0 * 6.0f64.cos()).abs() < 1e-15);
+///
+/// // An mslice updated in place: s[0] = s[0]^2. Its tangent buffer is updated in place too.
+/// let m = parse_module("func @sq(s: mslice) {\nentry:\n    i = iconst 0\n    x = load s, i\n    y = fmul x, x\n    store s, i, y\n    ret\n}").unwrap();
+/// let f = ForwardFn::new(&m, "sq", &[true], 1).unwrap();
+/// let (mut s, mut ds) = ([3.0], [0.5]);
+/// f.jvp(&mut [Arg::SliceMut(&mut s)], &mut [&mut ds]).unwrap();
+/// assert_eq!((s, ds), ([9.0], [3.0])); // d(x^2) = 2 x dx
 /// ```
 pub struct ForwardFn {
     derived: ForwardDerivative,
@@ -133,9 +145,15 @@ impl ForwardFn {
     }
 
     /// One sweep: the primal results and W directional derivatives of every `f64` result, into
-    /// `out` (see the type docs for the tangent layout). No allocation when `out` came from
+    /// `out` (see the type docs for the tangent layout). The tangent of an `mslice` parameter is
+    /// updated in place (see the type docs). No allocation when `out` came from
     /// [`ForwardFn::output`].
-    pub fn jvp_into(&self, args: &mut [Arg<'_>], tangents: &[&[f64]], out: &mut JvpOutput) -> Result<(), Error> {
+    pub fn jvp_into(
+        &self,
+        args: &mut [Arg<'_>],
+        tangents: &mut [&mut [f64]],
+        out: &mut JvpOutput,
+    ) -> Result<(), Error> {
         let w = self.width();
         let active: SmallVec<[usize; 8]> = (0..self.params.len()).filter(|&i| self.derived.wrt[i]).collect();
         if tangents.len() != active.len() {
@@ -156,7 +174,7 @@ impl ForwardFn {
                 Arg::SliceMut(v) => Arg::SliceMut(v),
             });
         }
-        for (&param, &t) in active.iter().zip(tangents) {
+        for (&param, t) in active.iter().zip(tangents.iter_mut()) {
             let elements = match all.get(param) {
                 Some(Arg::Slice(v)) => v.len(),
                 Some(Arg::SliceMut(v)) => v.len(),
@@ -169,9 +187,12 @@ impl ForwardFn {
                     got: t.len(),
                 });
             }
+            // The derived function takes the tangent of a slice with the slice's own type: an
+            // mslice's tangent is written wherever the mslice is.
             all.push(match (self.params[param], w) {
                 (Type::F64, 1) => Arg::F64(t[0]),
                 (Type::F64, _) => Arg::Vector(t),
+                (Type::SliceMut, _) => Arg::SliceMut(t),
                 _ => Arg::Slice(t),
             });
         }
@@ -180,38 +201,78 @@ impl ForwardFn {
     }
 
     /// One sweep, allocating its output: `(primal results, tangents)` with W lanes per `f64`
-    /// result, result-major.
-    pub fn jvp(&self, args: &mut [Arg<'_>], tangents: &[&[f64]]) -> Result<(Vec<RuntimeValue>, Vec<f64>), Error> {
+    /// result, result-major. The tangent of an `mslice` parameter is updated in place.
+    pub fn jvp(
+        &self,
+        args: &mut [Arg<'_>],
+        tangents: &mut [&mut [f64]],
+    ) -> Result<(Vec<RuntimeValue>, Vec<f64>), Error> {
         let mut out = self.output();
         self.jvp_into(args, tangents, &mut out)?;
         let tangents = (0..self.float_results).flat_map(|k| out.tangent(k).to_vec()).collect();
         Ok((out.values().to_vec(), tangents))
     }
 
-    /// The Jacobian of the `f64` results with respect to every differentiated scalar (each `f64`
-    /// parameter and each element of each differentiated slice, in parameter order), built from
-    /// `ceil(inputs / W)` batched sweeps with unit seeds. Row-major: `rows = f64 results`.
+    /// The Jacobian of the outputs — the `f64` results, then the final contents of each
+    /// differentiated `mslice` parameter — with respect to every differentiated scalar (each
+    /// `f64` parameter and each element of each differentiated slice, in parameter order), built
+    /// from `ceil(inputs / W)` batched sweeps with unit seeds. Row-major: one row per output.
+    ///
+    /// Every sweep starts from the arguments as given: `mslice` contents are restored between
+    /// sweeps, so they end as one call leaves them.
+    ///
+    /// ```
+    /// use jitdiff::{ForwardFn, jit::Arg, ir::parse_module};
+    /// // s[1] = s[0] * s[1]; returns s[0] + s[1] (the new s[1]).
+    /// let m = parse_module("func @f(s: mslice) -> f64 {\nentry:\n    i = iconst 0\n    j = iconst 1\n    a = load s, i\n    b = load s, j\n    p = fmul a, b\n    store s, j, p\n    r = fadd a, p\n    ret r\n}").unwrap();
+    /// let f = ForwardFn::new(&m, "f", &[true], 1).unwrap();
+    /// let mut s = [2.0, 5.0];
+    /// let j = f.jacobian(&mut [Arg::SliceMut(&mut s)]).unwrap();
+    /// assert_eq!((j.rows, j.cols), (3, 2));
+    /// assert_eq!(j.data, [6.0, 2.0, 1.0, 0.0, 5.0, 2.0]);
+    /// assert_eq!(s, [2.0, 10.0]);
+    /// ```
     pub fn jacobian(&self, args: &mut [Arg<'_>]) -> Result<Jacobian, Error> {
         let w = self.width();
-        let sizes: Vec<usize> = (0..self.params.len())
-            .filter(|&i| self.derived.wrt[i])
-            .map(|i| match args.get(i) {
+        let differentiated: Vec<usize> = (0..self.params.len()).filter(|&i| self.derived.wrt[i]).collect();
+        let sizes: Vec<usize> = differentiated
+            .iter()
+            .map(|&i| match args.get(i) {
                 Some(Arg::Slice(v)) => v.len(),
                 Some(Arg::SliceMut(v)) => v.len(),
                 _ => 1,
             })
             .collect();
+        // Differentiated mslices (by position among the tangents): their final contents are
+        // outputs too.
+        let outputs: Vec<usize> =
+            (0..differentiated.len()).filter(|&k| self.params[differentiated[k]] == Type::SliceMut).collect();
         let cols: usize = sizes.iter().sum();
-        let rows = self.float_results;
+        let rows = self.float_results + outputs.iter().map(|&k| sizes[k]).sum::<usize>();
         let mut data = vec![0.0; rows * cols];
         let mut seeds: Vec<Vec<f64>> = sizes.iter().map(|&n| vec![0.0; n * w]).collect();
+        let initial: Vec<Option<Vec<f64>>> = args
+            .iter()
+            .map(|a| match a {
+                Arg::SliceMut(v) => Some(v.to_vec()),
+                _ => None,
+            })
+            .collect();
         let mut out = self.output();
         for start in (0..cols).step_by(w) {
+            if start > 0 {
+                for (a, saved) in args.iter_mut().zip(&initial) {
+                    if let (Arg::SliceMut(v), Some(saved)) = (a, saved) {
+                        v.copy_from_slice(saved);
+                    }
+                }
+            }
             // Lane `l` of this sweep seeds input column `start + l`.
             for s in seeds.iter_mut() {
                 s.fill(0.0);
             }
-            for lane in 0..w.min(cols - start) {
+            let lanes = w.min(cols - start);
+            for lane in 0..lanes {
                 let (mut param, mut col) = (0, start + lane);
                 while col >= sizes[param] {
                     col -= sizes[param];
@@ -219,11 +280,20 @@ impl ForwardFn {
                 }
                 seeds[param][col * w + lane] = 1.0;
             }
-            let views: Vec<&[f64]> = seeds.iter().map(Vec::as_slice).collect();
-            self.jvp_into(args, &views, &mut out)?;
-            for row in 0..rows {
-                for (lane, &v) in out.tangent(row).iter().enumerate().take(w.min(cols - start)) {
+            let mut views: Vec<&mut [f64]> = seeds.iter_mut().map(Vec::as_mut_slice).collect();
+            self.jvp_into(args, &mut views, &mut out)?;
+            for row in 0..self.float_results {
+                for (lane, &v) in out.tangent(row).iter().enumerate().take(lanes) {
                     data[row * cols + start + lane] = v;
+                }
+            }
+            let mut row = self.float_results;
+            for &k in &outputs {
+                for element in seeds[k].chunks(w) {
+                    for (lane, &v) in element.iter().enumerate().take(lanes) {
+                        data[row * cols + start + lane] = v;
+                    }
+                    row += 1;
                 }
             }
         }
@@ -264,7 +334,7 @@ pub fn with_tangent_shadows(derived: &ForwardDerivative, options: &JitOptions) -
 /// A dense Jacobian, row-major.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Jacobian {
-    /// Number of outputs.
+    /// Number of outputs: `f64` results, then the elements of differentiated `mslice`s.
     pub rows: usize,
     /// Number of differentiated input scalars.
     pub cols: usize,

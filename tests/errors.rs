@@ -330,17 +330,17 @@ fn table() -> Vec<Row> {
         row("ForwardFn::jvp", "Shape", &["tangents (one per differentiated parameter)", "expected 1", "got 0"], || {
             let f = ForwardFn::with_externs(&programs(), "f", &[true, false, false], 1, &externs(), &JitOptions::new())
                 .unwrap();
-            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(0)], &[]))
+            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(0)], &mut []))
         }),
         row("ForwardFn::jvp", "Shape", &["tangent of parameter 1", "expected 6", "got 2"], || {
             let f = ForwardFn::with_externs(&programs(), "f", &[false, true, false], 2, &externs(), &JitOptions::new())
                 .unwrap();
-            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0, 3.0]), Arg::I64(0)], &[&[1.0, 0.0]]))
+            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0, 3.0]), Arg::I64(0)], &mut [&mut [1.0, 0.0]]))
         }),
         row("ForwardFn::jvp", "Call(Runtime(OutOfBounds", &["index 3", "length 1"], || {
             let f = ForwardFn::with_externs(&programs(), "f", &[true, false, false], 1, &externs(), &JitOptions::new())
                 .unwrap();
-            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(3)], &[&[1.0]]))
+            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(3)], &mut [&mut [1.0]]))
         }),
         // ---- GradientFn and Pullback ----
         row("GradientFn::new", "Ad(WrongMaskLength", &["@f has 3 parameters"], || {

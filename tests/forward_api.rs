@@ -1,9 +1,9 @@
-//! The compiled forward-mode API: JVPs, batched JVPs, Jacobians, shape errors, and no heap
-//! allocation per call after the first.
+//! The compiled forward-mode API: JVPs, batched JVPs, Jacobians, shape errors, no heap
+//! allocation per call after the first, and the in/out tangent of an `mslice`.
 
-use jitdiff::ir::{RuntimeValue, parse_module};
-use jitdiff::jit::Arg;
+use jitdiff::ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::alloc_count::{CountingAllocator, allocations_on_this_thread};
+use jitdiff::jit::{Arg, JitOptions, compile};
 use jitdiff::{Error, ForwardFn};
 
 #[global_allocator]
@@ -47,10 +47,10 @@ fn batched_lanes_equal_scalar_sweeps() {
     let batched = ForwardFn::new(&m, "f", &[true], 4).unwrap();
     let dirs = [[1.0, 0.5, -2.0], [0.0, 1.0, 0.0], [0.25, 0.0, 3.0], [-1.0, -1.0, 1.0]];
     // Lane-major per element: element e holds the 4 directions' e-th entries.
-    let interleaved: Vec<f64> = (0..3).flat_map(|e| dirs.iter().map(move |d| d[e])).collect();
-    let (_, lanes) = batched.jvp(&mut [Arg::Slice(&x)], &[&interleaved]).unwrap();
+    let mut interleaved: Vec<f64> = (0..3).flat_map(|e| dirs.iter().map(move |d| d[e])).collect();
+    let (_, lanes) = batched.jvp(&mut [Arg::Slice(&x)], &mut [&mut interleaved]).unwrap();
     for (lane, d) in dirs.iter().enumerate() {
-        let (values, t) = scalar.jvp(&mut [Arg::Slice(&x)], &[d]).unwrap();
+        let (values, t) = scalar.jvp(&mut [Arg::Slice(&x)], &mut [&mut d.clone()]).unwrap();
         assert_eq!(values[0], RuntimeValue::F64(x[0] * x[1]));
         for k in 0..3 {
             assert_eq!(lanes[k * 4 + lane].to_bits(), t[k].to_bits(), "result {k} lane {lane}");
@@ -63,9 +63,9 @@ fn wrong_tangent_shapes_are_errors() {
     let m = parse_module(VECTOR_FN).unwrap();
     let f = ForwardFn::new(&m, "f", &[true], 2).unwrap();
     let x = [1.0, 2.0, 3.0];
-    let err = f.jvp(&mut [Arg::Slice(&x)], &[&[1.0, 2.0]]).unwrap_err();
+    let err = f.jvp(&mut [Arg::Slice(&x)], &mut [&mut [1.0, 2.0]]).unwrap_err();
     assert!(matches!(err, Error::Shape { expected: 6, got: 2, .. }), "{err}");
-    let err = f.jvp(&mut [Arg::Slice(&x)], &[]).unwrap_err();
+    let err = f.jvp(&mut [Arg::Slice(&x)], &mut []).unwrap_err();
     assert!(err.to_string().contains("one per differentiated parameter"), "{err}");
     let err = ForwardFn::new(&m, "f", &[true], 3).err().expect("width 3 is rejected");
     assert!(err.to_string().contains("width 3"), "{err}");
@@ -75,14 +75,127 @@ fn wrong_tangent_shapes_are_errors() {
 fn jvp_into_allocates_nothing_after_the_first_call() {
     let m = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
     let x = jitdiff::problems::rosenbrock::standard_start(100);
-    let t: Vec<f64> = (0..x.len() * 8).map(|i| (i % 7) as f64).collect();
+    let mut t: Vec<f64> = (0..x.len() * 8).map(|i| (i % 7) as f64).collect();
     let f = ForwardFn::new(&m, "rosenbrock", &[true], 8).unwrap();
     let mut out = f.output();
-    f.jvp_into(&mut [Arg::Slice(&x)], &[&t], &mut out).unwrap();
+    f.jvp_into(&mut [Arg::Slice(&x)], &mut [&mut t], &mut out).unwrap();
     let before = allocations_on_this_thread();
     for _ in 0..10_000 {
-        f.jvp_into(&mut [Arg::Slice(&x)], &[&t], &mut out).unwrap();
+        f.jvp_into(&mut [Arg::Slice(&x)], &mut [&mut t], &mut out).unwrap();
     }
     let after = allocations_on_this_thread();
     assert_eq!(after - before, 0, "jvp_into allocated {} times in 10,000 calls", after - before);
+}
+
+/// An in-place update: `s[i] = h sin(s[i]) + (s[0] + ... + s[i-1])` (old values), returning the
+/// sum of the old values.
+const IN_PLACE: &str = "
+func @step(s: mslice, h: f64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    n = len s
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    x = load s, i
+    sx = sin x
+    y = fmul sx, h
+    z = fadd y, acc
+    store s, i, z
+    acc2 = fadd acc, x
+    i2 = iadd i, one
+    jump head(i2, acc2)
+exit:
+    ret acc
+}";
+
+/// The outputs of `@step` (its result, then the final contents of `s`) by the compiled primal.
+fn step_outputs(f: &jitdiff::jit::CompiledFn, s: &[f64], h: f64) -> Vec<f64> {
+    let mut s = s.to_vec();
+    let r = f.call(&mut [Arg::SliceMut(&mut s), Arg::F64(h)]).unwrap()[0].as_f64().unwrap();
+    std::iter::once(r).chain(s).collect()
+}
+
+#[test]
+fn the_tangent_of_an_mslice_is_an_in_out_buffer_matching_central_differences() {
+    let m = parse_module(IN_PLACE).unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let primal = compiled.function("step").unwrap();
+    let (s0, h) = ([0.3, -1.1, 2.0, 0.7], 0.8);
+    let n = s0.len();
+    let dirs: [([f64; 4], f64); 4] = [
+        ([1.0, 0.0, 0.0, 0.0], 0.0),
+        ([0.0, 0.0, 0.0, 0.0], 1.0),
+        ([0.5, -0.25, 1.0, 2.0], -0.5),
+        ([0.0, 1.0, -1.0, 0.0], 0.25),
+    ];
+    for width in [1usize, 4] {
+        let f = ForwardFn::new(&m, "step", &[true, true], width as u8).unwrap();
+        // Lane l of element e is direction l's component e.
+        let mut ds: Vec<f64> = (0..n).flat_map(|e| dirs[..width].iter().map(move |d| d.0[e])).collect();
+        let mut dh: Vec<f64> = dirs[..width].iter().map(|d| d.1).collect();
+        let mut s = s0;
+        let (values, result_tangent) =
+            f.jvp(&mut [Arg::SliceMut(&mut s), Arg::F64(h)], &mut [&mut ds, &mut dh]).unwrap();
+        // The primal is updated in place as one call of @step updates it.
+        let once = step_outputs(&primal, &s0, h);
+        assert_eq!(values, [RuntimeValue::F64(once[0])]);
+        assert_eq!(s[..], once[1..]);
+        for (lane, (d, dh)) in dirs[..width].iter().enumerate() {
+            // Central differences of every output along this direction.
+            let eps = 1e-6;
+            let moved = |t: f64| {
+                let s: Vec<f64> = s0.iter().zip(d).map(|(x, dx)| x + t * dx).collect();
+                step_outputs(&primal, &s, h + t * dh)
+            };
+            let (plus, minus) = (moved(eps), moved(-eps));
+            let fd: Vec<f64> = plus.iter().zip(&minus).map(|(p, q)| (p - q) / (2.0 * eps)).collect();
+            // The result's tangent, then the tangent left in the mslice's buffer, element by element.
+            let ad: Vec<f64> =
+                std::iter::once(result_tangent[lane]).chain(ds.iter().skip(lane).step_by(width).copied()).collect();
+            for (k, (a, b)) in ad.iter().zip(&fd).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-7 * (1.0 + b.abs()),
+                    "W = {width}, lane {lane}, output {k}: AD {a} vs FD {b}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn jacobian_of_an_in_place_update_has_a_row_per_mslice_element_and_restores_between_sweeps() {
+    let m = parse_module(IN_PLACE).unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let primal = compiled.function("step").unwrap();
+    let (s0, h) = ([0.3, -1.1, 2.0], 0.8);
+    let once = step_outputs(&primal, &s0, h);
+    for width in [1, 2, 4] {
+        let f = ForwardFn::new(&m, "step", &[true, true], width).unwrap();
+        let mut s = s0;
+        let j = f.jacobian(&mut [Arg::SliceMut(&mut s), Arg::F64(h)]).unwrap();
+        // Rows: the result, then s[0..3] after the call; columns: s[0..3] before, then h.
+        assert_eq!((j.rows, j.cols), (4, 4), "width {width}");
+        assert_eq!(s[..], once[1..], "width {width}: the sweeps must each start from the given s");
+        let (c, sn) = (s0.map(f64::cos), s0.map(f64::sin));
+        let expected = [
+            [1.0, 1.0, 1.0, 0.0],
+            [h * c[0], 0.0, 0.0, sn[0]],
+            [1.0, h * c[1], 0.0, sn[1]],
+            [1.0, 1.0, h * c[2], sn[2]],
+        ];
+        for (r, row) in expected.iter().enumerate() {
+            for (col, want) in row.iter().enumerate() {
+                assert!(
+                    (j.get(r, col) - want).abs() <= 1e-15,
+                    "width {width}: J[{r}][{col}] = {} vs {want}",
+                    j.get(r, col)
+                );
+            }
+        }
+    }
 }

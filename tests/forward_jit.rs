@@ -1,7 +1,8 @@
 //! Derived forward-mode IR runs identically under the interpreter and the JIT, at every width.
 
+use jitdiff::ForwardFn;
 use jitdiff::ad::derive_forward;
-use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue, parse_module};
+use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue, parse_module, print_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
 use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64};
 
@@ -49,5 +50,70 @@ fn derived_forward_ir_agrees_between_interpreter_and_jit() {
         check(&Gmm::generate(2, 3, 20, 5), width);
         check(&Pendulum::with_steps(50), width);
         check(&Mlp::generate(4, 5, 6, 9), width);
+    }
+}
+
+/// Partials that are infinite at the point: `sqrt` at 0, `asin` at 1, and the base of
+/// `pow(x - x, z)` at z = -2 (whose base tangent `dx - dx` is 0 in every direction).
+const INFINITE_PARTIALS: &str = "
+func @f(x: f64, y: f64, z: f64) -> f64, f64 {
+entry:
+    s = sqrt x
+    a = asin y
+    d = fsub x, x
+    p = pow d, z
+    r = fadd s, a
+    q = fadd p, x
+    ret r, q
+}";
+
+/// Directions (dx, dy, dz): each component is +0 in some, -0 in one and non-zero in others;
+/// direction 0 is all zero.
+const DIRECTIONS: [[f64; 3]; 8] = [
+    [0.0, 0.0, 0.0],
+    [1.5, 0.0, -1.0],
+    [-0.0, 2.0, 0.0],
+    [0.0, 0.0, 1.5],
+    [0.0, -1.0, -0.0],
+    [2.0, -0.0, -0.25],
+    [0.0, 1.5, 0.0],
+    [-1.0, 0.0, 2.0],
+];
+
+#[test]
+fn batched_strong_zero_lanes_equal_the_scalar_sweeps_bit_for_bit() {
+    let m = parse_module(INFINITE_PARTIALS).unwrap();
+    let point = [0.0, 1.0, -2.0];
+    let scalar = ForwardFn::new(&m, "f", &[true, true, true], 1).unwrap();
+    // W = 1 keeps its compare and select; only W > 1 uses the lane-wise strong-zero product.
+    assert!(!print_module(&scalar.derivative().module).contains("fmulsz"));
+    let sweep = |f: &ForwardFn, tangents: &mut [Vec<f64>]| {
+        let mut views: Vec<&mut [f64]> = tangents.iter_mut().map(Vec::as_mut_slice).collect();
+        let args = &mut [Arg::F64(point[0]), Arg::F64(point[1]), Arg::F64(point[2])];
+        f.jvp(args, &mut views).unwrap().1
+    };
+    for width in [4usize, 8] {
+        let batched = ForwardFn::new(&m, "f", &[true, true, true], width as u8).unwrap();
+        assert!(print_module(&batched.derivative().module).contains("fmulsz"));
+        // Tangent of parameter j, lane l: component j of direction l.
+        let mut lanes: Vec<Vec<f64>> = (0..3).map(|j| (0..width).map(|l| DIRECTIONS[l][j]).collect()).collect();
+        let got = sweep(&batched, &mut lanes);
+        let mut zero_lanes = 0;
+        for lane in 0..width {
+            let d = DIRECTIONS[lane];
+            let want = sweep(&scalar, &mut d.map(|t| vec![t]));
+            for k in 0..2 {
+                let have = got[k * width + lane];
+                assert_eq!(have.to_bits(), want[k].to_bits(), "W = {width}, result {k}, lane {lane} ({d:?})");
+            }
+            // Where every tangent is zero, so is every output tangent (not NaN from 0 · inf).
+            if d.iter().all(|&t| t == 0.0) {
+                assert_eq!([got[lane].to_bits(), got[width + lane].to_bits()], [0, 0], "W = {width}, lane {lane}");
+                zero_lanes += 1;
+            }
+            // pow's base tangent is dx - dx = 0 in every lane: q's tangent is exactly dx.
+            assert_eq!(got[width + lane], d[0], "W = {width}, lane {lane}");
+        }
+        assert!(zero_lanes >= 1, "W = {width}: no all-zero direction among the lanes");
     }
 }

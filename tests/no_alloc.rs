@@ -73,15 +73,15 @@ fn jvp_into_allocates_nothing() {
         let wrt: Vec<bool> = (0..values.len()).map(|i| p.active_params().contains(&i)).collect();
         for width in [1u8, 4] {
             let f = ForwardFn::new(&module, p.entry(), &wrt, width).unwrap();
-            let tangents: Vec<Vec<f64>> = p
+            let mut tangents: Vec<Vec<f64>> = p
                 .active_params()
                 .iter()
                 .map(|&i| vec![0.5; values[i].as_slice().map_or(1, <[f64]>::len) * width as usize])
                 .collect();
-            let tangent_refs: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
+            let mut tangent_refs: Vec<&mut [f64]> = tangents.iter_mut().map(Vec::as_mut_slice).collect();
             let mut out = f.output();
             let mut args = native_args(&values);
-            let count = allocations(|| f.jvp_into(&mut args, &tangent_refs, &mut out).unwrap());
+            let count = allocations(|| f.jvp_into(&mut args, &mut tangent_refs, &mut out).unwrap());
             assert_eq!(count, 0, "{} at width {width}: {count} allocations in {CALLS} calls", p.label());
             assert!(out.tangent(0).iter().all(|t| t.is_finite()));
         }

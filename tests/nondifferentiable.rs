@@ -17,9 +17,9 @@ fn gradient(text: &str, x: &[f64]) -> Vec<f64> {
     reverse.value_and_grad(&mut args, &mut grad).unwrap();
     let forward = ForwardFn::new(&module, "f", &wrt, 1).unwrap();
     for (i, g) in grad.iter().enumerate() {
-        let units: Vec<[f64; 1]> = (0..x.len()).map(|j| [if i == j { 1.0 } else { 0.0 }]).collect();
-        let tangents: Vec<&[f64]> = units.iter().map(|u| &u[..]).collect();
-        let (_, jvp) = forward.jvp(&mut args, &tangents).unwrap();
+        let mut units: Vec<[f64; 1]> = (0..x.len()).map(|j| [if i == j { 1.0 } else { 0.0 }]).collect();
+        let mut tangents: Vec<&mut [f64]> = units.iter_mut().map(|u| &mut u[..]).collect();
+        let (_, jvp) = forward.jvp(&mut args, &mut tangents).unwrap();
         assert!(
             jvp[0].to_bits() == g.to_bits() || (jvp[0].is_nan() && g.is_nan()),
             "{text}: forward {} vs reverse {g} for parameter {i}",

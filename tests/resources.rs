@@ -106,7 +106,7 @@ fn creating_and_dropping_derivative_handles_keeps_memory_flat() {
         let mut grad = [0.0];
         g.value_and_grad(&mut [Arg::F64(0.5), Arg::I64(k % 7)], &mut grad).unwrap();
         let f = ForwardFn::new(&m, "long", &[true, false], 4).unwrap();
-        let (_, t) = f.jvp(&mut [Arg::F64(0.5), Arg::I64(k % 7)], &[&[1.0, 0.0, 0.0, 0.0]]).unwrap();
+        let (_, t) = f.jvp(&mut [Arg::F64(0.5), Arg::I64(k % 7)], &mut [&mut [1.0, 0.0, 0.0, 0.0]]).unwrap();
         assert!((t[0] - grad[0]).abs() <= 1e-12 * (1.0 + grad[0].abs()), "forward {} vs reverse {}", t[0], grad[0]);
     };
     for k in 0..100 {
@@ -143,7 +143,7 @@ fn many_threads_share_derivative_handles() {
             let mut g = g.clone();
             let mut grad = [0.0];
             let v = g.value_and_grad(&mut [Arg::F64(x), Arg::I64(n)], &mut grad).unwrap();
-            let (_, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &[&[1.0, -2.0]]).unwrap();
+            let (_, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &mut [&mut [1.0, -2.0]]).unwrap();
             (v, grad[0], t[1])
         })
         .collect();
@@ -157,7 +157,7 @@ fn many_threads_share_derivative_handles() {
                     let (x, n) = (0.01 * k as f64, 100 + k as i64);
                     let mut grad = [0.0];
                     let v = g.value_and_grad(&mut [Arg::F64(x), Arg::I64(n)], &mut grad).unwrap();
-                    let (values, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &[&[1.0, -2.0]]).unwrap();
+                    let (values, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &mut [&mut [1.0, -2.0]]).unwrap();
                     let (ev, eg, et) = expected[k];
                     assert_eq!((v.to_bits(), grad[0].to_bits()), (ev.to_bits(), eg.to_bits()), "thread {thread}");
                     assert_eq!(values, vec![RuntimeValue::F64(ev)], "thread {thread}");

@@ -21,6 +21,8 @@ fn domain(op: Opcode) -> Vec<(f64, f64)> {
     match op {
         FAdd | FSub | FMul => vec![wide, wide],
         FDiv => vec![wide, (0.5, 3.0)],
+        // Away from b == 0, where the strong zero cuts the product off.
+        FMulSz => vec![wide, (0.2, 3.0)],
         FNeg | Sin | Cos | Tanh | Atan | Sinh | Cosh | Exp | Expm1 => vec![wide],
         Tan => vec![(-1.2, 1.2)],
         Sqrt | Ln => vec![positive],

@@ -29,7 +29,8 @@ entry:
     a2 = fmul a1, y
     a3 = fdiv a2, x
     a4 = fneg a3
-    u0 = sqrt a4
+    a5 = fmulsz a4, y
+    u0 = sqrt a5
     u1 = exp u0
     u2 = ln u1
     u3 = sin u2
@@ -91,9 +92,10 @@ entry:
     p4 = fsub w4, w4
     p8 = fmul w8, w8
     p16 = fdiv w16, w16
+    z8 = fmulsz p8, w8
     n4 = fneg p4
     e0 = extract n4, 3
-    q8 = insert p8, 7, e0
+    q8 = insert z8, 7, e0
     e1 = extract q8, 0
     r16 = insert p16, 15, e1
     vstore m, i, r16

@@ -1,8 +1,8 @@
 //! Every opcode of the op table, at edge values, gives exactly what the interpreter gives:
 //! results bit for bit, errors with the same kind and site, and the same final mslice contents.
 
-use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, Module, OP_TABLE, Opcode, Shape, parse_module};
-use jitdiff_jit::{Agreement, JitOptions, compile, differential_call};
+use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, Module, OP_TABLE, Opcode, RuntimeValue, Shape, parse_module};
+use jitdiff_jit::{Agreement, Arg, JitOptions, compile, differential_call};
 
 const EDGE_F64: [f64; 16] = [
     0.0,
@@ -83,7 +83,7 @@ fn float_unary_and_binary_math_at_edge_values() {
 #[test]
 fn lane_wise_arithmetic_on_every_vector_width() {
     for w in [2usize, 4, 8, 16] {
-        for op in ["fadd", "fsub", "fmul", "fdiv"] {
+        for op in ["fadd", "fsub", "fmul", "fmulsz", "fdiv"] {
             let text = format!(
                 "func @t(a: f64x{w}, b: f64x{w}) -> f64x{w}, f64x{w} {{\nentry:\n    y = {op} a, b\n    z = fneg y\n    ret y, z\n}}\n"
             );
@@ -107,6 +107,41 @@ fn lane_wise_arithmetic_on_every_vector_width() {
         let text = format!("func @t(x: f64, y: f64) -> f64x{w}, f64 {{\nentry:\n{body}}}\n");
         check(&text, "t", &[vec![f(1.5), f(-2.0)], vec![f(3.0), f(2.0)], vec![f(f64::NAN), f(0.0)]]);
     }
+}
+
+#[test]
+fn strong_zero_multiply_is_zero_in_exactly_the_lanes_whose_second_operand_is_zero() {
+    // Every pairing of an infinite, NaN or finite first operand with a zero (of either sign) or
+    // non-zero second one, in every lane position of every width.
+    let firsts = [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 2.5, -0.0];
+    let seconds = [0.0, -0.0, 1.5, -2.0, f64::NAN, f64::INFINITY];
+    let want = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a * b };
+    for w in [2usize, 4, 8, 16] {
+        let text =
+            format!("func @t(a: f64x{w}, b: f64x{w}) -> f64x{w} {{\nentry:\n    y = fmulsz a, b\n    ret y\n}}\n");
+        let module = parse_module(&text).unwrap();
+        let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+        let native = compiled.function("t").unwrap();
+        for k in 0..firsts.len() * seconds.len() {
+            let a: Vec<f64> = (0..w).map(|j| firsts[(k + j) % firsts.len()]).collect();
+            let b: Vec<f64> = (0..w).map(|j| seconds[(k / firsts.len() + 2 * j) % seconds.len()]).collect();
+            let out = native.call(&mut [Arg::Vector(&a), Arg::Vector(&b)]).unwrap();
+            let RuntimeValue::Vector(y) = &out[0] else { panic!("fmulsz returned {out:?}") };
+            for j in 0..w {
+                let expected = want(a[j], b[j]);
+                assert_eq!(y[j].to_bits(), expected.to_bits(), "f64x{w} lane {j}: fmulsz {} {}", a[j], b[j]);
+            }
+            check(&text, "t", &[vec![ArgValue::Vector(a), ArgValue::Vector(b)]]);
+        }
+    }
+    // The scalar form: `fmulsz inf, 0` is +0 where `fmul` is NaN.
+    let text =
+        "func @t(a: f64, b: f64) -> f64, f64 {\nentry:\n    y = fmulsz a, b\n    z = fmul a, b\n    ret y, z\n}\n";
+    let module = parse_module(text).unwrap();
+    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let out = compiled.function("t").unwrap().call(&mut [Arg::F64(f64::INFINITY), Arg::F64(-0.0)]).unwrap();
+    assert_eq!(out[0].as_f64().map(f64::to_bits), Some(0.0f64.to_bits()));
+    assert!(out[1].as_f64().is_some_and(f64::is_nan));
 }
 
 #[test]

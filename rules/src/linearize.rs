@@ -20,6 +20,7 @@
 //! | `atan2` | (0, 0) | 0 to both |
 //! | `pow` | base 0 | d/dx as the formula (strong-zero); d/dy = 0 |
 //! | `floor`, `ceil`, `sign` | everywhere | 0 (piecewise constant: `ZeroTangent`) |
+//! | `fmulsz a, b` | b = 0 | `b` for `a`; `a` for `b` as a strong-zero factor |
 
 use crate::emit::Emit;
 use jitdiff_ir::{CondCode, Imm, Opcode, Value};
@@ -102,6 +103,12 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
         O::FMul => {
             push(0, Scale(args[1]));
             push(1, Scale(args[0]));
+        }
+        O::FMulSz => {
+            // y = b == 0 ? 0 : a b, the product with `a` strong-zeroed: dy = b da + a db, where a
+            // (perhaps infinite) meets db in a strong-zero product and b is 0 where a is cut off.
+            push(0, Scale(args[1]));
+            push(1, ScaleStrong(args[0]));
         }
         O::FDiv => {
             // y = a / b: dy = da / b - y db / b

@@ -276,17 +276,18 @@ impl Deriver<'_> {
                 let p = broadcast(em, p);
                 em.bin(Opcode::FMul, p, t)
             }
+            // Strong zero: a zero tangent stays zero even when the partial is infinite. At W = 1
+            // a compare and select; at W > 1 the same lane by lane, `fmulsz` (+0 in each lane
+            // whose tangent is 0), so every lane equals the scalar sweep in its direction.
+            Coef::ScaleStrong(p) if self.width == 1 => {
+                let product = em.bin(Opcode::FMul, p, t);
+                let zero = em.fconst(0.0);
+                let is_zero = em.emit(Opcode::FCmp, &[t, zero], Imm::Cond(jitdiff_ir::CondCode::Eq));
+                em.emit(Opcode::Select, &[is_zero, zero, product], Imm::None)
+            }
             Coef::ScaleStrong(p) => {
                 let p_lanes = broadcast(em, p);
-                let product = em.bin(Opcode::FMul, p_lanes, t);
-                if self.width == 1 {
-                    // Strong zero: a zero tangent stays zero even when the partial is infinite.
-                    let zero = em.fconst(0.0);
-                    let is_zero = em.emit(Opcode::FCmp, &[t, zero], Imm::Cond(jitdiff_ir::CondCode::Eq));
-                    em.emit(Opcode::Select, &[is_zero, zero, product], Imm::None)
-                } else {
-                    product
-                }
+                em.bin(Opcode::FMulSz, p_lanes, t)
             }
             Coef::When(c) => {
                 let zero = self.zero(em);

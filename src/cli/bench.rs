@@ -174,13 +174,13 @@ pub fn time_jvp(
 /// Seconds per sweep of a compiled forward function.
 pub fn time_forward(f: &ForwardFn, wrt: &[bool], args: &mut [ArgValue], budget: Duration) -> Result<f64, CliError> {
     let w = f.width();
-    let tangents: Vec<Vec<f64>> =
+    let mut tangents: Vec<Vec<f64>> =
         args.iter().zip(wrt).filter(|(_, on)| **on).map(|(a, _)| vec![1.0; scalars_in(a) * w]).collect();
-    let views: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
+    let mut views: Vec<&mut [f64]> = tangents.iter_mut().map(Vec::as_mut_slice).collect();
     let mut out = f.output();
     Ok(seconds_per_call(budget, 5, || {
         let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
-        f.jvp_into(&mut native, &views, &mut out)
+        f.jvp_into(&mut native, &mut views, &mut out)
     })?)
 }
 

@@ -87,9 +87,10 @@ pub fn jvp(
         (parse_tangents(&loaded, &wrt, w, &args, tangent_texts)?, None)
     };
     let f = ForwardFn::new(&loaded.module, &loaded.name, &wrt, width)?;
-    let views: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
+    let mut tangents = tangents;
+    let mut views: Vec<&mut [f64]> = tangents.iter_mut().map(Vec::as_mut_slice).collect();
     let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
-    let (values, out) = f.jvp(&mut native, &views)?;
+    let (values, out) = f.jvp(&mut native, &mut views)?;
     for (i, v) in values.iter().enumerate() {
         println!("result {i}: {}", format_value(v));
     }
@@ -97,9 +98,18 @@ pub fn jvp(
         Some(seeded) => println!("tangents: W = {w}, lane l seeds one input: {}", seeded.join(", ")),
         None => println!("tangents: W = {w}, as given by --tangents"),
     }
+    let list = |xs: &[f64]| xs.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>().join(", ");
     for (k, lanes) in out.chunks(w).enumerate() {
-        let lanes: Vec<String> = lanes.iter().map(|x| format!("{x:?}")).collect();
-        println!("tangent of f64 result {k}: [{}]", lanes.join(", "));
+        println!("tangent of f64 result {k}: [{}]", list(lanes));
+    }
+    // An mslice and its tangent are updated in place: both are outputs too.
+    let params = loaded.params();
+    let differentiated = params.iter().zip(&args).zip(&wrt).filter(|(_, on)| **on).map(|(p, _)| p);
+    for (((name, _), a), t) in differentiated.zip(&tangents) {
+        if let ArgValue::SliceMut(v) = a {
+            println!("{name} after the call: [{}]", list(v));
+            println!("tangent of {name} after the call (W = {w} lanes per element): [{}]", list(t));
+        }
     }
     Ok(())
 }

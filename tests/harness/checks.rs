@@ -217,25 +217,15 @@ impl Shape {
     }
 }
 
-/// Known bugs, reported and kept as regression files with an `; expect-fail:` line: random
-/// runs skip the affected check (counted in [`Coverage::known_bug_skips`]); regression files
-/// run it.
-///
-/// `ForwardFn::jvp` passes the tangent of an `mslice` parameter as `Arg::Slice`, which the
-/// derived function (taking an `mslice`) rejects: tests/regressions/forward_fn_mslice_tangent.ir.
-fn forward_fn_mslice_bug(shape: &Shape) -> bool {
-    !shape.mslices.is_empty()
-}
-
-/// At W > 1 a zero tangent times an infinite partial is NaN in the lanes, where W = 1 gives
-/// 0 by a strong-zero product (a documented gap: ARCHITECTURE.md, "Differentiation"):
-/// tests/regressions/batched_strong_zero.ir.
-fn lane_strong_zero_bug(scalar: f64, lane: f64) -> bool {
-    lane.is_nan() && !scalar.is_nan()
-}
-
 /// Run every check on `case`; with `strict`, also those that known bugs make fail.
-pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
+///
+/// A known bug, reported and kept as a regression file with an `; expect-fail:` line, gets a
+/// predicate here under which random runs (`!strict`) skip the affected check, counted in
+/// [`Coverage::known_bug_skips`]; regression files always run it. There is none at present:
+/// the last two (`ForwardFn::jvp` passing an `mslice`'s tangent as `Arg::Slice`, and W > 1
+/// lanes multiplied without the strong zero of W = 1) are fixed, and their regression files
+/// (`forward_fn_mslice_tangent.ir`, `batched_strong_zero*.ir`) now pass every check.
+pub fn check(case: &Case, _strict: bool) -> Check<Coverage> {
     let mut cov = Coverage::default();
     let externs = standard_extern_registry();
     if let Err(e) = verify_module(&case.module) {
@@ -357,14 +347,10 @@ pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
         }
         let scalar = shape.tangent_outputs(&out, &args, primal.len(), 0, 1);
         let lanes = shape.tangent_outputs(&batched_out, &batched_run, primal.len(), lane, width as usize);
-        // Numerically equal: a zero tangent's sign may differ, because products with
-        // partials that may be infinite are strong-zero products (compare and select) at W = 1
-        // but plain multiplies at W > 1 (ARCHITECTURE.md, "Differentiation").
-        let equal = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
-        let differs = |k: &usize| !equal(scalar[*k], lanes[*k]);
-        if !strict && (0..scalar.len()).filter(differs).all(|k| lane_strong_zero_bug(scalar[k], lanes[k])) {
-            cov.known_bug_skips += (0..scalar.len()).filter(differs).count().min(1) as u64;
-        } else if let Some(k) = (0..scalar.len()).find(differs) {
+        // Bit for bit, signs of zero included: a lane computes exactly what the scalar sweep in
+        // its direction computes, strong-zero products too (`fmulsz` at W > 1, a compare and
+        // select at W = 1).
+        if let Some(k) = (0..scalar.len()).find(|&k| !same_f64(scalar[k], lanes[k])) {
             return failure(
                 "batched lanes vs scalar sweeps",
                 format!("output tangent {k}, lane {lane} of {width}: {} batched vs {} scalar", lanes[k], scalar[k]),
@@ -432,10 +418,6 @@ pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
         cov.dot_products = 1;
     }
 
-    if !strict && forward_fn_mslice_bug(&shape) {
-        cov.known_bug_skips = 1;
-        return Ok(cov);
-    }
     cov.handle_calls = handles(case, &shape, &primal, &dirs, &reverse, &batched_out, &batched_run)?;
     Ok(cov)
 }
@@ -496,8 +478,9 @@ fn finite_differences(
 }
 
 /// The public handles compute what the interpreter computes from their IR: `ForwardFn::jvp`
-/// the batched sweep, `GradientFn::value_and_grad` the `value_and_grad` function. Returns
-/// how many handle calls were compared.
+/// the batched sweep (results, result tangents, and the final contents of `mslice`s and of their
+/// in/out tangents), `GradientFn::value_and_grad` the `value_and_grad` function. Returns how
+/// many handle calls were compared.
 fn handles(
     case: &Case,
     shape: &Shape,
@@ -512,18 +495,44 @@ fn handles(
     let w = dirs.len();
     let f = ForwardFn::with_externs(&case.module, &case.entry, &shape.wrt, w as u8, &externs, &JitOptions::new())
         .or_else(|e| failure(CHECK, format!("ForwardFn::new: {e}")))?;
-    let tangent_args = shape.tangent_args(primal, dirs);
-    let tangents: Vec<&[f64]> = tangent_args[primal.len()..]
-        .iter()
+    let mut tangent_args = shape.tangent_args(primal, dirs);
+    let mut tangents: Vec<&mut [f64]> = tangent_args[primal.len()..]
+        .iter_mut()
         .map(|a| match a {
-            ArgValue::F64(x) => std::slice::from_ref(x),
-            ArgValue::Vector(v) | ArgValue::Slice(v) | ArgValue::SliceMut(v) => v.as_slice(),
-            _ => &[],
+            ArgValue::F64(x) => std::slice::from_mut(x),
+            ArgValue::Vector(v) | ArgValue::Slice(v) | ArgValue::SliceMut(v) => v.as_mut_slice(),
+            _ => &mut [],
         })
         .collect();
     let mut owned = primal.to_vec();
     let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
-    let (values, flat) = f.jvp(&mut args, &tangents).or_else(|e| failure(CHECK, format!("ForwardFn::jvp: {e}")))?;
+    let (values, flat) = f.jvp(&mut args, &mut tangents).or_else(|e| failure(CHECK, format!("ForwardFn::jvp: {e}")))?;
+    // mslices and their tangents are updated in place, as the derived function updates them.
+    let same_slice = |a: &ArgValue, b: &ArgValue| match (a.as_slice(), b.as_slice()) {
+        (Some(x), Some(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_f64(*p, *q)),
+        (x, y) => x.is_none() && y.is_none(),
+    };
+    let tangent_arg = |i: usize| primal.len() + (0..i).filter(|&j| shape.wrt[j]).count();
+    for i in (0..primal.len()).filter(|&i| shape.types[i] == Type::SliceMut) {
+        if !same_slice(&owned[i], &batched_run[i]) {
+            return failure(
+                CHECK,
+                format!("ForwardFn::jvp left {:?} in mslice {i}, the interpreter {:?}", owned[i], batched_run[i]),
+            );
+        }
+    }
+    for &i in &shape.mslices {
+        let k = tangent_arg(i);
+        if !same_slice(&tangent_args[k], &batched_run[k]) {
+            return failure(
+                CHECK,
+                format!(
+                    "ForwardFn::jvp left {:?} in the tangent of mslice {i}, the interpreter {:?}",
+                    tangent_args[k], batched_run[k]
+                ),
+            );
+        }
+    }
     let want: Vec<f64> =
         (0..w).flat_map(|l| shape.tangent_outputs(batched_out, batched_run, primal.len(), l, w)).collect();
     let (flat, want) = (&flat, &want);

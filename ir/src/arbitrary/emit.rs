@@ -464,10 +464,12 @@ impl Generator<'_> {
                 let a = self.vector_of(f, env, lanes);
                 let b = self.vector_of(f, env, lanes);
                 let (a, b) = (self.tame(a, LIMIT), self.tame(b, LIMIT));
-                let (v, bound) = match self.below(4) {
+                let (v, bound) = match self.below(5) {
                     0 => (a.v + b.v, a.bound + b.bound),
                     1 => (a.v - b.v, a.bound + b.bound),
                     2 => (a.v * b.v, a.bound * b.bound),
+                    // The strong-zero product forward mode emits for batched tangents.
+                    3 => (f.op(Opcode::FMulSz, &[a.v, b.v]), a.bound * b.bound),
                     _ if self.cfg.smooth_only => (a.v / (b.v * b.v + 1.0), a.bound),
                     _ => (a.v / b.v, f64::INFINITY),
                 };

@@ -35,7 +35,7 @@ unary_ops! {
     ineg => INeg, not => Not, itof => IToF, ftoi => FToI, len => Len,
 }
 binary_ops! {
-    fadd => FAdd, fsub => FSub, fmul => FMul, fdiv => FDiv, min => Min, max => Max, pow => Pow,
+    fadd => FAdd, fsub => FSub, fmul => FMul, fmulsz => FMulSz, fdiv => FDiv, min => Min, max => Max, pow => Pow,
     atan2 => Atan2, hypot => Hypot, powi => Powi, iadd => IAdd, isub => ISub, imul => IMul,
     idiv => IDiv, irem => IRem, and => And, or => Or, load => Load,
 }

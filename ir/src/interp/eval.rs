@@ -25,14 +25,17 @@ pub fn float_unary(op: Opcode, x: f64) -> Result<f64, EvalError> {
     }
 }
 
-/// A float binary op on one lane: IEEE `fadd fsub fmul fdiv` or a library function
-/// (`min max pow atan2 hypot`).
+/// A float binary op on one lane: IEEE `fadd fsub fmul fdiv`, the strong-zero product
+/// `fmulsz` or a library function (`min max pow atan2 hypot`).
 #[inline]
 pub fn float_binary(op: Opcode, a: f64, b: f64) -> Result<f64, EvalError> {
     match op {
         Opcode::FAdd => Ok(a + b),
         Opcode::FSub => Ok(a - b),
         Opcode::FMul => Ok(a * b),
+        // Exactly forward mode's W = 1 strong zero, `select(b == 0, 0.0, a * b)`: -0 counts as
+        // zero and gives +0.
+        Opcode::FMulSz => Ok(if b == 0.0 { 0.0 } else { a * b }),
         Opcode::FDiv => Ok(a / b),
         _ => match op.info().math {
             MathFn::Binary(f) => Ok(f(a, b)),

@@ -51,6 +51,7 @@ impl FuncLowerer<'_, '_> {
                 }
                 None => Some(lanewise(self, &|l, p, q| l.b.ins().fmul(p, q))?),
             },
+            FMulSz => Some(lanewise(self, &|l, p, q| l.strong_zero_mul(p, q))?),
             FDiv => Some(lanewise(self, &|l, p, q| l.b.ins().fdiv(p, q))?),
             FNeg => {
                 let x = self.get(a.ok_or_else(missing)?);
@@ -217,6 +218,22 @@ impl FuncLowerer<'_, '_> {
             self.set(r, &parts);
         }
         Ok(())
+    }
+
+    /// `fmulsz` on one `f64` or one `f64x2` chunk: `p * q`, but +0 where `q == 0`. A scalar is a
+    /// compare and select (what forward mode emits at W = 1); a chunk compares lane-wise into
+    /// an all-ones mask and clears the masked lanes of the product (`andnpd`): +0 has no bits set.
+    fn strong_zero_mul(&mut self, p: clif::Value, q: clif::Value) -> clif::Value {
+        let product = self.b.ins().fmul(p, q);
+        let zero = self.b.ins().f64const(0.0);
+        if self.b.func.dfg.value_type(q) == types::F64 {
+            let is_zero = self.b.ins().fcmp(FloatCC::Equal, q, zero);
+            return self.b.ins().select(is_zero, zero, product);
+        }
+        let zeros = self.b.ins().splat(types::F64X2, zero);
+        let mask = self.b.ins().fcmp(FloatCC::Equal, q, zeros);
+        let mask = self.b.ins().bitcast(types::F64X2, MemFlagsData::new(), mask);
+        self.b.ins().band_not(product, mask)
     }
 
     /// Memory safety must not rest on the verifier alone: native code writes only through
