@@ -277,15 +277,16 @@ impl Function {
     /// clash) and the reserved form `v<digits>` is avoided, so printing never needs to invent
     /// names and the text round-trips. Returns the name actually given.
     pub fn set_value_name(&mut self, v: Value, name: &str) -> String {
-        let taken: HashSet<&str> = self
-            .values
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != v.index())
-            .filter_map(|(_, d)| d.name.as_deref())
-            .collect();
         let base = sanitize_name(name);
         let base = if is_anonymous_value_name(&base) { format!("{base}_") } else { base };
+        let others = || self.values.iter().enumerate().filter(|(i, _)| *i != v.index()).filter_map(|(_, d)| d.name.as_deref());
+        // Derived functions name thousands of values: only build the set of taken names when
+        // the plain name is taken.
+        if !others().any(|n| n == base) {
+            self.values[v.index()].name = Some(base.clone());
+            return base;
+        }
+        let taken: HashSet<&str> = others().collect();
         let mut candidate = base.clone();
         let mut k = 1;
         while taken.contains(candidate.as_str()) {
