@@ -279,7 +279,8 @@ impl Function {
     pub fn set_value_name(&mut self, v: Value, name: &str) -> String {
         let base = sanitize_name(name);
         let base = if is_anonymous_value_name(&base) { format!("{base}_") } else { base };
-        let others = || self.values.iter().enumerate().filter(|(i, _)| *i != v.index()).filter_map(|(_, d)| d.name.as_deref());
+        let others =
+            || self.values.iter().enumerate().filter(|(i, _)| *i != v.index()).filter_map(|(_, d)| d.name.as_deref());
         // Derived functions name thousands of values: only build the set of taken names when
         // the plain name is taken.
         if !others().any(|n| n == base) {
