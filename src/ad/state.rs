@@ -125,26 +125,15 @@ impl StatePlan {
         if self.available(v, state) || self.is_constant(v) {
             return;
         }
-        if self.recomputable(b, v) {
-            let mut trial = Trial::default();
-            self.try_recompute(b, v, state, &mut trial);
-            if trial.frame.len() <= 1 && trial.recompute.len() <= RECOMPUTE_LIMIT {
-                state.recompute.extend(trial.recompute);
-                state.frame.extend(trial.frame);
-                state.inductions.extend(trial.inductions);
-                self.global.extend(trial.global);
-            } else {
-                state.frame.push(v);
-            }
-        } else if let Some((init, step)) = self.induction(b, v) {
-            for x in [init, step] {
-                if !self.is_constant(x) && !self.global.contains(&x) {
-                    self.global.push(x);
-                }
-            }
-            state.inductions.push(v);
-        } else if self.is_global(b, v) {
-            self.global.push(v);
+        // A value that is not recomputed lands in the trial as one frame entry, an induction
+        // variable or a global; a recomputed one brings what its operands need.
+        let mut trial = Trial::default();
+        self.try_recompute(b, v, state, &mut trial);
+        if trial.frame.len() <= 1 && trial.recompute.len() <= RECOMPUTE_LIMIT {
+            state.recompute.extend(trial.recompute);
+            state.frame.extend(trial.frame);
+            state.inductions.extend(trial.inductions);
+            self.global.extend(trial.global);
         } else {
             state.frame.push(v);
         }
