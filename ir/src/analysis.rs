@@ -119,6 +119,66 @@ impl ControlFlow {
     }
 }
 
+/// A natural loop: a header and the blocks that reach one of its back edges without passing it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NaturalLoop {
+    /// The loop's header: the target of its back edges; it dominates every block of the loop.
+    pub header: Block,
+    /// `body[b]` says whether block `b` belongs to the loop (the header does).
+    pub body: Vec<bool>,
+    /// How many blocks belong to the loop.
+    pub size: usize,
+}
+
+impl ControlFlow {
+    /// The natural loops, one per header (back edges to the same header share a loop), in
+    /// reverse post-order of their headers, so an enclosing loop comes before the loops inside
+    /// it. Blocks of an irreducible cycle (one with no dominating header) belong to no loop.
+    ///
+    /// ```
+    /// use jitdiff_ir::{analysis::ControlFlow, parse_module, Block};
+    /// let m = parse_module("func @f(c: bool) {\nentry:\n    jump head\nhead:\n    br c, head, exit\nexit:\n    ret\n}\n").unwrap();
+    /// let cfg = ControlFlow::new(&m.functions[0]);
+    /// let loops = cfg.natural_loops();
+    /// assert_eq!((loops.len(), loops[0].header, loops[0].size), (1, Block(1), 1));
+    /// assert_eq!(cfg.loop_depths(&loops), vec![0, 1, 0]);
+    /// ```
+    pub fn natural_loops(&self) -> Vec<NaturalLoop> {
+        let mut loops = vec![];
+        for &header in &self.rpo {
+            let latches: Vec<Block> =
+                self.predecessors(header).iter().copied().filter(|&p| self.is_back_edge(p, header)).collect();
+            if latches.is_empty() {
+                continue;
+            }
+            let mut body = vec![false; self.successors.len()];
+            body[header.index()] = true;
+            let mut size = 1;
+            let mut work = latches;
+            while let Some(b) = work.pop() {
+                if !body[b.index()] {
+                    body[b.index()] = true;
+                    size += 1;
+                    work.extend(self.predecessors(b).iter().copied().filter(|&p| self.is_reachable(p)));
+                }
+            }
+            loops.push(NaturalLoop { header, body, size });
+        }
+        loops
+    }
+
+    /// For every block, how many of `loops` contain it.
+    pub fn loop_depths(&self, loops: &[NaturalLoop]) -> Vec<u32> {
+        let mut depth = vec![0; self.successors.len()];
+        for l in loops {
+            for (d, &inside) in depth.iter_mut().zip(&l.body) {
+                *d += u32::from(inside);
+            }
+        }
+        depth
+    }
+}
+
 /// Cooper, Harvey and Kennedy's "A Simple, Fast Dominance Algorithm".
 fn compute_idoms(rpo: &[Block], rpo_index: &[usize], predecessors: &[Vec<Block>]) -> Vec<Option<Block>> {
     let n = rpo_index.len();

@@ -29,30 +29,7 @@ pub fn dce(func: &mut Function) {
         block.insts.retain(|inst| is_kept(inst) || inst.results.iter().any(is_live));
     }
     // Drop dead block parameters together with the jump arguments bound to them.
-    let param_masks: Vec<Vec<bool>> =
-        func.blocks.iter().enumerate().map(|(i, b)| b.params.iter().map(|p| i == 0 || is_live(p)).collect()).collect();
-    for block in &mut func.blocks {
-        if let Some(term) = &mut block.term {
-            for call in term.successors_mut() {
-                if let Some(mask) = param_masks.get(call.block.index())
-                    && mask.len() == call.args.len()
-                {
-                    let mut k = 0;
-                    call.args.retain(|_| {
-                        k += 1;
-                        mask[k - 1]
-                    });
-                }
-            }
-        }
-    }
-    for (block, mask) in func.blocks.iter_mut().zip(&param_masks) {
-        let mut k = 0;
-        block.params.retain(|_| {
-            k += 1;
-            mask[k - 1]
-        });
-    }
+    super::drop_block_params(func, |p| is_live(&p));
     func.canonicalize();
 }
 

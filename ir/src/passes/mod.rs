@@ -1,5 +1,5 @@
-//! IR passes: dead-code elimination, constant folding, constant hoisting and common-subexpression
-//! elimination.
+//! IR passes: dead-code elimination, constant folding, constant hoisting, common-subexpression
+//! elimination, negation folding, redundant block parameters and loop-invariant code motion.
 //!
 //! Every pass takes a function (or, for [`optimize`] and [`run_pass`], a module), preserves what
 //! the interpreter computes — results, stores, errors and their order — and leaves the function
@@ -18,22 +18,28 @@ mod cse;
 mod dce;
 mod fold;
 mod hoist;
+mod licm;
+mod negate;
+mod params;
 mod reachable;
 
 pub use cse::cse;
 pub use dce::dce;
 pub use fold::fold_constants;
 pub use hoist::hoist_constants;
+pub use licm::licm;
+pub use negate::fold_negations;
+pub use params::remove_redundant_params;
 pub use reachable::retain_reachable;
 
 use crate::function::{Function, Module, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 5] = ["dce", "fold", "hoist", "cse", "optimize"];
+pub const PASS_NAMES: [&str; 8] = ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "optimize"];
 
 /// [`run_pass`] was given a name it does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown pass `{name}`; known passes are dce, fold, hoist, cse and optimize")]
+#[error("unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm and optimize")]
 pub struct UnknownPass {
     /// The name given.
     pub name: String,
@@ -42,14 +48,19 @@ pub struct UnknownPass {
 /// The most rounds [`optimize`] runs before it stops even if something still changes.
 const MAX_ROUNDS: usize = 32;
 
-/// Fold, hoist constants, CSE and DCE every function of `module`, repeated until nothing changes.
+/// Fold constants, hoist them, fold negations, remove redundant block parameters, CSE, move
+/// loop-invariant code out of loops and DCE every function of `module`, repeated until nothing
+/// changes.
 pub fn optimize(module: &mut Module) {
     for function in &mut module.functions {
         for _ in 0..MAX_ROUNDS {
             let before = function.clone();
             fold_constants(function);
             hoist_constants(function);
+            fold_negations(function);
+            remove_redundant_params(function);
             cse(function);
+            licm(function);
             dce(function);
             if *function == before {
                 break;
@@ -58,7 +69,7 @@ pub fn optimize(module: &mut Module) {
     }
 }
 
-/// Run the pass called `name` (`"dce"`, `"fold"`, `"hoist"`, `"cse"` or `"optimize"`) on every function of
+/// Run the pass called `name` (one of [`PASS_NAMES`]) on every function of
 /// `module`. Used by the file tests and the command-line tool.
 ///
 /// ```
@@ -73,6 +84,9 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
         "fold" => fold_constants,
         "hoist" => hoist_constants,
         "cse" => cse,
+        "negate" => fold_negations,
+        "params" => remove_redundant_params,
+        "licm" => licm,
         "optimize" => {
             optimize(module);
             return Ok(());
@@ -143,5 +157,34 @@ fn remove_marked(func: &mut Function, dead: &[Vec<bool>]) {
                 keep
             });
         }
+    }
+}
+
+/// Drop the block parameters (of blocks other than the entry) that `keep` rejects, together
+/// with the jump arguments bound to them.
+fn drop_block_params(func: &mut Function, keep: impl Fn(Value) -> bool) {
+    let masks: Vec<Vec<bool>> =
+        func.blocks.iter().enumerate().map(|(i, b)| b.params.iter().map(|&p| i == 0 || keep(p)).collect()).collect();
+    for block in &mut func.blocks {
+        if let Some(term) = &mut block.term {
+            for call in term.successors_mut() {
+                if let Some(mask) = masks.get(call.block.index())
+                    && mask.len() == call.args.len()
+                {
+                    let mut k = 0;
+                    call.args.retain(|_| {
+                        k += 1;
+                        mask[k - 1]
+                    });
+                }
+            }
+        }
+    }
+    for (block, mask) in func.blocks.iter_mut().zip(&masks) {
+        let mut k = 0;
+        block.params.retain(|_| {
+            k += 1;
+            mask[k - 1]
+        });
     }
 }

@@ -14,14 +14,24 @@ impl FuncLowerer<'_, '_> {
                 let (block, args) = self.block_call(dest)?;
                 self.b.ins().jump(block, &args);
             }
-            // Emitted as `brif !cond, else, then`: Cranelift lays out a branch's *second*
-            // successor right after it, and `then` is the hot side of a loop test (the body) far
-            // more often than the exit, so the body falls through from the header.
+            // Cranelift lays out a branch's *second* successor right after it, and its
+            // loop-invariant code motion only works for a loop whose blocks it visits before any
+            // block outside the loop that hangs off the same dominator — it visits a branch's
+            // second successor first (Cranelift 0.135 forgets the loop once it has seen a block
+            // outside it). So the successor inside more loops goes second: the loop body falls
+            // through from its header, and pure work in it can be hoisted. With equal depths
+            // `then` goes second (`brif !cond, else, then`): it is the hot side more often.
             Terminator::Branch { cond, then_dest, else_dest } => {
-                let not_cond = self.negated_condition(*cond);
                 let (then_block, then_args) = self.block_call(then_dest)?;
                 let (else_block, else_args) = self.block_call(else_dest)?;
-                self.b.ins().brif(not_cond, else_block, &else_args, then_block, &then_args);
+                let depth = |b: jitdiff_ir::Block| self.loop_depth.get(b.index()).copied().unwrap_or(0);
+                if depth(else_dest.block) > depth(then_dest.block) {
+                    let c = self.scalar(*cond);
+                    self.b.ins().brif(c, then_block, &then_args, else_block, &else_args);
+                } else {
+                    let not_cond = self.negated_condition(*cond);
+                    self.b.ins().brif(not_cond, else_block, &else_args, then_block, &then_args);
+                }
             }
             Terminator::Return(values) => {
                 let mut offset = 0;

@@ -76,12 +76,18 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     refs: HashMap<ClifFuncId, FuncRef>,
     /// The IR control flow (dominators, for redundant bounds checks).
     pub cfg: ControlFlow,
+    /// How many natural loops contain each IR block (see `lower_terminator`).
+    pub loop_depth: Vec<u32>,
     /// Accesses proved in bounds so far, and the shadow declarations.
     pub facts: BoundsFacts,
     pub at_block: Block,
     at_inst: u32,
     /// The `TapeState` fields in variables, for a function with tape operations (`tape.rs`).
     pub tape_vars: Option<super::tape::TapeVars>,
+    /// The sign bit of an `f64` (`-0.0`), loaded once in the entry block when the function
+    /// negates scalars: `fneg` is then one `xor` with a register. (Cranelift's own `fneg`
+    /// materialises the mask at every use, two more instructions inside a loop.)
+    pub sign_mask: Option<clif::Value>,
 }
 
 /// Lower IR function `fid` into `func` (whose signature is already set).
@@ -138,14 +144,25 @@ pub(crate) fn lower_function(
         cold: vec![],
         refs: HashMap::new(),
         cfg: ControlFlow::new(f),
+        loop_depth: vec![],
         facts,
         at_block: Block::ENTRY,
         at_inst: 0,
         tape_vars: None,
+        sign_mask: None,
     };
+    l.loop_depth = l.cfg.loop_depths(&l.cfg.natural_loops());
     l.lower_body()?;
     l.finish();
     Ok(())
+}
+
+/// Does `f` negate an `f64` (see `FuncLowerer::sign_mask`)?
+pub(crate) fn negates_scalars(f: &Function) -> bool {
+    f.blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .any(|i| i.op == Opcode::FNeg && i.results.first().is_some_and(|&r| f.ty(r) == Type::F64))
 }
 
 impl FuncLowerer<'_, '_> {
@@ -171,6 +188,9 @@ impl FuncLowerer<'_, '_> {
         self.bind_all(&f.params, &params[3..]);
         if super::tape::uses_tape(f) {
             self.init_tape_vars();
+        }
+        if negates_scalars(f) {
+            self.sign_mask = Some(self.float_constant(-0.0));
         }
         let scratch_bytes = 8 * self.scratch_slots();
         if scratch_bytes > 0 {
@@ -322,7 +342,11 @@ impl FuncLowerer<'_, '_> {
         let err = self.b.create_block();
         self.b.set_cold_block(err);
         let cont = self.b.create_block();
-        self.b.ins().brif(ok, cont, &[], err, &[]);
+        // The continuation goes second, so Cranelift visits it before the error block and keeps
+        // hoisting loop-invariant work out of the loop around it (see `lower_terminator`). The
+        // negated compare folds into the compare that made `ok`.
+        let failed = self.b.ins().icmp_imm_u(cranelift_codegen::ir::condcodes::IntCC::Equal, ok, 0);
+        self.b.ins().brif(failed, err, &[], cont, &[]);
         self.b.switch_to_block(cont);
         self.cold.push((err, status, detail));
     }

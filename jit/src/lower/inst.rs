@@ -54,9 +54,18 @@ impl FuncLowerer<'_, '_> {
             FMulSz => Some(lanewise(self, &|l, p, q| l.strong_zero_mul(p, q))?),
             FDiv => Some(lanewise(self, &|l, p, q| l.b.ins().fdiv(p, q))?),
             FNeg => {
-                let x = self.get(a.ok_or_else(missing)?);
-                let parts: Vec<clif::Value> = x.iter().map(|&p| self.b.ins().fneg(p)).collect();
-                Some(Parts::new(&parts))
+                let x_ir = a.ok_or_else(missing)?;
+                match self.sign_mask {
+                    Some(mask) if self.ty(x_ir) == Type::F64 => {
+                        let x = self.scalar(x_ir);
+                        Some(Parts::new(&[self.b.ins().bxor(x, mask)]))
+                    }
+                    _ => {
+                        let x = self.get(x_ir);
+                        let parts: Vec<clif::Value> = x.iter().map(|&p| self.b.ins().fneg(p)).collect();
+                        Some(Parts::new(&parts))
+                    }
+                }
             }
             Sqrt | Abs | Floor | Ceil => {
                 let x = self.scalar(a.ok_or_else(missing)?);

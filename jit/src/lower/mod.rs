@@ -160,6 +160,9 @@ pub(crate) fn lower_module(
             eprintln!("; @{}\n{}", f.name, ctx.func.display());
         }
         m.jit.get().define_function(id, &mut ctx).map_err(define_error)?;
+        if disasm && std::env::var_os("JITDIFF_DISASM").is_some_and(|v| v == "optimized") {
+            eprintln!("; @{} after Cranelift's optimisations\n{}", f.name, ctx.func.display());
+        }
         if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
             eprintln!("; machine code of @{}\n{code}", f.name);
         }
