@@ -24,6 +24,7 @@ use super::loops::Loops;
 use super::request::{checked_function, differentiation_source};
 use super::state::StatePlan;
 
+mod defer;
 mod pullback;
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{
@@ -100,8 +101,15 @@ pub fn derive_reverse_with_rules(
     } else {
         None
     };
+    let pullbacks: Vec<FuncId> = deriver.cache.values().map(|&(_, pb)| pb).collect();
     let mut out = deriver.out;
     passes::optimize(&mut out);
+    for pb in pullbacks {
+        let function = &mut out.functions[pb.index()];
+        if defer::defer_accumulations(function) {
+            passes::optimize_function(function);
+        }
+    }
     verify_module(&out).map_err(|e| AdError::DerivedInvalid(Box::new(e)))?;
     Ok(ReverseDerivative {
         forward: out.func(fwd).name.clone(),

@@ -52,19 +52,22 @@ const MAX_ROUNDS: usize = 32;
 /// loop-invariant code out of loops and DCE every function of `module`, repeated until nothing
 /// changes.
 pub fn optimize(module: &mut Module) {
-    for function in &mut module.functions {
-        for _ in 0..MAX_ROUNDS {
-            let before = function.clone();
-            fold_constants(function);
-            hoist_constants(function);
-            fold_negations(function);
-            remove_redundant_params(function);
-            cse(function);
-            licm(function);
-            dce(function);
-            if *function == before {
-                break;
-            }
+    module.functions.iter_mut().for_each(optimize_function);
+}
+
+/// [`optimize`] for one function.
+pub fn optimize_function(function: &mut Function) {
+    for _ in 0..MAX_ROUNDS {
+        let before = function.clone();
+        fold_constants(function);
+        hoist_constants(function);
+        fold_negations(function);
+        remove_redundant_params(function);
+        cse(function);
+        licm(function);
+        dce(function);
+        if *function == before {
+            break;
         }
     }
 }
