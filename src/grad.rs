@@ -70,7 +70,13 @@ impl GradientFn {
         let mut roots = vec![derived.forward.as_str(), derived.pullback.as_str()];
         roots.extend(derived.value_and_grad.as_deref());
         let needed = retain_reachable(&derived.module, &roots);
-        let compiled = compile(&needed, &with_rule_externs(externs, rules), options)?;
+        let mut options = options.clone();
+        for (pullback, differential, primal) in &derived.differentials {
+            if needed.func_by_name(pullback).is_some() {
+                options = options.shadow_slice(pullback, *differential, *primal, 1);
+            }
+        }
+        let compiled = compile(&needed, &with_rule_externs(externs, rules), &options)?;
         let value_and_grad = derived.value_and_grad.as_deref().map(|n| compiled.function(n)).transpose()?;
         let forward = compiled.function(&derived.forward)?;
         let pullback = compiled.function(&derived.pullback)?;

@@ -56,6 +56,12 @@ pub struct ReverseDerivative {
     pub value_and_grad: Option<String>,
     /// Which parameters are differentiated.
     pub wrt: Vec<bool>,
+    /// Every pullback's differential slices that belong to a primal slice it also takes:
+    /// `(pullback, differential parameter, primal parameter)`, by parameter position. The two
+    /// always have the same length (the caller sizes a differential like its primal), which
+    /// [`GradientFn`](crate::GradientFn) declares to the JIT so that an access to the
+    /// differential at an index already checked against the primal needs no bounds check.
+    pub differentials: Vec<(String, usize, usize)>,
 }
 
 /// Derive the reverse mode of `@func` for the differentiated parameters `wrt` (only `f64` and
@@ -90,8 +96,13 @@ pub fn derive_reverse_with_rules(
     let id = checked_function(module, func, wrt)?;
     let f = module.func(id);
     let cleaned = differentiation_source(module);
-    let mut deriver =
-        Deriver { source: &cleaned, out: module.clone(), cache: HashMap::new(), custom: CustomRules::new(rules) };
+    let mut deriver = Deriver {
+        source: &cleaned,
+        out: module.clone(),
+        cache: HashMap::new(),
+        custom: CustomRules::new(rules),
+        differentials: vec![],
+    };
     // A `slice` parameter cannot be written by `f` or anything it calls (only `mslice` can), and
     // the safe API cannot alias it with an `mslice`: it is stable, and the pullback reads it again.
     let stable: Vec<bool> = f.params.iter().map(|&p| f.ty(p) == Type::Slice).collect();
@@ -102,6 +113,7 @@ pub fn derive_reverse_with_rules(
         None
     };
     let pullbacks: Vec<FuncId> = deriver.cache.values().map(|&(_, pb)| pb).collect();
+    let differentials = std::mem::take(&mut deriver.differentials);
     let mut out = deriver.out;
     passes::optimize(&mut out);
     for pb in pullbacks {
@@ -118,6 +130,7 @@ pub fn derive_reverse_with_rules(
         module: out,
         pullback_slices: stable.iter().enumerate().filter(|(_, on)| **on).map(|(k, _)| k).collect(),
         wrt: wrt.to_vec(),
+        differentials,
     })
 }
 
@@ -157,6 +170,8 @@ struct Deriver<'m> {
     out: Module,
     cache: HashMap<CacheKey, (FuncId, FuncId)>,
     custom: CustomRules<'m>,
+    /// See [`ReverseDerivative::differentials`].
+    differentials: Vec<(String, usize, usize)>,
 }
 
 impl Deriver<'_> {
@@ -184,9 +199,16 @@ impl Deriver<'_> {
                 pullback.add_param(Type::Slice, Some(&source.value_label(p)));
             }
         }
-        for (&p, &on) in source.params.iter().zip(wrt) {
+        let stable_count = stable.iter().filter(|&&on| on).count();
+        for (k, (&p, &on)) in source.params.iter().zip(wrt).enumerate() {
             if on && source.ty(p).is_slice() {
-                pullback.add_param(Type::SliceMut, Some(&format!("d_{}", source.value_label(p))));
+                let d = pullback.add_param(Type::SliceMut, Some(&format!("d_{}", source.value_label(p))));
+                if stable[k] {
+                    let primal = stable[..k].iter().filter(|&&on| on).count();
+                    debug_assert!(primal < stable_count);
+                    let position = pullback.params.iter().position(|&q| q == d).expect("just added");
+                    self.differentials.push((pullback.name.clone(), position, primal));
+                }
             }
         }
         for (k, &t) in source.returns.iter().enumerate() {

@@ -143,6 +143,10 @@ pub(crate) fn lower_module(
     let mut ctx = m.jit.get().make_context();
     // Debugging aid: JITDIFF_DISASM=1 prints every function's Cranelift IR and machine code.
     let disasm = std::env::var_os("JITDIFF_DISASM").is_some();
+    // Profiling aid: JITDIFF_PERF_MAP=1 appends every function's address range and name to
+    // /tmp/perf-PID.map, where `perf report` looks up symbols of JIT code.
+    let perf_map = std::env::var_os("JITDIFF_PERF_MAP").is_some();
+    let mut code_sizes: Vec<(ClifFuncId, usize, String)> = vec![];
     let mut fctx = FunctionBuilderContext::new();
     for (index, f) in ir.functions.iter().enumerate() {
         let fid = jitdiff_ir::FuncId(index as u32);
@@ -160,6 +164,9 @@ pub(crate) fn lower_module(
             eprintln!("; @{}\n{}", f.name, ctx.func.display());
         }
         m.jit.get().define_function(id, &mut ctx).map_err(define_error)?;
+        if perf_map && let Some(code) = ctx.compiled_code() {
+            code_sizes.push((id, code.code_buffer().len(), f.name.clone()));
+        }
         if disasm && std::env::var_os("JITDIFF_DISASM").is_some_and(|v| v == "optimized") {
             eprintln!("; @{} after Cranelift's optimisations\n{}", f.name, ctx.func.display());
         }
@@ -187,6 +194,21 @@ pub(crate) fn lower_module(
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e),
         Err(_) => return Err(JitError::Module("finalizing native code panicked (unresolved symbol?)".into())),
+    }
+    if perf_map {
+        let lines: String = code_sizes
+            .iter()
+            .map(|(id, size, name)| format!("{:x} {size:x} jit@{name}\n", m.jit.get().get_finalized_function(*id) as usize))
+            .collect();
+        let path = format!("/tmp/perf-{}.map", std::process::id());
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, lines.as_bytes()));
+        if let Err(e) = appended {
+            eprintln!("jitdiff: cannot write {path}: {e}");
+        }
     }
     let entries = entry_ids
         .iter()
