@@ -30,6 +30,20 @@ pub(super) struct CountedLoop {
     pub body: HashSet<Block>,
     /// Induction variables: `(header parameter, init, step)`, source values.
     pub inductions: Vec<(Value, Value, Value)>,
+    /// Recurrences (source values), for loops whose latch is not the header.
+    pub recurrences: Vec<Recurrence>,
+}
+
+/// A header parameter `param` that the back edge replaces by `param + step` (or `step + param`,
+/// or `param - step` when `subtract`), where `step = op(args)` is an integer instruction of the
+/// latch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Recurrence {
+    pub param: Value,
+    pub subtract: bool,
+    pub step: Value,
+    pub step_op: Opcode,
+    pub step_args: [Value; 2],
 }
 
 /// The counted loops of a function, ordered by header.
@@ -65,7 +79,8 @@ impl Loops {
                 continue;
             }
             let inductions = inductions(func, header, entry_edge, back_edge);
-            loops.push(CountedLoop { header, entry_edge, back_edge, body, inductions });
+            let recurrences = if back_edge.0 == header { vec![] } else { recurrences(func, header, back_edge) };
+            loops.push(CountedLoop { header, entry_edge, back_edge, body, inductions, recurrences });
         }
         Loops { loops }
     }
@@ -132,6 +147,43 @@ fn inductions(
             continue;
         };
         found.push((iv, init, step));
+    }
+    found
+}
+
+/// Integer header parameters that are not induction variables and are updated on the back edge
+/// by adding or subtracting a value the latch computes with one `iadd`, `isub` or `imul`.
+fn recurrences(func: &Function, header: Block, (latch, slot): (Block, usize)) -> Vec<Recurrence> {
+    let Some(back) = func.block(latch).term.as_ref().and_then(|t| t.successors().get(slot).map(|c| (*c).clone()))
+    else {
+        return vec![];
+    };
+    let in_latch: HashMap<Value, (Opcode, &[Value])> = func
+        .block(latch)
+        .insts
+        .iter()
+        .filter(|i| i.results.len() == 1)
+        .map(|i| (i.results[0], (i.op, i.args.as_slice())))
+        .collect();
+    let mut found = vec![];
+    for (&param, &next) in func.block(header).params.iter().zip(&back.args) {
+        // An induction variable whose step is a constant has no step computed in the latch;
+        // one whose step varies (also listed as an induction) is a recurrence.
+        if func.ty(param) != Type::I64 {
+            continue;
+        }
+        let Some(&(op, &[a, b])) = in_latch.get(&next) else { continue };
+        let (step, subtract) = match op {
+            Opcode::IAdd if a == param && b != param => (b, false),
+            Opcode::IAdd if b == param && a != param => (a, false),
+            Opcode::ISub if a == param && b != param => (b, true),
+            _ => continue,
+        };
+        let Some(&(step_op, &[x, y])) = in_latch.get(&step) else { continue };
+        if !matches!(step_op, Opcode::IAdd | Opcode::ISub | Opcode::IMul) || x == param || y == param {
+            continue;
+        }
+        found.push(Recurrence { param, subtract, step, step_op, step_args: [x, y] });
     }
     found
 }

@@ -329,14 +329,10 @@ impl Deriver<'_> {
             }
         }
         let stable_slices = func.params.iter().zip(stable).filter(|(_, on)| **on).map(|(&p, _)| p).collect();
-        let inductions = loops
-            .loops
-            .iter()
-            .flat_map(|l| {
-                l.inductions.iter().map(|&(iv, init, step)| (primal[&iv], (l.header, primal[&init], primal[&step])))
-            })
-            .collect();
-        let mut state = StatePlan::new(&func, stable_slices, entry_runs_once, &loops, inductions);
+        let mut state = StatePlan::new(&func, stable_slices, entry_runs_once, &loops, &primal);
+        // Blocks on edges leaving counted loops, with the loops they leave: they record the
+        // loops' carried values and trip counts once every block is planned.
+        let mut leaves: Vec<(Block, Vec<usize>)> = vec![];
         let mut plans: Plans = HashMap::new();
         for &b in cfg.reverse_post_order() {
             let block = source.block(b);
@@ -356,20 +352,18 @@ impl Deriver<'_> {
                 em.emit_multi(Opcode::TPush, &[v], Imm::None, &[]);
             }
             let Some(term) = &block.term else { continue };
-            // An edge leaving counted loops goes through a new block that pushes their trip counts.
-            let edge = |func: &mut Function, slot: usize, call: &BlockCall| {
+            // An edge leaving counted loops goes through a new block that records their state.
+            let mut edge = |func: &mut Function, slot: usize, call: &BlockCall| {
                 let target = call.block;
                 let exited = loops.exited(b, target);
                 let at = if exited.is_empty() {
                     b
                 } else {
-                    let label = unique_label(func, &format!("{}_leave", block.name));
-                    func.add_block(&label)
+                    let at = func.add_block(&format!("{}_leave", block.name));
+                    leaves.push((at, exited.clone()));
+                    at
                 };
                 let mut em = BlockEmitter::new(func, at);
-                for &k in &exited {
-                    em.emit_multi(Opcode::TPush, &[trip_params[&loops.loops[k].header]], Imm::None, &[]);
-                }
                 let mut args: Vec<Value> = call.args.iter().map(|a| primal[a]).collect();
                 if let Some(k) = loops.headed_by(target) {
                     args.push(if loops.loops[k].entry_edge == (b, slot) {
@@ -400,6 +394,17 @@ impl Deriver<'_> {
                 Terminator::Return(vals) => Terminator::Return(vals.iter().map(|v| primal[v]).collect()),
             };
             func.block_mut(b).term = Some(new_term);
+        }
+        // Leaving a loop records, per loop left, the values its reversed loop carries and then its
+        // trip count (every block has been planned now, so the carried values are known).
+        for (at, exited) in &leaves {
+            let mut em = BlockEmitter::new(&mut func, *at);
+            for &k in exited {
+                for carry in &state.carried[k] {
+                    em.emit_multi(Opcode::TPush, &[carry.value()], Imm::None, &[]);
+                }
+                em.emit_multi(Opcode::TPush, &[trip_params[&loops.loops[k].header]], Imm::None, &[]);
+            }
         }
         // Returning blocks push the once-per-call values last (every block has been planned
         // now), then which block returned, so the pullback pops both first.
@@ -528,14 +533,3 @@ impl Deriver<'_> {
     }
 }
 
-/// `base`, or `base` with a number appended, whichever no block of `func` is called yet.
-fn unique_label(func: &Function, base: &str) -> String {
-    let taken = |label: &str| func.blocks.iter().any(|b| b.name == label);
-    let mut label = base.to_string();
-    let mut k = 2;
-    while taken(&label) {
-        label = format!("{base}{k}");
-        k += 1;
-    }
-    label
-}

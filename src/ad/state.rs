@@ -17,6 +17,11 @@
 //! - a **global** value: a scalar parameter, or a value of the entry block needed in another
 //!   block (a loop-invariant base index, say), recorded once per call — pushed just before the
 //!   function returns and popped first by the pullback — instead of once per loop iteration;
+//! - a value **carried** by a counted loop: a value defined before the loop (an *invariant*,
+//!   such as a base index computed in an enclosing loop), or a *recurrence* (an integer the
+//!   loop steps by a varying amount, see [`loops`](super::loops)), recorded once each time the
+//!   loop ends — beside its trip count — and carried by the reversed loop as a block parameter;
+//!   a recurrence is stepped back once per reversed iteration;
 //! - anything else is in the block's **frame**: pushed at the end of the forward block (after
 //!   any state its calls nested on the tape) and popped at the start of the reversed block.
 //!
@@ -24,7 +29,7 @@
 //! load of tape memory, which is what bounds a reverse sweep over a long loop.
 
 use super::loops::Loops;
-use jitdiff_ir::{Block, Function, Imm, InstData, Opcode, Value};
+use jitdiff_ir::{Block, Function, Imm, InstData, Opcode, Type, Value};
 use jitdiff_rules::{BlockEmitter, Emit};
 use std::collections::{HashMap, HashSet};
 
@@ -43,6 +48,40 @@ pub(super) struct BlockState {
     pub inductions: Vec<Value>,
 }
 
+/// A value a reversed counted loop carries as a block parameter, popped once per run of the
+/// loop (the forward function pushes it, beside the trip count, on every edge leaving the loop).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Carry {
+    /// Defined before the loop: the same in every iteration.
+    Invariant(Value),
+    /// A header parameter stepped on the back edge by `step = step_op(step_args)` (added, or
+    /// subtracted when `subtract`); the reversed latch steps it back.
+    Recurrence { param: Value, subtract: bool, step_op: Opcode, step_args: [Value; 2] },
+}
+
+impl Carry {
+    /// The forward value carried.
+    pub fn value(&self) -> Value {
+        match self {
+            Carry::Invariant(v) => *v,
+            Carry::Recurrence { param, .. } => *param,
+        }
+    }
+}
+
+/// Values carried by counted loops, with the index of their loop.
+type Carries = Vec<(usize, Carry)>;
+
+/// What the plan knows about one counted loop (forward blocks and values).
+#[derive(Debug)]
+struct LoopFacts {
+    header: Block,
+    latch: Block,
+    body: HashSet<Block>,
+    /// Recurrences: `(param, subtract, step_op, step_args)`.
+    recurrences: Vec<(Value, bool, Opcode, [Value; 2])>,
+}
+
 /// The pullback state of one forward function, planned block by block while it is built.
 #[derive(Debug)]
 pub(super) struct StatePlan {
@@ -58,9 +97,13 @@ pub(super) struct StatePlan {
     inductions: HashMap<Value, (Block, Value, Value)>,
     /// The body of each counted loop, by header.
     loop_bodies: HashMap<Block, HashSet<Block>>,
+    /// The counted loops, in the order of [`Loops`].
+    loops: Vec<LoopFacts>,
+    /// Per counted loop: the values its reversed loop carries, in push order.
+    pub carried: Vec<Vec<Carry>>,
     /// Every instruction of the blocks planned so far, by result.
     defs: HashMap<Value, InstData>,
-    /// The block defining each value in `defs`.
+    /// The block defining each value in `defs` and each block parameter planned so far.
     def_block: HashMap<Value, Block>,
     /// Values recorded once per call, in push order.
     pub global: Vec<Value>,
@@ -75,19 +118,42 @@ struct Trial {
     frame: Vec<Value>,
     global: Vec<Value>,
     inductions: Vec<Value>,
+    carried: Vec<(usize, Carry)>,
 }
 
 impl StatePlan {
     /// A plan for `fwd` whose stable slice parameters are `stable_slices`, with the counted
     /// `loops` of its source and their `inductions` (forward values).
+    /// `primal` maps the source values of `loops` to forward values.
     pub fn new(
         fwd: &Function,
         stable_slices: HashSet<Value>,
         entry_runs_once: bool,
         loops: &Loops,
-        inductions: HashMap<Value, (Block, Value, Value)>,
+        primal: &HashMap<Value, Value>,
     ) -> StatePlan {
         let scalar_params = fwd.params.iter().copied().filter(|&p| !fwd.ty(p).is_slice()).collect();
+        let inductions = loops
+            .loops
+            .iter()
+            .flat_map(|l| {
+                l.inductions.iter().map(|&(iv, init, step)| (primal[&iv], (l.header, primal[&init], primal[&step])))
+            })
+            .collect();
+        let facts = loops
+            .loops
+            .iter()
+            .map(|l| LoopFacts {
+                header: l.header,
+                latch: l.back_edge.0,
+                body: l.body.clone(),
+                recurrences: l
+                    .recurrences
+                    .iter()
+                    .map(|r| (primal[&r.param], r.subtract, r.step_op, r.step_args.map(|a| primal[&a])))
+                    .collect(),
+            })
+            .collect();
         StatePlan {
             stable_slices,
             scalar_params,
@@ -95,6 +161,8 @@ impl StatePlan {
             entry_runs_once,
             inductions,
             loop_bodies: loops.loops.iter().map(|l| (l.header, l.body.clone())).collect(),
+            carried: vec![vec![]; loops.loops.len()],
+            loops: facts,
             defs: HashMap::new(),
             def_block: HashMap::new(),
             global: vec![],
@@ -105,6 +173,9 @@ impl StatePlan {
     /// Decide how the reverse of block `b` (already emitted into `fwd`) gets each of `needs`.
     /// Blocks must be planned in an order where definitions come first (reverse post-order).
     pub fn plan_block(&mut self, fwd: &Function, b: Block, needs: &[Value]) {
+        for &p in &fwd.block(b).params {
+            self.def_block.insert(p, b);
+        }
         for inst in &fwd.block(b).insts {
             for &r in &inst.results {
                 self.defs.insert(r, inst.clone());
@@ -134,6 +205,11 @@ impl StatePlan {
             state.frame.extend(trial.frame);
             state.inductions.extend(trial.inductions);
             self.global.extend(trial.global);
+            for (k, carry) in trial.carried {
+                if !self.carried[k].contains(&carry) {
+                    self.carried[k].push(carry);
+                }
+            }
         } else {
             state.frame.push(v);
         }
@@ -149,8 +225,9 @@ impl StatePlan {
 
     /// Add to `trial` what recomputing `v` needs, recomputing cheap operands in turn.
     fn try_recompute(&self, b: Block, v: Value, state: &BlockState, trial: &mut Trial) {
-        let known = [&trial.recompute, &trial.frame, &trial.global, &trial.inductions].iter().any(|l| l.contains(&v));
-        if known || self.available(v, state) || self.is_constant(v) {
+        let known = [&trial.recompute, &trial.frame, &trial.global, &trial.inductions].iter().any(|l| l.contains(&v))
+            || trial.carried.iter().any(|(_, c)| c.value() == v);
+        if known || self.available(v, state) || self.is_constant(v) || self.carried_in(b, v) {
             return;
         }
         if self.recomputable(b, v) && trial.recompute.len() < RECOMPUTE_LIMIT {
@@ -167,9 +244,69 @@ impl StatePlan {
             trial.inductions.push(v);
         } else if self.is_global(b, v) {
             trial.global.push(v);
+        } else if let Some((carried, global)) = self.recurrence(b, v) {
+            trial.carried.extend(carried);
+            trial.global.extend(global.into_iter().filter(|g| !self.global.contains(g)));
+        } else if let Some(k) = self.invariant_loop(b, v) {
+            trial.carried.push((k, Carry::Invariant(v)));
         } else {
             trial.frame.push(v);
         }
+    }
+
+    /// Is `v` carried by a counted loop containing `b` already?
+    fn carried_in(&self, b: Block, v: Value) -> bool {
+        self.loops.iter().zip(&self.carried).any(|(l, c)| l.body.contains(&b) && c.iter().any(|c| c.value() == v))
+    }
+
+    /// The outermost counted loop that contains `b` but not the definition of `v`: `v` does not
+    /// change while it runs, so its reversed loop can carry it.
+    fn invariant_loop(&self, b: Block, v: Value) -> Option<usize> {
+        let def = self.def_block.get(&v)?;
+        (0..self.loops.len())
+            .filter(|&k| self.loops[k].body.contains(&b) && !self.loops[k].body.contains(def))
+            .max_by_key(|&k| self.loops[k].body.len())
+    }
+
+    /// When `v` is an invertible recurrence of a counted loop containing `b`: the carries that
+    /// recover it — the recurrence itself and the invariants its step needs, with their loop's
+    /// index — and the step operands recorded once per call instead.
+    fn recurrence(&self, b: Block, v: Value) -> Option<(Carries, Vec<Value>)> {
+        let (k, &(param, subtract, step_op, step_args)) = self.loops.iter().enumerate().find_map(|(k, l)| {
+            (l.body.contains(&b)).then_some(())?;
+            l.recurrences.iter().find(|r| r.0 == v).map(|r| (k, r))
+        })?;
+        let latch = self.loops[k].latch;
+        let mut carries = vec![(k, Carry::Recurrence { param, subtract, step_op, step_args })];
+        let mut global = vec![];
+        for x in step_args {
+            // Each step operand must be recoverable in the reversed latch without the tape.
+            if self.is_constant(x) {
+                continue;
+            }
+            match self.inductions.get(&x) {
+                Some(&(header, init, step)) if header == self.loops[k].header => {
+                    for y in [init, step] {
+                        if !self.is_constant(y) && !self.is_global(latch, y) {
+                            return None;
+                        }
+                        if !self.is_constant(y) {
+                            global.push(y);
+                        }
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            if self.is_global(latch, x) {
+                global.push(x);
+            } else if self.def_block.get(&x).is_some_and(|d| !self.loops[k].body.contains(d)) {
+                carries.push((k, Carry::Invariant(x)));
+            } else {
+                return None;
+            }
+        }
+        Some((carries, global))
     }
 
     fn available(&self, v: Value, state: &BlockState) -> bool {
@@ -241,27 +378,62 @@ impl StatePlan {
         env
     }
 
-    /// Emit at the start of the reversed block `b`: pop its frame, then recompute. `trips`
-    /// holds the trip count of each counted loop containing `b`, by header. Returns the
-    /// forward values available to the reversed block, mapped to pullback values.
+    /// Emit at the start of the reversed block `b`: pop its frame, then recompute. `loop_state`
+    /// holds, for each counted loop containing `b` (by index), its trip count and the values it
+    /// carries (the reversed block's parameters). Returns the forward values available to the
+    /// reversed block, mapped to pullback values.
     pub fn restore_block(
         &self,
         em: &mut BlockEmitter<'_>,
         fwd: &Function,
         b: Block,
         global: &HashMap<Value, Value>,
-        trips: &HashMap<Block, Value>,
+        loop_state: &[(usize, Value, Vec<Value>)],
     ) -> HashMap<Value, Value> {
         let mut env = global.clone();
-        let Some(state) = self.blocks.get(&b) else { return env };
+        let mut trips: HashMap<Block, Value> = HashMap::new();
+        for (k, trip, params) in loop_state {
+            trips.insert(self.loops[*k].header, *trip);
+            for (carry, &p) in self.carried[*k].iter().zip(params) {
+                env.insert(carry.value(), p);
+            }
+        }
+        let empty = BlockState::default();
+        let state = self.blocks.get(&b).unwrap_or(&empty);
         for &v in state.frame.iter().rev() {
             env.insert(v, em.emit(Opcode::TPop, &[], Imm::Type(fwd.ty(v))));
         }
-        for &v in &state.inductions {
+        let induction = |em: &mut BlockEmitter<'_>, env: &HashMap<Value, Value>, v: Value| {
             let (header, init, step) = self.inductions[&v];
-            let (init, step) = (self.value(em, &env, init), self.value(em, &env, step));
+            let (init, step) = (self.value(em, env, init), self.value(em, env, step));
             let offset = em.emit(Opcode::IMul, &[trips[&header], step], Imm::None);
-            env.insert(v, em.emit(Opcode::IAdd, &[init, offset], Imm::None));
+            em.emit(Opcode::IAdd, &[init, offset], Imm::None)
+        };
+        for &v in &state.inductions {
+            let value = induction(em, &env, v);
+            env.insert(v, value);
+        }
+        // The reversed latch of a loop steps its recurrences back to this iteration's values.
+        for (k, _, _) in loop_state {
+            let l = &self.loops[*k];
+            if l.latch != b || l.header == b {
+                continue;
+            }
+            for carry in &self.carried[*k] {
+                let Carry::Recurrence { param, subtract, step_op, step_args } = *carry else { continue };
+                let args: Vec<Value> = step_args
+                    .iter()
+                    .map(|&x| match (env.get(&x), self.inductions.contains_key(&x)) {
+                        (Some(&value), _) => value,
+                        (None, true) => induction(em, &env, x),
+                        (None, false) => self.value(em, &env, x),
+                    })
+                    .collect();
+                let step = em.emit(step_op, &args, Imm::None);
+                let undo = if subtract { Opcode::IAdd } else { Opcode::ISub };
+                let previous = em.emit(undo, &[env[&param], step], Imm::None);
+                env.insert(param, previous);
+            }
         }
         for &v in &state.recompute {
             let inst = &self.defs[&v];
@@ -270,6 +442,17 @@ impl StatePlan {
             env.insert(v, r);
         }
         env
+    }
+
+    /// The values the reversed loop `k` carries, as the reversed block whose restored values are
+    /// `env` passes them on (a reversed latch passes its recurrences stepped back).
+    pub fn carried_values(&self, k: usize, env: &HashMap<Value, Value>) -> Vec<Value> {
+        self.carried[k].iter().map(|c| env[&c.value()]).collect()
+    }
+
+    /// The types of the values the reversed loop `k` carries.
+    pub fn carried_types(&self, k: usize, fwd: &Function) -> Vec<Type> {
+        self.carried[k].iter().map(|c| fwd.ty(c.value())).collect()
     }
 
     /// The pullback value of the forward value `v` in a reversed block whose restored values

@@ -216,7 +216,8 @@ fn state_layout(module: &Module, f: &Function) -> String {
     let mut out = format!(
         "; pullback state of @{}: tape entries of 8 bytes, pushed in this order within each block\n\
          ; (a block in a loop pushes once per iteration; merge blocks push the index of the edge taken;\n\
-         ; `_leave` blocks push a loop's trip count once; values not listed are recomputed by the pullback)\n",
+         ; `_leave` blocks push, once per run of a loop, the values its reversed loop carries and its trip\n\
+         ; count; values not listed are recomputed by the pullback)\n",
         f.name
     );
     let mut sites = 0;
@@ -228,7 +229,7 @@ fn state_layout(module: &Module, f: &Function) -> String {
                     let v = inst.args[0];
                     items.push(format!("{}: {} ({})", name(v), f.ty(v), origin(v)));
                 }
-                (Opcode::Call, Imm::Callee(Callee::Func(id))) if module.func(id).name.ends_with("_fwd") => {
+                (Opcode::Call, Imm::Callee(Callee::Func(id))) if module.func(id).name.contains("_fwd") => {
                     items.push(format!("<the state of @{}, nested here>", module.func(id).name));
                 }
                 _ => {}

@@ -352,8 +352,8 @@ fn apply(func: &mut Function, pair: Pair) {
     };
     for k in exits {
         let target = func.block(header).term.as_ref().expect("terminated").successors()[k].clone();
-        let check = func.add_block(&unique(func, "flush_check"));
-        let flush = func.add_block(&unique(func, "flush"));
+        let check = func.add_block("flush_check");
+        let flush = func.add_block("flush");
         let ran = func.new_value(Type::Bool);
         func.block_mut(check).insts.push(InstData {
             op: Opcode::ICmp,
@@ -391,99 +391,4 @@ fn loop_body(func: &Function, header: Block, latch: Block) -> Vec<bool> {
         }
     }
     body
-}
-
-/// `base`, or `base` with a number appended, whichever no block of `func` is called yet.
-fn unique(func: &Function, base: &str) -> String {
-    super::unique_label(func, base)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use jitdiff_ir::{
-        ArgValue, InterpError, Interpreter, RuntimeValue, parse_module, passes, print_module, verify_module,
-    };
-
-    /// A reversed stencil loop as reverse mode derives it: `trip` counts down, iteration `i`
-    /// adds `a * x[i]` into `d[i + 1]` and `b * x[i]` (with `op`) into `d[i]`.
-    fn stencil(op: &str) -> String {
-        format!(
-            "func @pb(x: slice, d: mslice, trip0: i64, a: f64, b: f64) {{
-entry:
-    one = iconst 1
-    jump head(trip0)
-head(trip: i64):
-    i = isub trip, one
-    done = icmp eq trip, one
-    stop = icmp lt trip, one
-    out = or done, stop
-    br out, exit, body
-body:
-    i1 = iadd i, one
-    xi = load x, i
-    ca = fmul a, xi
-    cb = fmul b, xi
-    old1 = load d, i1
-    new1 = fadd old1, ca
-    store d, i1, new1
-    old0 = load d, i
-    new0 = {op} old0, cb
-    store d, i, new0
-    jump head(i)
-exit:
-    ret
-}}
-"
-        )
-    }
-
-    fn run(m: &jitdiff_ir::Module, x: &[f64], d: &[f64], trip: i64) -> (Result<Vec<RuntimeValue>, String>, Vec<u64>) {
-        let mut args = vec![
-            ArgValue::Slice(x.to_vec()),
-            ArgValue::SliceMut(d.to_vec()),
-            ArgValue::I64(trip),
-            ArgValue::F64(0.5),
-            ArgValue::F64(-3.0),
-        ];
-        let r = Interpreter::new(m).call("pb", &mut args).map_err(|e| InterpError::kind_name(&e).to_string());
-        let memory = args[1].as_slice().expect("a slice").iter().map(|v| v.to_bits()).collect();
-        (r, memory)
-    }
-
-    #[test]
-    fn stencil_accumulations_are_deferred_and_give_identical_bits() {
-        for op in ["fadd", "fsub"] {
-            let original = parse_module(&stencil(op)).unwrap();
-            let mut deferred = original.clone();
-            assert!(defer_accumulations(&mut deferred.functions[0]), "{op}: nothing deferred");
-            passes::optimize_function(&mut deferred.functions[0]);
-            verify_module(&deferred).unwrap();
-            let text = print_module(&deferred);
-            // One store in the loop and one in the flush block.
-            assert_eq!(text.matches("store d").count(), 2, "{text}");
-            assert!(text.contains("pending"), "{text}");
-            let x: Vec<f64> = (0..12).map(|k| 1.0 / (k as f64 + 0.3)).collect();
-            // -0.0 entries check that the identity of the first iteration keeps signs of zero.
-            let d: Vec<f64> = (0..10).map(|k| if k % 3 == 0 { -0.0 } else { k as f64 * 0.1 }).collect();
-            // Several trip counts, none (the loop does not run, nothing is flushed), and one
-            // too many (the deferred access is still checked where it was).
-            for trip in [0, 1, 2, 5, 9, 10, 11] {
-                assert_eq!(run(&deferred, &x, &d, trip), run(&original, &x, &d, trip), "{op}, trip {trip}:\n{text}");
-            }
-        }
-    }
-
-    #[test]
-    fn loops_touching_a_second_mslice_or_calling_are_left_alone() {
-        let two_slices = stencil("fadd")
-            .replace("(x: slice, d: mslice,", "(x: slice, d: mslice, e: mslice,")
-            .replace("    jump head(i)\n", "    store e, i, cb\n    jump head(i)\n");
-        let mut m = parse_module(&two_slices).unwrap();
-        assert!(!defer_accumulations(&mut m.functions[0]));
-        // A third access to `d` (a plain load) also keeps the loop as it is.
-        let third = stencil("fadd").replace("    jump head(i)\n", "    extra = load d, i1\n    jump head(i)\n");
-        let mut m = parse_module(&third).unwrap();
-        assert!(!defer_accumulations(&mut m.functions[0]));
-    }
 }

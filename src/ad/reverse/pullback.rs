@@ -1,7 +1,7 @@
 //! Building `f_pullback`: the reversed control flow of `f`, which restores what the forward
 //! function recorded (see [`StatePlan`]) and accumulates adjoints backwards.
 
-use super::{Deriver, Forward, Plan, PlannedCoef, unique_label};
+use super::{Deriver, Forward, Plan, PlannedCoef};
 use crate::ad::activity::Activity;
 use crate::ad::liveness::Liveness;
 use crate::ad::state::StatePlan;
@@ -59,9 +59,13 @@ impl Deriver<'_> {
                 let label = format!("adj_{}", source.value_label(v));
                 func.add_block_param(rb, Type::F64, Some(&label));
             }
-            // The trip count of every counted loop around `b`, in the order of `loops`.
-            for _ in loops.containing(b) {
+            // The trip count and the carried values of every counted loop around `b`, in the
+            // order of `loops`.
+            for k in loops.containing(b) {
                 func.add_block_param(rb, Type::I64, Some("trip"));
+                for (carry, t) in state.carried[k].iter().zip(state.carried_types(k, fwd)) {
+                    func.add_block_param(rb, t, fwd.values[carry.value().index()].name.as_deref());
+                }
             }
             rev.insert(b, rb);
         }
@@ -100,14 +104,19 @@ impl Deriver<'_> {
             let params = func.block(rb).params.clone();
             let live = liveness.at_end(b);
             let mut adj: HashMap<Value, Value> = live.iter().copied().zip(params.iter().copied()).collect();
-            let trips: HashMap<Block, Value> = loops
+            let mut rest = params[live.len()..].iter().copied();
+            let loop_state: Vec<(usize, Value, Vec<Value>)> = loops
                 .containing(b)
                 .into_iter()
-                .map(|k| loops.loops[k].header)
-                .zip(params[live.len()..].to_vec())
+                .map(|k| {
+                    let trip = rest.next().expect("a trip parameter");
+                    (k, trip, rest.by_ref().take(state.carried[k].len()).collect())
+                })
                 .collect();
+            let trips: HashMap<Block, Value> =
+                loop_state.iter().map(|(k, trip, _)| (loops.loops[*k].header, *trip)).collect();
             let mut em = BlockEmitter::new(&mut func, rb);
-            let restored = state.restore_block(&mut em, fwd, b, &global, &trips);
+            let restored = state.restore_block(&mut em, fwd, b, &global, &loop_state);
             let known = Known { state, restored: &restored, dslice: &dslice, primal_slice: &primal_slice };
             for (index, inst) in block.insts.iter().enumerate().rev() {
                 self.reverse_inst(&mut em, source, inst, &plans[&(b, index)], &mut adj, &known);
@@ -167,14 +176,16 @@ impl Deriver<'_> {
                             })
                             .collect::<Vec<Value>>();
                         let mut args = args;
-                        // Trip counts of the loops around `p`: carried along, or (for loops
-                        // this edge left in `f_fwd`) popped on the way, below.
+                        // Trip counts and carried values of the loops around `p`: passed on, or
+                        // (for loops this edge left in `f_fwd`) popped on the way, below.
                         for k in loops.containing(p) {
                             let header = loops.loops[k].header;
                             if counted.is_some_and(|l| l.header == header && l.back_edge == (p, slot)) {
                                 args.extend(previous_trip);
+                                args.extend(state.carried_values(k, &restored));
                             } else if let Some(&trip) = trips.get(&header) {
                                 args.push(trip);
+                                args.extend(state.carried_values(k, &restored));
                             }
                         }
                         (BlockCall { block: rev[&p], args }, p)
@@ -188,7 +199,8 @@ impl Deriver<'_> {
                         if exited.is_empty() {
                             call
                         } else {
-                            enter_loops(&mut func, call, &loops.containing(p), &exited)
+                            let carried = |k: usize| state.carried_types(k, fwd);
+                            enter_loops(&mut func, call, &loops.containing(p), &exited, &carried)
                         }
                     })
                     .collect();
@@ -369,25 +381,41 @@ struct Known<'a> {
     primal_slice: &'a HashMap<Value, Value>,
 }
 
-/// A block that pops the trip counts of the loops `exited` (pushed in that order by `f_fwd` on
-/// the edge leaving them), then continues with `call`. `call` carries the target's adjoints and
-/// the trip counts of the loops `around` the target that the edge did not leave; the popped
-/// counts go in their places, in the order of `around`.
-fn enter_loops(func: &mut Function, call: BlockCall, around: &[usize], exited: &[usize]) -> BlockCall {
-    let label = unique_label(func, &format!("{}_enter", func.block(call.block).name));
+/// A block that pops the state of the loops `exited` — per loop, pushed by `f_fwd` on the edge
+/// leaving them in that order: the values the loop carries (of types `carried(k)`), then its
+/// trip count — and continues with `call`. `call` carries the target's adjoints and the state of
+/// the loops `around` the target that the edge did not leave; the popped state goes in its
+/// places, in the order of `around`.
+fn enter_loops(
+    func: &mut Function,
+    call: BlockCall,
+    around: &[usize],
+    exited: &[usize],
+    carried: &dyn Fn(usize) -> Vec<Type>,
+) -> BlockCall {
+    let label = format!("{}_enter", func.block(call.block).name);
     let block = func.add_block(&label);
     let types: Vec<Type> = call.args.iter().map(|&a| func.ty(a)).collect();
     let params: Vec<Value> = types.into_iter().map(|t| func.add_block_param(block, t, None)).collect();
     let mut em = BlockEmitter::new(func, block);
-    let mut popped: HashMap<usize, Value> = HashMap::new();
+    let mut popped: HashMap<usize, Vec<Value>> = HashMap::new();
     for &k in exited.iter().rev() {
-        popped.insert(k, em.emit(Opcode::TPop, &[], Imm::Type(Type::I64)));
+        let trip = em.emit(Opcode::TPop, &[], Imm::Type(Type::I64));
+        let mut values: Vec<Value> =
+            carried(k).iter().rev().map(|&t| em.emit(Opcode::TPop, &[], Imm::Type(t))).collect();
+        values.push(trip);
+        values.reverse();
+        popped.insert(k, values);
     }
-    let adjoints = params.len() + exited.len() - around.len();
-    let mut carried = params[adjoints..].iter().copied();
+    let passed_len: usize = around.iter().filter(|k| !exited.contains(k)).map(|&k| 1 + carried(k).len()).sum();
+    let adjoints = params.len() - passed_len;
+    let mut passed = params[adjoints..].iter().copied();
     let mut args = params[..adjoints].to_vec();
     for k in around {
-        args.push(popped.get(k).copied().unwrap_or_else(|| carried.next().expect("a carried trip count")));
+        match popped.get(k) {
+            Some(values) => args.extend(values),
+            None => args.extend(passed.by_ref().take(1 + carried(*k).len())),
+        }
     }
     func.block_mut(block).term = Some(Terminator::Jump(BlockCall { block: call.block, args }));
     BlockCall { block, args: call.args }
