@@ -198,7 +198,9 @@ pub(crate) fn lower_module(
     if perf_map {
         let lines: String = code_sizes
             .iter()
-            .map(|(id, size, name)| format!("{:x} {size:x} jit@{name}\n", m.jit.get().get_finalized_function(*id) as usize))
+            .map(|(id, size, name)| {
+                format!("{:x} {size:x} jit@{name}\n", m.jit.get().get_finalized_function(*id) as usize)
+            })
             .collect();
         let path = format!("/tmp/perf-{}.map", std::process::id());
         let appended = std::fs::OpenOptions::new()

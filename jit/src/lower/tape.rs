@@ -26,13 +26,16 @@ fn tape_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap().with_aligned()
 }
 
-/// The variables holding a tape-using function's copy of the `TapeState` fields.
+/// The variables holding a tape-using function's copy of the `TapeState` fields. A function
+/// that only pops (a pullback) never changes `len` or `cap`: it neither loads nor writes them,
+/// which keeps two registers free in its loops.
 #[derive(Clone, Copy)]
 pub(crate) struct TapeVars {
     base: Variable,
     len: Variable,
     cap: Variable,
     cursor: Variable,
+    pushes: bool,
 }
 
 /// Whether `f` has any `tpush` or `tpop` (only such functions keep the state in variables).
@@ -43,11 +46,13 @@ pub(crate) fn uses_tape(f: &Function) -> bool {
 impl FuncLowerer<'_, '_> {
     /// At the function's entry: declare the variables and load the state into them.
     pub(super) fn init_tape_vars(&mut self) {
+        let pushes = self.f.blocks.iter().flat_map(|b| &b.insts).any(|i| i.op == Opcode::TPush);
         let vars = TapeVars {
             base: self.b.declare_var(abi::PTR),
             len: self.b.declare_var(types::I64),
             cap: self.b.declare_var(types::I64),
             cursor: self.b.declare_var(types::I64),
+            pushes,
         };
         self.tape_vars = Some(vars);
         self.reload_tape_vars();
@@ -57,25 +62,27 @@ impl FuncLowerer<'_, '_> {
     pub(super) fn reload_tape_vars(&mut self) {
         let Some(vars) = self.tape_vars else { return };
         let tape = self.tape;
-        for (var, ty, offset) in [
-            (vars.base, abi::PTR, BASE_OFFSET),
-            (vars.len, types::I64, LEN_OFFSET),
-            (vars.cap, types::I64, CAP_OFFSET),
-            (vars.cursor, types::I64, CURSOR_OFFSET),
-        ] {
+        let mut fields = vec![(vars.base, abi::PTR, BASE_OFFSET), (vars.cursor, types::I64, CURSOR_OFFSET)];
+        if vars.pushes {
+            fields.extend([(vars.len, types::I64, LEN_OFFSET), (vars.cap, types::I64, CAP_OFFSET)]);
+        }
+        for (var, ty, offset) in fields {
             let value = self.b.ins().load(ty, tape_flags(), tape, offset);
             self.b.def_var(var, value);
         }
     }
 
-    /// Write `len` and `cursor` back to the state (before a call, a return or an error exit).
+    /// Write `len` (if this function pushes) and `cursor` back to the state (before a call, a
+    /// return or an error exit).
     /// `base` and `cap` only ever change in the grow helper, which writes them itself.
     pub(super) fn sync_tape_vars(&mut self) {
         let Some(vars) = self.tape_vars else { return };
         let tape = self.tape;
-        let len = self.b.use_var(vars.len);
+        if vars.pushes {
+            let len = self.b.use_var(vars.len);
+            self.b.ins().store(tape_flags(), len, tape, LEN_OFFSET);
+        }
         let cursor = self.b.use_var(vars.cursor);
-        self.b.ins().store(tape_flags(), len, tape, LEN_OFFSET);
         self.b.ins().store(tape_flags(), cursor, tape, CURSOR_OFFSET);
     }
 
