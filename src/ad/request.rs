@@ -22,16 +22,20 @@ pub(super) fn checked_function(module: &Module, func: &str, wrt: &[bool]) -> Res
 
 /// The module the transforms read: unreachable blocks have nothing to differentiate, and
 /// dropping them first keeps derived functions free of blocks that were never visited. Work
-/// that does not change inside a loop is moved out of it first (after dropping block
-/// parameters that carry one value around it), so that reverse mode records it once per entry
-/// into the loop rather than once per iteration, and forward mode computes its tangent once.
-/// None of this changes the arithmetic: every value is computed by the same operations.
+/// that does not change inside a loop is moved out of it first (after moving constants to the
+/// entry block, merging repeated computations and dropping block parameters that carry one
+/// value around a loop), so that reverse mode records it once per entry into the loop rather
+/// than once per iteration, and forward mode computes its tangent once. None of this changes
+/// the arithmetic: every value is computed by the same operations.
 pub(super) fn differentiation_source(module: &Module) -> Module {
     let mut cleaned = module.clone();
     for function in &mut cleaned.functions {
         passes::dce(function);
+        passes::hoist_constants(function);
         passes::remove_redundant_params(function);
+        passes::cse(function);
         passes::licm(function);
+        passes::dce(function);
     }
     cleaned
 }
