@@ -118,7 +118,10 @@
 //! checked; [`CompiledFn::bounds_check_stats`] counts the checks emitted and elided. Cranelift's own IR verifier checks every lowered function in debug builds (all tests
 //! run with it) and is skipped in release builds, where it costs 10-15% of compile time. Setting
 //! the environment variable `JITDIFF_DISASM` prints the Cranelift IR and machine code of every
-//! function compiled (see `jit/examples/disasm.rs`).
+//! function compiled (see `jit/examples/disasm.rs`; `JITDIFF_DISASM=optimized` adds the IR after
+//! Cranelift's optimisations). For profiling, `JITDIFF_PERF_MAP` appends each function's address
+//! range to `/tmp/perf-PID.map`, where `perf report` finds names for JIT code, and writes its
+//! machine code to `/tmp/perf-PID-NAME.bin` (`objdump -D -b binary -m i386:x86-64`).
 //!
 //! ## Testing against the interpreter
 //!

@@ -166,6 +166,11 @@ pub(crate) fn lower_module(
         m.jit.get().define_function(id, &mut ctx).map_err(define_error)?;
         if perf_map && let Some(code) = ctx.compiled_code() {
             code_sizes.push((id, code.code_buffer().len(), f.name.clone()));
+            // The machine code too, for `objdump -D -b binary -m i386:x86-64`.
+            let path = format!("/tmp/perf-{}-{}.bin", std::process::id(), f.name);
+            if let Err(e) = std::fs::write(&path, code.code_buffer()) {
+                eprintln!("jitdiff: cannot write {path}: {e}");
+            }
         }
         if disasm && std::env::var_os("JITDIFF_DISASM").is_some_and(|v| v == "optimized") {
             eprintln!("; @{} after Cranelift's optimisations\n{}", f.name, ctx.func.display());
