@@ -37,11 +37,14 @@ pub use reachable::retain_reachable;
 use crate::function::{Function, Module, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 8] = ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "optimize"];
+pub const PASS_NAMES: [&str; 9] = ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "inline", "optimize"];
+
+/// The size [`run_pass`]`("inline")` lets a caller grow to, in instructions.
+pub const INLINE_LIMIT: usize = 10_000;
 
 /// [`run_pass`] was given a name it does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm and optimize")]
+#[error("unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, inline and optimize")]
 pub struct UnknownPass {
     /// The name given.
     pub name: String,
@@ -75,7 +78,8 @@ pub fn optimize_function(function: &mut Function) {
 }
 
 /// Run the pass called `name` (one of [`PASS_NAMES`]) on every function of
-/// `module`. Used by the file tests and the command-line tool.
+/// `module` (`"inline"` inlines every call it may, see [`inline_calls`] and [`INLINE_LIMIT`]).
+/// Used by the file tests and the command-line tool.
 ///
 /// ```
 /// use jitdiff_ir::{passes, Module};
@@ -94,6 +98,10 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
         "licm" => licm,
         "optimize" => {
             optimize(module);
+            return Ok(());
+        }
+        "inline" => {
+            inline_calls(module, |_, _| true, INLINE_LIMIT);
             return Ok(());
         }
         _ => return Err(UnknownPass { name: name.to_string() }),
