@@ -78,6 +78,8 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub cfg: ControlFlow,
     /// How many natural loops contain each IR block (see `lower_terminator`).
     pub loop_depth: Vec<u32>,
+    /// Whether some instruction or terminator uses each IR value.
+    pub used: Vec<bool>,
     /// Accesses proved in bounds so far, and the shadow declarations.
     pub facts: BoundsFacts,
     pub at_block: Block,
@@ -145,6 +147,7 @@ pub(crate) fn lower_function(
         refs: HashMap::new(),
         cfg: ControlFlow::new(f),
         loop_depth: vec![],
+        used: used_values(f),
         facts,
         at_block: Block::ENTRY,
         at_inst: 0,
@@ -155,6 +158,24 @@ pub(crate) fn lower_function(
     l.lower_body()?;
     l.finish();
     Ok(())
+}
+
+/// Which values of `f` an instruction or a terminator uses.
+fn used_values(f: &Function) -> Vec<bool> {
+    let mut used = vec![false; f.values.len()];
+    for block in &f.blocks {
+        for &a in block.insts.iter().flat_map(|i| &i.args) {
+            if let Some(u) = used.get_mut(a.index()) {
+                *u = true;
+            }
+        }
+        for a in block.term.iter().flat_map(|t| t.uses()) {
+            if let Some(u) = used.get_mut(a.index()) {
+                *u = true;
+            }
+        }
+    }
+    used
 }
 
 /// Does `f` negate an `f64` (see `FuncLowerer::sign_mask`)?

@@ -156,7 +156,13 @@ impl FuncLowerer<'_, '_> {
             Len => Some(Parts::new(&[self.get(a.ok_or_else(missing)?)[1]])),
             Load => {
                 let addr = self.element_address(a.ok_or_else(missing)?, arg(1).ok_or_else(missing)?, 1);
-                Some(Parts::new(&[self.b.ins().load(types::F64, scalar_flags(), addr, 0)]))
+                // A load whose value nothing uses is there for its bounds check only (derived code
+                // keeps such checks where an access moved): the check is done, the read is not.
+                if result.is_some_and(|r| !self.used[r.index()]) {
+                    Some(Parts::new(&[self.b.ins().f64const(0.0)]))
+                } else {
+                    Some(Parts::new(&[self.b.ins().load(types::F64, scalar_flags(), addr, 0)]))
+                }
             }
             Store => {
                 self.require_mutable(a.ok_or_else(missing)?)?;
