@@ -85,7 +85,7 @@ pub fn optimize_function(function: &mut Function) {
 /// use jitdiff_ir::{passes, Module};
 /// let mut m = Module::new();
 /// assert!(passes::run_pass("dce", &mut m).is_ok());
-/// assert!(passes::run_pass("inline", &mut m).is_err());
+/// assert!(passes::run_pass("unroll", &mut m).is_err());
 /// ```
 pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
     let per_function: fn(&mut Function) = match name {
