@@ -28,22 +28,57 @@ pub(super) struct CountedLoop {
     pub back_edge: (Block, usize),
     /// The header and every block that reaches the latch without passing the header.
     pub body: HashSet<Block>,
-    /// Induction variables: `(header parameter, init, step)`, source values.
-    pub inductions: Vec<(Value, Value, Value)>,
+    /// Induction variables (source values).
+    pub inductions: Vec<Induction>,
     /// Recurrences (source values), for loops whose latch is not the header.
     pub recurrences: Vec<Recurrence>,
 }
 
+/// A header parameter `iv` that starts at `init` and that the back edge replaces by
+/// `iv + step` (or `step + iv`, or `iv - step` when `subtract`): it equals
+/// `init ± trip * step` when `step` does not change in the loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Induction {
+    pub iv: Value,
+    pub init: Value,
+    pub step: Value,
+    pub subtract: bool,
+}
+
 /// A header parameter `param` that the back edge replaces by `param + step` (or `step + param`,
-/// or `param - step` when `subtract`), where `step = op(args)` is an integer instruction of the
-/// latch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// or `param - step` when `subtract`), where the step changes from iteration to iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Recurrence {
     pub param: Value,
     pub subtract: bool,
-    pub step: Value,
-    pub step_op: Opcode,
-    pub step_args: [Value; 2],
+    pub step: Step,
+}
+
+/// How a recurrence's step is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// A value defined before the loop.
+    Value(Value),
+    /// `op(args)`: an `iadd`, `isub` or `imul` in the latch.
+    Op(Opcode, [Value; 2]),
+}
+
+impl Step {
+    /// The values the step is computed from.
+    pub fn operands(&self) -> Vec<Value> {
+        match *self {
+            Step::Value(v) => vec![v],
+            Step::Op(_, args) => args.to_vec(),
+        }
+    }
+
+    /// The same step with its operands renamed.
+    pub fn map(self, f: impl Fn(Value) -> Value) -> Step {
+        match self {
+            Step::Value(v) => Step::Value(f(v)),
+            Step::Op(op, args) => Step::Op(op, args.map(f)),
+        }
+    }
 }
 
 /// The counted loops of a function, ordered by header.
@@ -79,7 +114,7 @@ impl Loops {
                 continue;
             }
             let inductions = inductions(func, header, entry_edge, back_edge);
-            let recurrences = if back_edge.0 == header { vec![] } else { recurrences(func, header, back_edge) };
+            let recurrences = if back_edge.0 == header { vec![] } else { recurrences(func, header, back_edge, &body) };
             loops.push(CountedLoop { header, entry_edge, back_edge, body, inductions, recurrences });
         }
         Loops { loops }
@@ -114,13 +149,8 @@ fn natural_loop(cfg: &ControlFlow, header: Block, latch: Block) -> HashSet<Block
     body
 }
 
-/// Header parameters updated as `iv + step` (or `step + iv`) on the back edge.
-fn inductions(
-    func: &Function,
-    header: Block,
-    entry: (Block, usize),
-    back: (Block, usize),
-) -> Vec<(Value, Value, Value)> {
+/// Header parameters updated as `iv + step`, `step + iv` or `iv - step` on the back edge.
+fn inductions(func: &Function, header: Block, entry: (Block, usize), back: (Block, usize)) -> Vec<Induction> {
     let arg = |(b, slot): (Block, usize), k: usize| -> Option<Value> {
         let term: &Terminator = func.block(b).term.as_ref()?;
         term.successors().get(slot)?.args.get(k).copied()
@@ -138,22 +168,25 @@ fn inductions(
             continue;
         }
         let (Some(init), Some(next)) = (arg(entry, k), arg(back, k)) else { continue };
-        let Some(&(Opcode::IAdd, &[a, b])) = definition.get(&next) else { continue };
-        let step = if a == iv && b != iv {
-            b
-        } else if b == iv && a != iv {
-            a
-        } else {
-            continue;
+        let (step, subtract) = match definition.get(&next) {
+            Some(&(Opcode::IAdd, &[a, b])) if a == iv && b != iv => (b, false),
+            Some(&(Opcode::IAdd, &[a, b])) if b == iv && a != iv => (a, false),
+            Some(&(Opcode::ISub, &[a, b])) if a == iv && b != iv => (b, true),
+            _ => continue,
         };
-        found.push((iv, init, step));
+        found.push(Induction { iv, init, step, subtract });
     }
     found
 }
 
-/// Integer header parameters that are not induction variables and are updated on the back edge
-/// by adding or subtracting a value the latch computes with one `iadd`, `isub` or `imul`.
-fn recurrences(func: &Function, header: Block, (latch, slot): (Block, usize)) -> Vec<Recurrence> {
+/// Integer header parameters updated on the back edge by adding or subtracting a step that is
+/// either defined before the loop or computed in the latch with one `iadd`, `isub` or `imul`.
+fn recurrences(
+    func: &Function,
+    header: Block,
+    (latch, slot): (Block, usize),
+    body: &HashSet<Block>,
+) -> Vec<Recurrence> {
     let Some(back) = func.block(latch).term.as_ref().and_then(|t| t.successors().get(slot).map(|c| (*c).clone()))
     else {
         return vec![];
@@ -165,10 +198,16 @@ fn recurrences(func: &Function, header: Block, (latch, slot): (Block, usize)) ->
         .filter(|i| i.results.len() == 1)
         .map(|i| (i.results[0], (i.op, i.args.as_slice())))
         .collect();
+    let in_loop = |v: Value| {
+        body.iter().any(|&b| {
+            let block = func.block(b);
+            block.params.contains(&v) || block.insts.iter().any(|i| i.results.contains(&v))
+        })
+    };
     let mut found = vec![];
     for (&param, &next) in func.block(header).params.iter().zip(&back.args) {
-        // An induction variable whose step is a constant has no step computed in the latch;
-        // one whose step varies (also listed as an induction) is a recurrence.
+        // A step that does not change in the loop makes an induction variable; the plan tries
+        // that first, and a recurrence where its start or step are not known once per call.
         if func.ty(param) != Type::I64 {
             continue;
         }
@@ -179,11 +218,14 @@ fn recurrences(func: &Function, header: Block, (latch, slot): (Block, usize)) ->
             Opcode::ISub if a == param && b != param => (b, true),
             _ => continue,
         };
-        let Some(&(step_op, &[x, y])) = in_latch.get(&step) else { continue };
-        if !matches!(step_op, Opcode::IAdd | Opcode::ISub | Opcode::IMul) || x == param || y == param {
-            continue;
-        }
-        found.push(Recurrence { param, subtract, step, step_op, step_args: [x, y] });
+        let step = match in_latch.get(&step) {
+            Some(&(step_op @ (Opcode::IAdd | Opcode::ISub | Opcode::IMul), &[x, y])) if x != param && y != param => {
+                Step::Op(step_op, [x, y])
+            }
+            None if !in_loop(step) => Step::Value(step),
+            _ => continue,
+        };
+        found.push(Recurrence { param, subtract, step });
     }
     found
 }

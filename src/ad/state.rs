@@ -28,7 +28,7 @@
 //! Recomputing rather than recording trades a few arithmetic instructions for a store and a
 //! load of tape memory, which is what bounds a reverse sweep over a long loop.
 
-use super::loops::Loops;
+use super::loops::{Induction, Loops, Step};
 use jitdiff_ir::{Block, Function, Imm, InstData, Opcode, Type, Value};
 use jitdiff_rules::{BlockEmitter, Emit};
 use std::collections::{HashMap, HashSet};
@@ -54,9 +54,9 @@ pub(super) struct BlockState {
 pub(super) enum Carry {
     /// Defined before the loop: the same in every iteration.
     Invariant(Value),
-    /// A header parameter stepped on the back edge by `step = step_op(step_args)` (added, or
-    /// subtracted when `subtract`); the reversed latch steps it back.
-    Recurrence { param: Value, subtract: bool, step_op: Opcode, step_args: [Value; 2] },
+    /// A header parameter stepped on the back edge by `step` (added, or subtracted when
+    /// `subtract`); the reversed latch steps it back.
+    Recurrence { param: Value, subtract: bool, step: Step },
 }
 
 impl Carry {
@@ -78,8 +78,8 @@ struct LoopFacts {
     header: Block,
     latch: Block,
     body: HashSet<Block>,
-    /// Recurrences: `(param, subtract, step_op, step_args)`.
-    recurrences: Vec<(Value, bool, Opcode, [Value; 2])>,
+    /// Recurrences: `(param, subtract, step)`.
+    recurrences: Vec<(Value, bool, Step)>,
 }
 
 /// The pullback state of one forward function, planned block by block while it is built.
@@ -93,8 +93,9 @@ pub(super) struct StatePlan {
     entry_values: HashSet<Value>,
     /// Whether the entry block runs once per call (it is not a loop header).
     entry_runs_once: bool,
-    /// Induction variables of counted loops: forward header parameter → (header, init, step).
-    inductions: HashMap<Value, (Block, Value, Value)>,
+    /// Induction variables of counted loops, by forward header parameter: the loop's header
+    /// and the induction (forward values).
+    inductions: HashMap<Value, (Block, Induction)>,
     /// The body of each counted loop, by header.
     loop_bodies: HashMap<Block, HashSet<Block>>,
     /// The counted loops, in the order of [`Loops`].
@@ -137,7 +138,15 @@ impl StatePlan {
             .loops
             .iter()
             .flat_map(|l| {
-                l.inductions.iter().map(|&(iv, init, step)| (primal[&iv], (l.header, primal[&init], primal[&step])))
+                l.inductions.iter().map(|i| {
+                    let forward = Induction {
+                        iv: primal[&i.iv],
+                        init: primal[&i.init],
+                        step: primal[&i.step],
+                        subtract: i.subtract,
+                    };
+                    (forward.iv, (l.header, forward))
+                })
             })
             .collect();
         let facts = loops
@@ -150,7 +159,7 @@ impl StatePlan {
                 recurrences: l
                     .recurrences
                     .iter()
-                    .map(|r| (primal[&r.param], r.subtract, r.step_op, r.step_args.map(|a| primal[&a])))
+                    .map(|r| (primal[&r.param], r.subtract, r.step.map(|a| primal[&a])))
                     .collect(),
             })
             .collect();
@@ -218,7 +227,7 @@ impl StatePlan {
     /// `(init, step)` when `v` is an induction variable of a counted loop containing `b` whose
     /// start and step are constants or once-per-call values.
     fn induction(&self, b: Block, v: Value) -> Option<(Value, Value)> {
-        let &(header, init, step) = self.inductions.get(&v)?;
+        let &(header, Induction { init, step, .. }) = self.inductions.get(&v)?;
         let known = |x: Value| self.is_constant(x) || self.is_global(b, x);
         (self.loop_bodies.get(&header)?.contains(&b) && known(init) && known(step)).then_some((init, step))
     }
@@ -272,20 +281,20 @@ impl StatePlan {
     /// recover it — the recurrence itself and the invariants its step needs, with their loop's
     /// index — and the step operands recorded once per call instead.
     fn recurrence(&self, b: Block, v: Value) -> Option<(Carries, Vec<Value>)> {
-        let (k, &(param, subtract, step_op, step_args)) = self.loops.iter().enumerate().find_map(|(k, l)| {
+        let (k, &(param, subtract, step)) = self.loops.iter().enumerate().find_map(|(k, l)| {
             (l.body.contains(&b)).then_some(())?;
             l.recurrences.iter().find(|r| r.0 == v).map(|r| (k, r))
         })?;
         let latch = self.loops[k].latch;
-        let mut carries = vec![(k, Carry::Recurrence { param, subtract, step_op, step_args })];
+        let mut carries = vec![(k, Carry::Recurrence { param, subtract, step })];
         let mut global = vec![];
-        for x in step_args {
+        for x in step.operands() {
             // Each step operand must be recoverable in the reversed latch without the tape.
             if self.is_constant(x) {
                 continue;
             }
             match self.inductions.get(&x) {
-                Some(&(header, init, step)) if header == self.loops[k].header => {
+                Some(&(header, Induction { init, step, .. })) if header == self.loops[k].header => {
                     for y in [init, step] {
                         if !self.is_constant(y) && !self.is_global(latch, y) {
                             return None;
@@ -404,10 +413,10 @@ impl StatePlan {
             env.insert(v, em.emit(Opcode::TPop, &[], Imm::Type(fwd.ty(v))));
         }
         let induction = |em: &mut BlockEmitter<'_>, env: &HashMap<Value, Value>, v: Value| {
-            let (header, init, step) = self.inductions[&v];
+            let (header, Induction { init, step, subtract, .. }) = self.inductions[&v];
             let (init, step) = (self.value(em, env, init), self.value(em, env, step));
             let offset = em.emit(Opcode::IMul, &[trips[&header], step], Imm::None);
-            em.emit(Opcode::IAdd, &[init, offset], Imm::None)
+            em.emit(if subtract { Opcode::ISub } else { Opcode::IAdd }, &[init, offset], Imm::None)
         };
         for &v in &state.inductions {
             let value = induction(em, &env, v);
@@ -420,8 +429,9 @@ impl StatePlan {
                 continue;
             }
             for carry in &self.carried[*k] {
-                let Carry::Recurrence { param, subtract, step_op, step_args } = *carry else { continue };
-                let args: Vec<Value> = step_args
+                let Carry::Recurrence { param, subtract, step } = *carry else { continue };
+                let args: Vec<Value> = step
+                    .operands()
                     .iter()
                     .map(|&x| match (env.get(&x), self.inductions.contains_key(&x)) {
                         (Some(&value), _) => value,
@@ -429,7 +439,10 @@ impl StatePlan {
                         (None, false) => self.value(em, &env, x),
                     })
                     .collect();
-                let step = em.emit(step_op, &args, Imm::None);
+                let step = match step {
+                    Step::Value(_) => args[0],
+                    Step::Op(op, _) => em.emit(op, &args, Imm::None),
+                };
                 let undo = if subtract { Opcode::IAdd } else { Opcode::ISub };
                 let previous = em.emit(undo, &[env[&param], step], Imm::None);
                 env.insert(param, previous);
