@@ -436,3 +436,35 @@ fn the_table_covers_every_entry_point() {
     }
     assert!(rows.len() >= 55, "{} rows", rows.len());
 }
+
+/// Before differentiating, constants are hoisted and loop-invariant work leaves loops; an error
+/// still names the instruction by its position in the block as written.
+#[test]
+fn error_sites_count_instructions_as_written() {
+    let src = "extern @ext1(f64) -> f64
+func @f(x: f64, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    jump head(zero, x)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    two = fconst 2.0
+    y = fmul x, two
+    z = call @ext1(y)
+    acc2 = fadd acc, z
+    one = iconst 1
+    i2 = iadd i, one
+    jump head(i2, acc2)
+exit:
+    ret acc
+}
+";
+    let m = parse_module(src).unwrap();
+    let forward = derive_forward(&m, "f", &[true, false], 1).unwrap_err().to_string();
+    let reverse = derive_reverse(&m, "f", &[true, false]).unwrap_err().to_string();
+    for message in [forward, reverse] {
+        assert!(message.contains("block body, inst 2") && message.contains("@ext1"), "{message}");
+    }
+}

@@ -98,3 +98,10 @@ impl From<VerifyError> for AdError {
         AdError::Verify(Box::new(e))
     }
 }
+
+impl AdError {
+    /// Does this error name a function, block and instruction?
+    pub fn names_instruction(&self) -> bool {
+        matches!(self, AdError::StoreIntoInactiveSlice { .. } | AdError::NoRule { .. } | AdError::Unsupported { .. })
+    }
+}

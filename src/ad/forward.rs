@@ -12,7 +12,7 @@
 use super::activity::Activity;
 use super::custom::CustomRules;
 use super::error::AdError;
-use super::request::{checked_function, differentiation_source};
+use super::request::{checked_function, derive_from_source};
 use jitdiff_ir::{
     Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, passes,
     verify_module,
@@ -63,18 +63,18 @@ pub fn derive_forward_with_rules(
         return Err(AdError::BadWidth(width));
     }
     let id = checked_function(module, func, wrt)?;
-    let cleaned = differentiation_source(module);
-    let tape_users = super::activity::tape_users(&cleaned);
-    let mut deriver = Deriver {
-        source: &cleaned,
-        out: module.clone(),
-        cache: HashMap::new(),
-        width,
-        tape_users,
-        custom: CustomRules::new(rules),
-    };
-    let derived = deriver.derive(id, wrt)?;
-    let mut out = deriver.out;
+    let (derived, mut out) = derive_from_source(module, |source| {
+        let mut deriver = Deriver {
+            source,
+            out: module.clone(),
+            cache: HashMap::new(),
+            width,
+            tape_users: super::activity::tape_users(source),
+            custom: CustomRules::new(rules),
+        };
+        let derived = deriver.derive(id, wrt)?;
+        Ok((derived, deriver.out))
+    })?;
     passes::optimize(&mut out);
     verify_module(&out).map_err(|e| AdError::DerivedInvalid(Box::new(e)))?;
     let name = out.func(derived).name.clone();

@@ -39,3 +39,21 @@ pub(super) fn differentiation_source(module: &Module) -> Module {
     }
     cleaned
 }
+
+/// Run a derivation on the [`differentiation_source`]; when it fails at an instruction, run it
+/// again on the source with only unreachable blocks removed, so the error names the
+/// instruction by its position in the function as written (the cleanup moves and merges
+/// instructions). Errors are the rare path, so the second run costs nothing in general.
+pub(super) fn derive_from_source<T>(
+    module: &Module,
+    derive: impl Fn(&Module) -> Result<T, AdError>,
+) -> Result<T, AdError> {
+    match derive(&differentiation_source(module)) {
+        Err(e) if e.names_instruction() => {
+            let mut as_written = module.clone();
+            as_written.functions.iter_mut().for_each(passes::remove_unreachable_blocks);
+            Err(derive(&as_written).err().unwrap_or(e))
+        }
+        result => result,
+    }
+}

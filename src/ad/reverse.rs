@@ -21,7 +21,7 @@ use super::activity::Activity;
 use super::custom::CustomRules;
 use super::error::AdError;
 use super::loops::Loops;
-use super::request::{checked_function, differentiation_source};
+use super::request::{checked_function, derive_from_source};
 use super::state::StatePlan;
 
 mod defer;
@@ -95,26 +95,26 @@ pub fn derive_reverse_with_rules(
     verify_module(module)?;
     let id = checked_function(module, func, wrt)?;
     let f = module.func(id);
-    let cleaned = differentiation_source(module);
-    let mut deriver = Deriver {
-        source: &cleaned,
-        out: module.clone(),
-        cache: HashMap::new(),
-        custom: CustomRules::new(rules),
-        differentials: vec![],
-    };
     // A `slice` parameter cannot be written by `f` or anything it calls (only `mslice` can), and
     // the safe API cannot alias it with an `mslice`: it is stable, and the pullback reads it again.
     let stable: Vec<bool> = f.params.iter().map(|&p| f.ty(p) == Type::Slice).collect();
-    let (fwd, pullback) = deriver.derive(id, wrt, &stable)?;
-    let value_and_grad = if f.returns.contains(&Type::F64) {
-        Some(deriver.value_and_grad(id, wrt, &stable, fwd, pullback))
-    } else {
-        None
-    };
-    let pullbacks: Vec<FuncId> = deriver.cache.values().map(|&(_, pb)| pb).collect();
-    let differentials = std::mem::take(&mut deriver.differentials);
-    let mut out = deriver.out;
+    let (fwd, pullback, value_and_grad, pullbacks, differentials, mut out) = derive_from_source(module, |source| {
+        let mut deriver = Deriver {
+            source,
+            out: module.clone(),
+            cache: HashMap::new(),
+            custom: CustomRules::new(rules),
+            differentials: vec![],
+        };
+        let (fwd, pullback) = deriver.derive(id, wrt, &stable)?;
+        let value_and_grad = if f.returns.contains(&Type::F64) {
+            Some(deriver.value_and_grad(id, wrt, &stable, fwd, pullback))
+        } else {
+            None
+        };
+        let pullbacks: Vec<FuncId> = deriver.cache.values().map(|&(_, pb)| pb).collect();
+        Ok((fwd, pullback, value_and_grad, pullbacks, deriver.differentials, deriver.out))
+    })?;
     passes::optimize(&mut out);
     for pb in pullbacks {
         let function = &mut out.functions[pb.index()];
@@ -199,15 +199,13 @@ impl Deriver<'_> {
                 pullback.add_param(Type::Slice, Some(&source.value_label(p)));
             }
         }
-        let stable_count = stable.iter().filter(|&&on| on).count();
         for (k, (&p, &on)) in source.params.iter().zip(wrt).enumerate() {
             if on && source.ty(p).is_slice() {
-                let d = pullback.add_param(Type::SliceMut, Some(&format!("d_{}", source.value_label(p))));
+                pullback.add_param(Type::SliceMut, Some(&format!("d_{}", source.value_label(p))));
                 if stable[k] {
+                    // The primal is the pullback's parameter among the stable slices, in order.
                     let primal = stable[..k].iter().filter(|&&on| on).count();
-                    debug_assert!(primal < stable_count);
-                    let position = pullback.params.iter().position(|&q| q == d).expect("just added");
-                    self.differentials.push((pullback.name.clone(), position, primal));
+                    self.differentials.push((pullback.name.clone(), pullback.params.len() - 1, primal));
                 }
             }
         }

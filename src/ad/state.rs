@@ -96,8 +96,6 @@ pub(super) struct StatePlan {
     /// Induction variables of counted loops, by forward header parameter: the loop's header
     /// and the induction (forward values).
     inductions: HashMap<Value, (Block, Induction)>,
-    /// The body of each counted loop, by header.
-    loop_bodies: HashMap<Block, HashSet<Block>>,
     /// The counted loops, in the order of [`Loops`].
     loops: Vec<LoopFacts>,
     /// Per counted loop: the values its reversed loop carries, in push order.
@@ -169,7 +167,6 @@ impl StatePlan {
             entry_values: HashSet::new(),
             entry_runs_once,
             inductions,
-            loop_bodies: loops.loops.iter().map(|l| (l.header, l.body.clone())).collect(),
             carried: vec![vec![]; loops.loops.len()],
             loops: facts,
             defs: HashMap::new(),
@@ -229,7 +226,8 @@ impl StatePlan {
     fn induction(&self, b: Block, v: Value) -> Option<(Value, Value)> {
         let &(header, Induction { init, step, .. }) = self.inductions.get(&v)?;
         let known = |x: Value| self.is_constant(x) || self.is_global(b, x);
-        (self.loop_bodies.get(&header)?.contains(&b) && known(init) && known(step)).then_some((init, step))
+        let body = &self.loops.iter().find(|l| l.header == header)?.body;
+        (body.contains(&b) && known(init) && known(step)).then_some((init, step))
     }
 
     /// Add to `trial` what recomputing `v` needs, recomputing cheap operands in turn.

@@ -107,8 +107,16 @@ fn live_values(func: &Function) -> Vec<bool> {
     live
 }
 
-/// Delete blocks the entry cannot reach and renumber jump targets.
-fn remove_unreachable_blocks(func: &mut Function) {
+/// Delete blocks the entry cannot reach and renumber jump targets (instructions and the order of
+/// the remaining blocks stay as they are; values are not renumbered).
+///
+/// ```
+/// use jitdiff_ir::{parse_module, passes, print_module};
+/// let mut m = parse_module("func @f() {\nentry:\n    ret\nlost:\n    ret\n}\n").unwrap();
+/// passes::remove_unreachable_blocks(&mut m.functions[0]);
+/// assert!(!print_module(&m).contains("lost"));
+/// ```
+pub fn remove_unreachable_blocks(func: &mut Function) {
     let cfg = ControlFlow::new(func);
     let n = func.blocks.len();
     if (0..n).all(|b| cfg.is_reachable(Block(b as u32))) {

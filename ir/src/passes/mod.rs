@@ -25,7 +25,7 @@ mod params;
 mod reachable;
 
 pub use cse::cse;
-pub use dce::dce;
+pub use dce::{dce, remove_unreachable_blocks};
 pub use fold::fold_constants;
 pub use hoist::hoist_constants;
 pub use inline::inline_calls;
