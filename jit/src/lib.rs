@@ -115,7 +115,12 @@
 //! one slice parameter holds `lanes` entries per element of another (a tangent and its primal)
 //! makes the function check that length relation on entry and skip the bounds check of an
 //! access whose index a dominating access to the other slice (or to the same slice) already
-//! checked; [`CompiledFn::bounds_check_stats`] counts the checks emitted and elided. Cranelift's own IR verifier checks every lowered function in debug builds (all tests
+//! checked; [`CompiledFn::bounds_check_stats`] counts the checks emitted and elided. Counted
+//! loops whose indices are affine in the induction variable (`i + base`, `3 i - k`) are compiled
+//! twice: a fast copy without the checks of those accesses, entered when a check before the loop
+//! proves them in bounds at both ends of the iteration range, and the checked copy otherwise, so
+//! results and errors never change (`JITDIFF_NO_VERSIONING` turns this off, for comparisons).
+//! Cranelift's own IR verifier checks every lowered function in debug builds (all tests
 //! run with it) and is skipped in release builds, where it costs 10-15% of compile time. Setting
 //! the environment variable `JITDIFF_DISASM` prints the Cranelift IR and machine code of every
 //! function compiled (see `jit/examples/disasm.rs`; `JITDIFF_DISASM=optimized` adds the IR after

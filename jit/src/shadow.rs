@@ -30,13 +30,19 @@ pub(crate) struct Shadow {
 
 /// How many slice-access bounds checks the JIT emitted in one function, and how many it left out
 /// because an earlier check (on the same slice or, through a [`ShadowSlice`] declaration, on its
-/// primal or shadow) already proved the access in bounds.
+/// primal or shadow) already proved the access in bounds; and the loops it versioned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BoundsCheckStats {
     /// Accesses compiled with a bounds check.
     pub emitted: usize,
     /// Accesses compiled without one, proved in bounds by a dominating check.
     pub elided: usize,
+    /// Counted loops compiled twice: a copy with the checks above and a fast copy entered when a
+    /// check before the loop proves the accesses below in bounds for all its iterations.
+    pub versioned_loops: usize,
+    /// Accesses of those fast copies compiled without a check (the counts above are of the
+    /// checked code only).
+    pub unchecked_in_fast_copies: usize,
 }
 
 /// Check every declaration against `module` and group them by function index.

@@ -15,11 +15,15 @@ use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, Value};
 use std::collections::HashMap;
 
+/// A proved access: its block, its width, and the copy of a versioned loop it was lowered in.
+type Fact = (Block, u8, Option<usize>);
+
 /// What the lowering of one function knows about bounds.
 pub(crate) struct BoundsFacts {
     shadows: Vec<Shadow>,
-    /// `(parameter, index value)` → the blocks holding a proved access and its width.
-    proven: HashMap<(usize, Value), Vec<(Block, u8)>>,
+    /// `(parameter, index value)` → the blocks holding a proved access, its width, and the copy
+    /// of a versioned loop it was lowered in (`None`: the checked one; see `versioning.rs`).
+    proven: HashMap<(usize, Value), Vec<Fact>>,
     pub stats: BoundsCheckStats,
 }
 
@@ -31,8 +35,19 @@ impl BoundsFacts {
     /// Is an access to parameter `param` at `index` with `width` proved in bounds by an access
     /// lowered before it, in `at` or in a block dominating `at`? (Blocks are lowered in reverse
     /// post-order and instructions in order, so every dominating access is already recorded, and
-    /// a recorded access in `at` itself comes before this one.)
-    pub fn proves(&self, cfg: &ControlFlow, at: Block, param: usize, index: Value, width: u8) -> bool {
+    /// a recorded access in `at` itself comes before this one — when it was lowered in the same
+    /// `copy`: the fast copy of a versioned loop is lowered after the checked one, whose record of
+    /// this very access must not prove it. An access in a strictly dominating block ran in
+    /// whichever copy was taken, so it proves this one in both.)
+    pub fn proves(
+        &self,
+        cfg: &ControlFlow,
+        at: Block,
+        copy: Option<usize>,
+        param: usize,
+        index: Value,
+        width: u8,
+    ) -> bool {
         let width = u32::from(width);
         // (other parameter, the least width a fact on it needs to prove this access)
         let mut candidates = vec![(param, width)];
@@ -49,14 +64,16 @@ impl BoundsFacts {
         }
         candidates.into_iter().any(|(other, need)| {
             self.proven.get(&(other, index)).is_some_and(|facts| {
-                facts.iter().any(|&(block, w)| u32::from(w) >= need && (block == at || cfg.dominates(block, at)))
+                facts.iter().any(|&(block, w, lowered_in)| {
+                    u32::from(w) >= need && if block == at { lowered_in == copy } else { cfg.dominates(block, at) }
+                })
             })
         })
     }
 
     /// Record that an access to `param` at `index` with `width` is in bounds from here on.
-    pub fn record(&mut self, at: Block, param: usize, index: Value, width: u8) {
-        self.proven.entry((param, index)).or_default().push((at, width));
+    pub fn record(&mut self, at: Block, copy: Option<usize>, param: usize, index: Value, width: u8) {
+        self.proven.entry((param, index)).or_default().push((at, width, copy));
     }
 
     /// The declarations of this function.

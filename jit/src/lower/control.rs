@@ -66,10 +66,21 @@ impl FuncLowerer<'_, '_> {
     }
 
     fn block_call(&self, dest: &BlockCall) -> Result<(cranelift_codegen::ir::Block, Vec<BlockArg>), JitError> {
-        let block = *self
+        let mut block = *self
             .blocks
             .get(dest.block.index())
             .ok_or_else(|| self.internal(format!("jump to missing block {}", dest.block.index())))?;
+        // Into a versioned loop: the current copy's block from inside it, the dispatch from outside.
+        for (k, l) in self.versioned.iter().enumerate() {
+            let inside = l.body[self.at_block.index()];
+            if inside && l.body[dest.block.index()] {
+                if self.copy == Some(k) {
+                    block = l.fast[&dest.block];
+                }
+            } else if dest.block == l.header && !inside {
+                block = l.dispatch.unwrap_or(block);
+            }
+        }
         let mut args = Vec::with_capacity(dest.args.len());
         for &a in &dest.args {
             args.extend(self.get(a).iter().map(|&p| BlockArg::from(p)));

@@ -4,6 +4,7 @@
 use super::ModuleLowering;
 use super::checks::BoundsFacts;
 use super::doubling::Doubling;
+use super::versioning::{self, VersionedLoop};
 use crate::abi::{self, part_count, slots_of};
 use crate::error::JitError;
 use crate::sites::{Site, SiteKind};
@@ -12,7 +13,7 @@ use cranelift_codegen::ir::{
     self as clif, ExtFuncData, ExternalName, FuncRef, InstBuilder, StackSlot, StackSlotData, StackSlotKind,
     UserExternalName, types,
 };
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_module::{FuncId as ClifFuncId, Module as _};
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, Callee, CondCode, FuncId, Function, Imm, Opcode, Type, Value};
@@ -83,13 +84,24 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     /// Accesses proved in bounds so far, and the shadow declarations.
     pub facts: BoundsFacts,
     pub at_block: Block,
-    at_inst: u32,
+    pub at_inst: u32,
     /// The `TapeState` fields in variables, for a function with tape operations (`tape.rs`).
     pub tape_vars: Option<super::tape::TapeVars>,
     /// The sign bit of an `f64` (`-0.0`), loaded once in the entry block when the function
     /// negates scalars: `fneg` is then one `xor` with a register. (Cranelift's own `fneg`
     /// materialises the mask at every use, two more instructions inside a loop.)
     pub sign_mask: Option<clif::Value>,
+    /// Loops lowered twice, with and without bounds checks (`versioning.rs`).
+    pub versioned: Vec<VersionedLoop>,
+    /// The versioned loop whose fast copy is being lowered, if any.
+    pub copy: Option<usize>,
+    /// Values defined in a versioned loop and used outside it: one variable per part, and the
+    /// loop. Outside the loop they are read through the variables (defined in both copies).
+    escapes: HashMap<Value, (usize, Vec<Variable>)>,
+    /// Per block: the escaping values it uses that another block defines.
+    escaping_uses: Vec<Vec<Value>>,
+    /// Each copy's parts of an escaping value (`None`: the checked copy).
+    copy_parts: HashMap<(Option<usize>, Value), Parts>,
 }
 
 /// Lower IR function `fid` into `func` (whose signature is already set).
@@ -153,8 +165,17 @@ pub(crate) fn lower_function(
         at_inst: 0,
         tape_vars: None,
         sign_mask: None,
+        versioned: vec![],
+        copy: None,
+        escapes: HashMap::new(),
+        escaping_uses: vec![],
+        copy_parts: HashMap::new(),
     };
     l.loop_depth = l.cfg.loop_depths(&l.cfg.natural_loops());
+    if l.m.bounds_checks && std::env::var_os("JITDIFF_NO_VERSIONING").is_none() {
+        l.versioned = versioning::plan(f, &l.cfg, &l.consts);
+        l.facts.stats.versioned_loops = l.versioned.len();
+    }
     l.lower_body()?;
     l.finish();
     Ok(())
@@ -201,6 +222,7 @@ impl FuncLowerer<'_, '_> {
             }
             self.blocks.push(blk);
         }
+        self.create_versioned_blocks();
         self.b.switch_to_block(entry);
         let params = self.b.block_params(entry).to_vec();
         self.depth = params[0];
@@ -234,33 +256,140 @@ impl FuncLowerer<'_, '_> {
         }
         let entry_block = self.blocks[0];
         self.b.seal_block(entry_block);
+        // Blocks of versioned loops, and the blocks they exit to, gain predecessors when the fast
+        // copies are lowered (after everything else): they are sealed at the end.
+        let mut seal_late = vec![false; f.blocks.len()];
+        for l in &self.versioned {
+            for (b, &inside) in l.body.iter().enumerate() {
+                if inside {
+                    seal_late[b] = true;
+                    for &succ in self.cfg.successors(Block(b as u32)) {
+                        seal_late[succ.index()] = true;
+                    }
+                }
+            }
+        }
         for &block in &rpo {
-            let data = f.block(block);
-            if block != Block::ENTRY {
-                let blk = self.blocks[block.index()];
-                self.b.switch_to_block(blk);
-                let params = self.b.block_params(blk).to_vec();
-                self.bind_all(&data.params, &params);
+            if let Some(k) = self.versioned.iter().position(|l| l.header == block) {
+                self.emit_dispatch(k);
             }
-            self.at_block = block;
-            for (k, inst) in data.insts.iter().enumerate() {
-                self.at_inst = k as u32;
-                self.lower_inst(inst)?;
-            }
-            let Some(term) = &data.term else {
-                return Err(self.internal(format!("block {} has no terminator", data.name)));
-            };
-            self.lower_terminator(term)?;
+            self.lower_block(block, self.blocks[block.index()])?;
             for &succ in self.cfg.successors(block) {
                 let left = &mut unlowered_preds[succ.index()];
                 *left -= 1;
-                if *left == 0 && succ != Block::ENTRY {
+                if *left == 0 && succ != Block::ENTRY && !seal_late[succ.index()] {
                     let blk = self.blocks[succ.index()];
                     self.b.seal_block(blk);
                 }
             }
         }
+        for k in 0..self.versioned.len() {
+            self.copy = Some(k);
+            let body: Vec<Block> = rpo.iter().copied().filter(|b| self.versioned[k].body[b.index()]).collect();
+            for block in body {
+                let blk = self.versioned[k].fast[&block];
+                self.lower_block(block, blk)?;
+            }
+            self.copy = None;
+        }
         Ok(())
+    }
+
+    /// Lower IR block `block` into the (empty) Cranelift block `blk`.
+    fn lower_block(&mut self, block: Block, blk: clif::Block) -> Result<(), JitError> {
+        let data = self.f.block(block);
+        if block != Block::ENTRY {
+            self.b.switch_to_block(blk);
+            let params = self.b.block_params(blk).to_vec();
+            self.bind_all(&data.params, &params);
+        }
+        self.at_block = block;
+        self.bind_escaping(block);
+        for (k, inst) in data.insts.iter().enumerate() {
+            self.at_inst = k as u32;
+            self.lower_inst(inst)?;
+        }
+        let Some(term) = &data.term else {
+            return Err(self.internal(format!("block {} has no terminator", data.name)));
+        };
+        self.lower_terminator(term)
+    }
+
+    /// Create the dispatch and fast-copy blocks of the versioned loops, and the variables of the
+    /// values escaping them.
+    fn create_versioned_blocks(&mut self) {
+        let f = self.f;
+        for k in 0..self.versioned.len() {
+            let header = self.versioned[k].header;
+            let dispatch = self.b.create_block();
+            for &p in &f.block(header).params {
+                for &t in abi::part_type(f.ty(p)) {
+                    self.b.append_block_param(dispatch, t);
+                }
+            }
+            self.versioned[k].dispatch = Some(dispatch);
+            for b in 0..f.blocks.len() {
+                if self.versioned[k].body[b] {
+                    let blk = self.b.create_block();
+                    for &p in &f.blocks[b].params {
+                        for &t in abi::part_type(f.ty(p)) {
+                            self.b.append_block_param(blk, t);
+                        }
+                    }
+                    self.versioned[k].fast.insert(Block(b as u32), blk);
+                }
+            }
+        }
+        self.escaping_uses = vec![vec![]; f.blocks.len()];
+        for (v, k) in versioning::escaping_values(f, &self.versioned) {
+            let vars = abi::part_type(f.ty(v)).iter().map(|&t| self.b.declare_var(t)).collect();
+            self.escapes.insert(v, (k, vars));
+        }
+        if self.escapes.is_empty() {
+            return;
+        }
+        for (bi, block) in f.blocks.iter().enumerate() {
+            let defined: Vec<Value> =
+                block.params.iter().chain(block.insts.iter().flat_map(|i| &i.results)).copied().collect();
+            let uses =
+                block.insts.iter().flat_map(|i| i.args.iter().copied()).chain(block.term.iter().flat_map(|t| t.uses()));
+            let mut list: Vec<Value> = uses.filter(|v| self.escapes.contains_key(v) && !defined.contains(v)).collect();
+            list.sort_unstable_by_key(|v| v.index());
+            list.dedup();
+            self.escaping_uses[bi] = list;
+        }
+    }
+
+    /// At the start of `block`: bind the escaping values it uses — the current copy's parts
+    /// inside the value's loop, the variables' values outside it.
+    fn bind_escaping(&mut self, block: Block) {
+        let Some(list) = self.escaping_uses.get(block.index()) else { return };
+        for v in list.clone() {
+            let (k, vars) = self.escapes[&v].clone();
+            let parts = if self.versioned[k].body[block.index()] {
+                let copy = if self.copy == Some(k) { Some(k) } else { None };
+                self.copy_parts.get(&(copy, v)).copied()
+            } else {
+                let values: Vec<clif::Value> = vars.iter().map(|&var| self.b.use_var(var)).collect();
+                Some(Parts::new(&values))
+            };
+            if let Some(parts) = parts {
+                let start = self.offsets[v.index()] as usize;
+                self.parts[start..start + parts.len()].copy_from_slice(&parts);
+            }
+        }
+    }
+
+    /// A scalar defined outside the current loop, read where the current block is (through its
+    /// variable if it escapes a versioned loop).
+    pub fn scalar_outside(&mut self, v: Value) -> clif::Value {
+        match self.escapes.get(&v) {
+            Some((_, vars)) => {
+                let var = vars[0];
+                self.b.use_var(var)
+            }
+            None => self.scalar(v),
+        }
     }
 
     /// Emit the cold error blocks and the status-propagation block, then finish the function.
@@ -344,6 +473,12 @@ impl FuncLowerer<'_, '_> {
     pub fn set(&mut self, v: Value, parts: &[clif::Value]) {
         let start = self.offsets[v.index()] as usize;
         self.parts[start..start + parts.len()].copy_from_slice(parts);
+        if let Some((_, vars)) = self.escapes.get(&v) {
+            for (&var, &part) in vars.iter().zip(parts) {
+                self.b.def_var(var, part);
+            }
+            self.copy_parts.insert((self.copy, v), Parts::new(parts));
+        }
     }
 
     /// The type of an IR value.

@@ -276,17 +276,23 @@ impl FuncLowerer<'_, '_> {
             // Slices are always parameters (an IR invariant); anything else is simply checked.
             let param = self.f.params.iter().position(|&p| p == slice);
             let at = self.at_block;
-            let proved = param.is_some_and(|p| self.facts.proves(&self.cfg, at, p, index, width));
-            if proved {
-                self.facts.stats.elided += 1;
-            } else {
+            // In the fast copy of a versioned loop, the pre-check proved the affine accesses.
+            let fast = self.copy.is_some_and(|k| self.versioned[k].unchecked.contains(&(at, self.at_inst)));
+            let proved = param.is_some_and(|p| self.facts.proves(&self.cfg, at, self.copy, p, index, width));
+            let stats = &mut self.facts.stats;
+            match (fast, proved, self.copy.is_some()) {
+                (true, _, _) => stats.unchecked_in_fast_copies += 1,
+                (false, true, false) => stats.elided += 1,
+                (false, false, false) => stats.emitted += 1,
+                (false, _, true) => {}
+            }
+            if !(fast || proved) {
                 let groups = if shift == 0 { len } else { self.b.ins().ushr_imm_u(len, shift) };
                 let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, i, groups);
                 self.fail_unless_with(ok, SiteKind::OutOfBounds, Some((i, len)));
-                self.facts.stats.emitted += 1;
             }
             if let Some(p) = param {
-                self.facts.record(at, p, index, width);
+                self.facts.record(at, self.copy, p, index, width);
             }
         }
         let offset = self.b.ins().ishl_imm_u(i, 3 + shift);

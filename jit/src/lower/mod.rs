@@ -8,6 +8,8 @@
 //! - [`tape`]: `tpush` and `tpop`.
 //! - [`doubling`]: the exact rewrite `fmul C, (fadd a, a)` → `fmul 2C, a`.
 //! - [`checks`]: which bounds checks an earlier check makes redundant; shadow-length checks.
+//! - [`versioning`]: counted loops lowered twice, with and without bounds checks, and a pre-check
+//!   choosing the copy.
 
 mod calls;
 mod checks;
@@ -18,6 +20,7 @@ mod entry;
 mod func;
 mod inst;
 mod tape;
+mod versioning;
 
 use crate::abi::{self, EntryFn};
 use crate::closure::ClosureCtx;

@@ -1,0 +1,430 @@
+//! Loop versioning for bounds checks. An innermost counted loop — a header parameter `i` that
+//! steps by ±1 on every back edge, tested against a loop-invariant bound by the header's branch —
+//! whose accesses have indices affine in `i` (`a*i + b`, `a` a constant, `b` a sum of
+//! loop-invariant values and constants) is lowered twice: the checked copy, as written, and a
+//! *fast* copy in which those accesses have no bounds check. A dispatch block on the edge that
+//! enters the loop computes the range of `i` the loop will run through, checks every such
+//! access at both ends of that range, and enters the fast copy only when all are in bounds; a
+//! failed pre-check (or an empty loop) enters the checked copy, which fails at exactly the
+//! access and iteration the program would. Results, stores and errors are therefore those of
+//! the checked code; the fast copy just needs fewer registers (no slice lengths) and branches.
+//!
+//! Why the pre-check is exact although indices are wrapping `i64` arithmetic: every operation an
+//! affine index goes through (`iadd`, `isub`, `ineg`, `imul` by a constant) is a ring operation
+//! modulo 2^64, so the index at iteration value `i` is `min + |a| k (mod 2^64)` with
+//! `k ∈ [0, hi - lo]`, where `min` is the index at the range end where it is smallest. When
+//! `|a| (hi - lo)` is below 2^64 (checked against a constant), `max = min + |a| (hi - lo)`
+//! computed modulo 2^64 is unsigned-not-below `min` exactly when no wrap-around happens, and then
+//! every index lies in `[min, max]`: `max < len / width` puts all of them in bounds.
+
+use super::func::FuncLowerer;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{self as clif, BlockArg, InstBuilder};
+use jitdiff_ir::analysis::{ControlFlow, NaturalLoop};
+use jitdiff_ir::{Block, CondCode, Function, Imm, Opcode, Terminator, Value};
+use std::collections::{HashMap, HashSet};
+
+/// Loops with more IR instructions than this are not duplicated (compile time).
+const MAX_VERSIONED_INSTS: usize = 200;
+
+/// `coef * i + constant + Σ factor * term (mod 2^64)`, the terms loop-invariant values.
+#[derive(Clone, Debug, PartialEq)]
+struct Affine {
+    coef: i64,
+    constant: i64,
+    terms: Vec<(i64, Value)>,
+}
+
+impl Affine {
+    fn constant(k: i64) -> Affine {
+        Affine { coef: 0, constant: k, terms: vec![] }
+    }
+    fn scaled(mut self, by: i64) -> Affine {
+        self.coef = self.coef.wrapping_mul(by);
+        self.constant = self.constant.wrapping_mul(by);
+        for t in &mut self.terms {
+            t.0 = t.0.wrapping_mul(by);
+        }
+        self
+    }
+    fn plus(mut self, other: Affine) -> Affine {
+        self.coef = self.coef.wrapping_add(other.coef);
+        self.constant = self.constant.wrapping_add(other.constant);
+        self.terms.extend(other.terms);
+        self
+    }
+}
+
+/// One access whose check the fast copy drops.
+#[derive(Clone, Debug)]
+struct Access {
+    /// The slice (a function parameter).
+    slice: Value,
+    /// Elements per index step (`W` of `vload`/`vstore`, else 1).
+    width: u8,
+    index: Affine,
+}
+
+/// The range the induction variable runs through, by step and in-loop condition `i cc bound`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Range {
+    /// Step +1 while `i < bound` (or `i != bound`, entered only when `init < bound`).
+    UpBelow,
+    /// Step +1 while `i <= bound`.
+    UpTo,
+    /// Step -1 while `i > bound` (or `i != bound`, entered only when `init > bound`).
+    DownAbove,
+    /// Step -1 while `i >= bound`.
+    DownTo,
+}
+
+/// A loop the lowering duplicates.
+pub(crate) struct VersionedLoop {
+    pub header: Block,
+    /// Membership by block index.
+    pub body: Vec<bool>,
+    /// The induction variable's position among the header's parameters.
+    iv: usize,
+    range: Range,
+    /// The bound: a constant or a loop-invariant value.
+    bound: Result<i64, Value>,
+    accesses: Vec<Access>,
+    /// `(block, instruction index)` of the accesses the fast copy does not check.
+    pub unchecked: HashSet<(Block, u32)>,
+    /// Cranelift blocks: the dispatch, and the fast copy of each body block (by block index).
+    pub dispatch: Option<clif::Block>,
+    pub fast: HashMap<Block, clif::Block>,
+}
+
+/// Where each value is defined: `Ok((block, instruction))` or `Err(block)` for a block
+/// parameter (function parameters are the entry block's).
+fn definitions(f: &Function) -> Vec<Option<Result<(Block, usize), Block>>> {
+    let mut def = vec![None; f.values.len()];
+    for &p in &f.params {
+        def[p.index()] = Some(Err(Block::ENTRY));
+    }
+    for (b, block) in f.blocks.iter().enumerate() {
+        let b = Block(b as u32);
+        for &p in &block.params {
+            def[p.index()] = Some(Err(b));
+        }
+        for (k, inst) in block.insts.iter().enumerate() {
+            for &r in &inst.results {
+                def[r.index()] = Some(Ok((b, k)));
+            }
+        }
+    }
+    def
+}
+
+/// The loops of `f` worth versioning (see the module docs), innermost only.
+pub(crate) fn plan(f: &Function, cfg: &ControlFlow, consts: &HashMap<Value, i64>) -> Vec<VersionedLoop> {
+    let loops = cfg.natural_loops();
+    let def = definitions(f);
+    let mut rpo_position = vec![usize::MAX; f.blocks.len()];
+    for (k, &b) in cfg.reverse_post_order().iter().enumerate() {
+        rpo_position[b.index()] = k;
+    }
+    let mut planned = vec![];
+    for l in &loops {
+        let innermost = !loops.iter().any(|o| o.header != l.header && l.body[o.header.index()]);
+        // The dispatch is emitted (and sealed) when the header is reached in reverse post-order,
+        // so every edge entering the loop must come from a block lowered before it.
+        let entered_in_order = cfg
+            .predecessors(l.header)
+            .iter()
+            .all(|&p| l.body[p.index()] || rpo_position[p.index()] < rpo_position[l.header.index()]);
+        if innermost
+            && entered_in_order
+            && l.header != Block::ENTRY
+            && let Some(v) = plan_loop(f, cfg, consts, &def, l)
+        {
+            planned.push(v);
+        }
+    }
+    planned
+}
+
+fn plan_loop(
+    f: &Function,
+    cfg: &ControlFlow,
+    consts: &HashMap<Value, i64>,
+    def: &[Option<Result<(Block, usize), Block>>],
+    l: &NaturalLoop,
+) -> Option<VersionedLoop> {
+    let in_loop = |b: Block| l.body.get(b.index()).copied().unwrap_or(false);
+    let defined_outside = |v: Value| match def.get(v.index()).copied().flatten() {
+        Some(Ok((b, _)) | Err(b)) => !in_loop(b),
+        None => false,
+    };
+    let size: usize = (0..f.blocks.len()).filter(|&b| l.body[b]).map(|b| f.blocks[b].insts.len()).sum();
+    if size > MAX_VERSIONED_INSTS {
+        return None;
+    }
+    let header = f.block(l.header);
+    // The header's branch: one successor in the loop, the other outside.
+    let Some(Terminator::Branch { cond, then_dest, else_dest }) = &header.term else { return None };
+    let enters_on_true = match (in_loop(then_dest.block), in_loop(else_dest.block)) {
+        (true, false) if then_dest.block != l.header => true,
+        (false, true) if else_dest.block != l.header => false,
+        _ => return None,
+    };
+    // The condition: `icmp cc a, b` on a header parameter and an invariant or constant.
+    let Some(Ok((cond_block, cond_inst))) = def.get(cond.index()).copied().flatten() else { return None };
+    let compare = &f.block(cond_block).insts[cond_inst];
+    let (Opcode::ICmp, Imm::Cond(cc), &[a, b]) = (compare.op, compare.imm, &compare.args[..]) else { return None };
+    let position = |v: Value| header.params.iter().position(|&p| p == v);
+    let invariant = |v: Value| consts.get(&v).map_or_else(|| defined_outside(v).then_some(Err(v)), |&k| Some(Ok(k)));
+    let (iv, cc, bound) = match (position(a), position(b)) {
+        (Some(iv), _) if invariant(b).is_some() => (iv, cc, invariant(b)?),
+        (_, Some(iv)) if invariant(a).is_some() => (iv, swapped(cc), invariant(a)?),
+        _ => return None,
+    };
+    let cc = if enters_on_true { cc } else { complement(cc) };
+    let iv_value = header.params[iv];
+    // Every back edge steps the induction variable by the same ±1.
+    let mut step = None;
+    for &latch in cfg.predecessors(l.header).iter().filter(|&&p| in_loop(p)) {
+        for call in f.block(latch).term.as_ref()?.successors().into_iter().filter(|c| c.block == l.header) {
+            let this = unit_step(f, def, consts, call.args[iv], iv_value)?;
+            if step.is_some_and(|s| s != this) {
+                return None;
+            }
+            step = Some(this);
+        }
+    }
+    let range = match (step?, cc) {
+        (1, CondCode::Lt | CondCode::Ne) => Range::UpBelow,
+        (1, CondCode::Le) => Range::UpTo,
+        (-1, CondCode::Gt | CondCode::Ne) => Range::DownAbove,
+        (-1, CondCode::Ge) => Range::DownTo,
+        _ => return None,
+    };
+    // Accesses outside the header (which runs once more, with the failing value) and with an
+    // affine index.
+    let mut accesses = vec![];
+    let mut unchecked = HashSet::new();
+    let mut memo = HashMap::new();
+    for (bi, block) in f.blocks.iter().enumerate() {
+        let b = Block(bi as u32);
+        if !l.body[bi] || b == l.header {
+            continue;
+        }
+        for (k, inst) in block.insts.iter().enumerate() {
+            let width = match (inst.op, inst.imm) {
+                (Opcode::Load | Opcode::Store, _) => 1,
+                (Opcode::VLoad, Imm::Type(t)) => t.lanes(),
+                (Opcode::VStore, _) => inst.args.get(2).map_or(0, |&v| f.ty(v).lanes()),
+                _ => continue,
+            };
+            let (Some(&slice), Some(&index)) = (inst.args.first(), inst.args.get(1)) else { continue };
+            if !f.params.contains(&slice) || !width.is_power_of_two() {
+                continue;
+            }
+            let Some(index) = affine(f, def, consts, &in_loop, iv_value, index, &mut memo, 0) else { continue };
+            if index.coef.unsigned_abs() > 1 << 32 {
+                continue;
+            }
+            accesses.push(Access { slice, width, index });
+            unchecked.insert((b, k as u32));
+        }
+    }
+    if accesses.is_empty() {
+        return None;
+    }
+    Some(VersionedLoop {
+        header: l.header,
+        body: l.body.clone(),
+        iv,
+        range,
+        bound,
+        accesses,
+        unchecked,
+        dispatch: None,
+        fast: HashMap::new(),
+    })
+}
+
+/// `x cc y` as `y cc' x`.
+fn swapped(cc: CondCode) -> CondCode {
+    match cc {
+        CondCode::Lt => CondCode::Gt,
+        CondCode::Le => CondCode::Ge,
+        CondCode::Gt => CondCode::Lt,
+        CondCode::Ge => CondCode::Le,
+        other => other,
+    }
+}
+
+/// `!(x cc y)` as `x cc' y`.
+fn complement(cc: CondCode) -> CondCode {
+    match cc {
+        CondCode::Eq => CondCode::Ne,
+        CondCode::Ne => CondCode::Eq,
+        CondCode::Lt => CondCode::Ge,
+        CondCode::Le => CondCode::Gt,
+        CondCode::Gt => CondCode::Le,
+        CondCode::Ge => CondCode::Lt,
+    }
+}
+
+/// `Some(±1)` when `next` is `iv + 1`, `1 + iv`, `iv - 1`, `iv + -1` ...
+fn unit_step(
+    f: &Function,
+    def: &[Option<Result<(Block, usize), Block>>],
+    consts: &HashMap<Value, i64>,
+    next: Value,
+    iv: Value,
+) -> Option<i64> {
+    let Some(Ok((b, k))) = def.get(next.index()).copied().flatten() else { return None };
+    let inst = &f.block(b).insts[k];
+    let step = match (inst.op, &inst.args[..]) {
+        (Opcode::IAdd, &[x, c]) if x == iv => *consts.get(&c)?,
+        (Opcode::IAdd, &[c, x]) if x == iv => *consts.get(&c)?,
+        (Opcode::ISub, &[x, c]) if x == iv => consts.get(&c)?.checked_neg()?,
+        _ => return None,
+    };
+    matches!(step, 1 | -1).then_some(step)
+}
+
+/// `v` as an affine function of the induction variable, if it is one.
+#[allow(clippy::too_many_arguments)]
+fn affine(
+    f: &Function,
+    def: &[Option<Result<(Block, usize), Block>>],
+    consts: &HashMap<Value, i64>,
+    in_loop: &dyn Fn(Block) -> bool,
+    iv: Value,
+    v: Value,
+    memo: &mut HashMap<Value, Option<Affine>>,
+    depth: u32,
+) -> Option<Affine> {
+    if v == iv {
+        return Some(Affine { coef: 1, constant: 0, terms: vec![] });
+    }
+    if let Some(&k) = consts.get(&v) {
+        return Some(Affine::constant(k));
+    }
+    if let Some(known) = memo.get(&v) {
+        return known.clone();
+    }
+    let result = match def.get(v.index()).copied().flatten()? {
+        Err(b) | Ok((b, _)) if !in_loop(b) => Some(Affine { coef: 0, constant: 0, terms: vec![(1, v)] }),
+        Err(_) => None,
+        Ok(_) if depth > 16 => None,
+        Ok((b, k)) => {
+            let inst = &f.block(b).insts[k];
+            let mut of = |x: Value| affine(f, def, consts, in_loop, iv, x, memo, depth + 1);
+            match (inst.op, &inst.args[..]) {
+                (Opcode::IAdd, &[x, y]) => Some(of(x)?.plus(of(y)?)),
+                (Opcode::ISub, &[x, y]) => Some(of(x)?.plus(of(y)?.scaled(-1))),
+                (Opcode::INeg, &[x]) => Some(of(x)?.scaled(-1)),
+                (Opcode::IMul, &[x, y]) => match (consts.get(&x), consts.get(&y)) {
+                    (_, Some(&c)) => Some(of(x)?.scaled(c)),
+                    (Some(&c), _) => Some(of(y)?.scaled(c)),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+    };
+    memo.insert(v, result.clone());
+    result
+}
+
+/// Which values escape which versioned loop (variables are declared by the caller).
+pub(crate) fn escaping_values(f: &Function, loops: &[VersionedLoop]) -> Vec<(Value, usize)> {
+    let def = definitions(f);
+    let mut out = vec![];
+    let mut seen = HashSet::new();
+    for (bi, block) in f.blocks.iter().enumerate() {
+        let uses =
+            block.insts.iter().flat_map(|i| i.args.iter().copied()).chain(block.term.iter().flat_map(|t| t.uses()));
+        for v in uses {
+            let Some(Ok((b, _)) | Err(b)) = def.get(v.index()).copied().flatten() else { continue };
+            for (k, l) in loops.iter().enumerate() {
+                if l.body[b.index()] && !l.body[bi] && seen.insert(v) {
+                    out.push((v, k));
+                }
+            }
+        }
+    }
+    out
+}
+
+impl FuncLowerer<'_, '_> {
+    /// Emit the dispatch block of loop `k` (the current block is filled): the pre-check, then
+    /// the fast or the checked header with the entering edge's arguments.
+    pub(super) fn emit_dispatch(&mut self, k: usize) {
+        let (dispatch, fast_header) = {
+            let l = &self.versioned[k];
+            (l.dispatch.expect("dispatch block created"), l.fast[&l.header])
+        };
+        let checked_header = self.blocks[self.versioned[k].header.index()];
+        self.b.switch_to_block(dispatch);
+        let params = self.b.block_params(dispatch).to_vec();
+        let header = self.f.block(self.versioned[k].header);
+        // The induction variable's (single, i64) part among the header's parts.
+        let iv_part: usize =
+            header.params[..self.versioned[k].iv].iter().map(|&p| crate::abi::part_count(self.f.ty(p))).sum();
+        let init = params[iv_part];
+        let bound = match self.versioned[k].bound {
+            Ok(c) => self.iconst(c),
+            Err(v) => self.scalar_outside(v),
+        };
+        let (nonempty, lo, hi) = match self.versioned[k].range {
+            Range::UpBelow => {
+                let ok = self.b.ins().icmp(IntCC::SignedLessThan, init, bound);
+                (ok, init, self.b.ins().iadd_imm_s(bound, -1))
+            }
+            Range::UpTo => {
+                let ok = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, init, bound);
+                let not_max = self.b.ins().icmp_imm_s(IntCC::NotEqual, bound, i64::MAX);
+                (self.b.ins().band(ok, not_max), init, bound)
+            }
+            Range::DownAbove => {
+                let ok = self.b.ins().icmp(IntCC::SignedGreaterThan, init, bound);
+                (ok, self.b.ins().iadd_imm_s(bound, 1), init)
+            }
+            Range::DownTo => {
+                let ok = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, init, bound);
+                let not_min = self.b.ins().icmp_imm_s(IntCC::NotEqual, bound, i64::MIN);
+                (self.b.ins().band(ok, not_min), bound, init)
+            }
+        };
+        let span = self.b.ins().isub(hi, lo);
+        let mut ok = nonempty;
+        for access in self.versioned[k].accesses.clone() {
+            let Affine { coef, constant, terms } = access.index;
+            let at = if coef >= 0 { lo } else { hi };
+            let mut min = self.b.ins().imul_imm_s(at, coef);
+            min = self.b.ins().iadd_imm_s(min, constant);
+            for (factor, term) in terms {
+                let t = self.scalar_outside(term);
+                let t = self.b.ins().imul_imm_s(t, factor);
+                min = self.b.ins().iadd(min, t);
+            }
+            let magnitude = coef.unsigned_abs();
+            let width = if magnitude <= 1 {
+                span
+            } else {
+                // |a| (hi - lo) must not wrap: hi - lo <= u64::MAX / |a|.
+                let fits = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, span, (u64::MAX / magnitude) as i64);
+                ok = self.b.ins().band(ok, fits);
+                self.b.ins().imul_imm_s(span, magnitude as i64)
+            };
+            let width = if magnitude == 0 { self.iconst(0) } else { width };
+            let max = self.b.ins().iadd(min, width);
+            let len = self.get(access.slice)[1];
+            let shift = i64::from(access.width.trailing_zeros());
+            let groups = if shift == 0 { len } else { self.b.ins().ushr_imm_u(len, shift) };
+            let below = self.b.ins().icmp(IntCC::UnsignedLessThan, max, groups);
+            let no_wrap = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, min, max);
+            let both = self.b.ins().band(below, no_wrap);
+            ok = self.b.ins().band(ok, both);
+        }
+        let args: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
+        self.b.ins().brif(ok, fast_header, &args, checked_header, &args);
+        self.b.seal_block(dispatch);
+    }
+}
