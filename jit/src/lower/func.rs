@@ -214,12 +214,7 @@ impl FuncLowerer<'_, '_> {
         self.b.append_block_params_for_function_params(entry);
         self.blocks.push(entry);
         for block in f.blocks.iter().skip(1) {
-            let blk = self.b.create_block();
-            for &p in &block.params {
-                for &t in abi::part_type(f.ty(p)) {
-                    self.b.append_block_param(blk, t);
-                }
-            }
+            let blk = self.block_with_params(&block.params);
             self.blocks.push(blk);
         }
         self.create_versioned_blocks();
@@ -315,27 +310,28 @@ impl FuncLowerer<'_, '_> {
         self.lower_terminator(term)
     }
 
+    /// A new Cranelift block with the parts of IR block parameters `params` as its parameters.
+    fn block_with_params(&mut self, params: &[Value]) -> clif::Block {
+        let blk = self.b.create_block();
+        for &p in params {
+            for &t in abi::part_type(self.f.ty(p)) {
+                self.b.append_block_param(blk, t);
+            }
+        }
+        blk
+    }
+
     /// Create the dispatch and fast-copy blocks of the versioned loops, and the variables of the
     /// values escaping them.
     fn create_versioned_blocks(&mut self) {
         let f = self.f;
         for k in 0..self.versioned.len() {
             let header = self.versioned[k].header;
-            let dispatch = self.b.create_block();
-            for &p in &f.block(header).params {
-                for &t in abi::part_type(f.ty(p)) {
-                    self.b.append_block_param(dispatch, t);
-                }
-            }
+            let dispatch = self.block_with_params(&f.block(header).params);
             self.versioned[k].dispatch = Some(dispatch);
             for b in 0..f.blocks.len() {
                 if self.versioned[k].body[b] {
-                    let blk = self.b.create_block();
-                    for &p in &f.blocks[b].params {
-                        for &t in abi::part_type(f.ty(p)) {
-                            self.b.append_block_param(blk, t);
-                        }
-                    }
+                    let blk = self.block_with_params(&f.blocks[b].params);
                     self.versioned[k].fast.insert(Block(b as u32), blk);
                 }
             }
