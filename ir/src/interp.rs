@@ -246,6 +246,14 @@ pub enum InterpError {
         /// The `tpush`.
         site: Site,
     },
+    /// `alloc` with a negative length, or one whose memory could not be allocated.
+    #[error("alloc of length {len} failed at {site}: the length must be >= 0 and the memory available")]
+    AllocFailed {
+        /// The `alloc`.
+        site: Site,
+        /// The requested length.
+        len: i64,
+    },
     /// The step limit set by [`Interpreter::with_step_limit`] ran out.
     #[error("step limit of {limit} instructions exceeded (infinite loop?)")]
     StepLimitExceeded {
@@ -304,6 +312,7 @@ impl InterpError {
             InterpError::CallDepthExceeded { .. } => "CallDepthExceeded",
             InterpError::TapeUnderflow { .. } => "TapeUnderflow",
             InterpError::TapeAllocation { .. } => "TapeAllocation",
+            InterpError::AllocFailed { .. } => "AllocFailed",
             InterpError::StepLimitExceeded { .. } => "StepLimitExceeded",
             InterpError::ExternNotRegistered { .. } => "ExternNotRegistered",
             InterpError::ExternSignature { .. } => "ExternSignature",
@@ -319,6 +328,7 @@ impl InterpError {
             | InterpError::CallDepthExceeded { site }
             | InterpError::TapeUnderflow { site }
             | InterpError::TapeAllocation { site }
+            | InterpError::AllocFailed { site, .. }
             | InterpError::ExternNotRegistered { site, .. }
             | InterpError::ExternSignature { site, .. }
             | InterpError::ExternFailed { site, .. }

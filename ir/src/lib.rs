@@ -15,6 +15,7 @@ pub mod builder;
 mod externs;
 mod function;
 pub mod interp;
+mod local_arrays;
 pub mod math;
 mod opcode;
 pub mod passes;
@@ -30,6 +31,7 @@ pub use function::{
     Value, ValueData, is_anonymous_value_name,
 };
 pub use interp::*;
+pub use local_arrays::LocalArrays;
 pub use opcode::{CondCode, MathFn, OP_TABLE, OpInfo, Opcode, Shape};
 pub use spans::{FuncSpans, Pos, SourceMap};
 pub use tape::{Tape, TapeError};

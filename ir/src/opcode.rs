@@ -54,6 +54,8 @@ pub enum Shape {
     Insert,
     /// A call to a module function or a declared extern; the immediate names the callee.
     Call,
+    /// `(i64) -> mslice`: a fresh local array.
+    Alloc,
     /// `(T) -> ()` for `T` in `f64`, `i64`, `bool`: append to the call's tape.
     TapePush,
     /// `() -> T` for `T` in `f64`, `i64`, `bool` (the immediate): read the tape backwards.
@@ -168,6 +170,7 @@ op_table! {
     Extract => "extract", Extract, N, "`extract v, k`: lane `k` of `v`.";
     Insert => "insert", Insert, N, "`insert v, k, x`: `v` with lane `k` replaced by `x`.";
     Call => "call", Call, N, "`call @f(args)`: a module function or a declared extern.";
+    Alloc => "alloc", Alloc, N, "`a = alloc n`: a local array of `n` zeros, an `mslice` owned by this call and freed when it returns. Only in the entry block (so it is allocated once per call and dominates every use); `n < 0` or a failed allocation is an error.";
     TPush => "tpush", TapePush, N, "`tpush x`: append `x` (f64, i64 or bool) to the tape of this call; the tape grows without limit (allocation failure is an error).";
     TPop => "tpop", TapePop, N, "`x = tpop.T`: move the tape's read cursor back one entry and read it as `T`; reading before the start is an error. Entries stay, so a pullback can be run again.";
 }
@@ -195,7 +198,7 @@ impl Opcode {
     }
     /// Does this instruction write memory or call out (so it must not be removed or merged)?
     pub fn has_side_effects(self) -> bool {
-        matches!(self, Opcode::Store | Opcode::VStore | Opcode::Call | Opcode::TPush | Opcode::TPop)
+        matches!(self, Opcode::Store | Opcode::VStore | Opcode::Call | Opcode::TPush | Opcode::TPop | Opcode::Alloc)
     }
     /// Can this instruction fail at run time (out-of-bounds index, division by zero, a call)?
     /// Such instructions are kept by dead-code elimination even when their result is unused.
@@ -209,6 +212,7 @@ impl Opcode {
                 | Opcode::IDiv
                 | Opcode::IRem
                 | Opcode::Call
+                | Opcode::Alloc
                 | Opcode::TPush
                 | Opcode::TPop
         )
@@ -288,6 +292,7 @@ impl Opcode {
                 (v @ Type::F64x(w), Imm::Lane(k)) if arity_ok(2) && *k < w && t(1)? == Type::F64 => Some(v),
                 _ => return None,
             },
+            Alloc => (arity_ok(1) && t(0)? == Type::I64).then_some(Some(Type::SliceMut))?,
             TapePush => (arity_ok(1) && matches!(t(0)?, Type::F64 | Type::I64 | Type::Bool)).then_some(None)?,
             TapePop => match imm {
                 Imm::Type(v @ (Type::F64 | Type::I64 | Type::Bool)) if arity_ok(0) => Some(*v),

@@ -5,6 +5,8 @@
 //! function pushes, the pullback pops in reverse order. Pops only move a read cursor, so after
 //! [`Tape::reset_cursor`] the same pullback can run again on the same entries.
 
+use crate::local_arrays::LocalArrays;
+
 /// Why a tape operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TapeError {
@@ -39,6 +41,8 @@ pub enum TapeError {
 pub struct Tape {
     entries: Vec<u64>,
     cursor: usize,
+    /// The JIT's memory for `alloc`, kept with the tape so that repeated calls reuse it.
+    arrays: LocalArrays,
 }
 
 impl Tape {
@@ -81,10 +85,15 @@ impl Tape {
         self.entries.clear();
         self.cursor = 0;
     }
-    /// Remove every entry and free the memory.
+    /// Remove every entry and free the memory (also that of local arrays).
     pub fn release(&mut self) {
         self.entries = Vec::new();
         self.cursor = 0;
+        self.arrays = LocalArrays::default();
+    }
+    /// The memory held for local arrays (`alloc`) of native calls, in bytes.
+    pub fn local_array_bytes(&self) -> usize {
+        self.arrays.bytes()
     }
     /// Append `bits` and move the cursor to the end (the semantics of `tpush`).
     pub fn push_bits(&mut self, bits: u64) -> Result<(), TapeError> {
@@ -103,12 +112,12 @@ impl Tape {
         self.cursor = below;
         Ok(bits)
     }
-    /// The storage and the cursor, for an executor that runs tape instructions itself (the JIT
-    /// builds its native tape state from them and writes the state back after a call). An
-    /// executor must keep `cursor <= entries.len()`; readers of a cursor past the end treat it as
-    /// the end.
-    pub fn parts_mut(&mut self) -> (&mut Vec<u64>, &mut usize) {
-        (&mut self.entries, &mut self.cursor)
+    /// The storage, the cursor and the local-array memory, for an executor that runs tape
+    /// instructions itself (the JIT builds its native tape state from them and writes the state
+    /// back after a call). An executor must keep `cursor <= entries.len()`; readers of a cursor
+    /// past the end treat it as the end.
+    pub fn parts_mut(&mut self) -> (&mut Vec<u64>, &mut usize, &mut LocalArrays) {
+        (&mut self.entries, &mut self.cursor, &mut self.arrays)
     }
 }
 

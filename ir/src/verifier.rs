@@ -141,11 +141,14 @@ error_kinds! {
     #[error("jump to block index {index}, which does not exist")]
     UnknownBlock { index: usize },
     /// A block parameter of slice type.
-    #[error("block parameter {param} has type {ty} — slices exist only as function parameters")]
+    #[error("block parameter {param} has type {ty} — slices are function parameters or entry-block allocs, never block parameters")]
     SliceBlockParam { param: String, ty: Type },
     /// A function or extern that returns a slice.
-    #[error("{what} has type {ty} — slices exist only as function parameters, never as results")]
+    #[error("{what} has type {ty} — slices are function parameters or entry-block allocs, never results")]
     SliceResult { what: String, ty: Type },
+    /// An `alloc` outside the entry block.
+    #[error("alloc outside the entry block — local arrays are allocated once per call: move it to the entry block (and zero it with stores where it must start over)")]
+    AllocOutsideEntry,
     /// Two values of a function share a name.
     #[error("value name {name} is used more than once — value names must be unique within a function")]
     DuplicateValueName { name: String },
@@ -481,6 +484,9 @@ impl<'a> FuncChecker<'a> {
         if let Err(kind) = check_immediate(op, &inst.imm) {
             return self.error(loc, kind);
         }
+        if op == Opcode::Alloc && bi != 0 {
+            return self.error(loc, VerifyErrorKind::AllocOutsideEntry);
+        }
         let expected = match self.op_results(op, inst, &args) {
             Ok(e) => e,
             Err(kind) => return self.error(loc, kind),
@@ -710,6 +716,7 @@ fn shape_description(shape: Shape) -> &'static str {
         Shape::Call => "the callee's parameter types",
         Shape::TapePush => "one f64, i64 or bool operand",
         Shape::TapePop => "no operands",
+        Shape::Alloc => "one i64 operand (the length)",
     }
 }
 

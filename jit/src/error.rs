@@ -109,6 +109,14 @@ pub enum RuntimeError {
         /// The `tpush`.
         site: Site,
     },
+    /// `alloc` with a negative length, or whose memory could not be allocated.
+    #[error("alloc of length {len} failed at {site}: the length must be >= 0 and the memory available")]
+    AllocFailed {
+        /// The `alloc`.
+        site: Site,
+        /// The requested length.
+        len: i64,
+    },
     /// A slice declared the shadow of another ([`JitOptions::shadow_slice`](crate::JitOptions::shadow_slice))
     /// does not have `lanes` entries per element of it. Checked when the function is entered.
     #[error("{mismatch} (at {site})")]
@@ -140,6 +148,7 @@ impl RuntimeError {
             RuntimeError::CallDepthExceeded { .. } => "CallDepthExceeded",
             RuntimeError::TapeUnderflow { .. } => "TapeUnderflow",
             RuntimeError::TapeAllocation { .. } => "TapeAllocation",
+            RuntimeError::AllocFailed { .. } => "AllocFailed",
             RuntimeError::ShadowLength { .. } => "ShadowLength",
             RuntimeError::ExternFailed { .. } => "ExternFailed",
         }
@@ -152,6 +161,7 @@ impl RuntimeError {
             | RuntimeError::CallDepthExceeded { site }
             | RuntimeError::TapeUnderflow { site }
             | RuntimeError::TapeAllocation { site }
+            | RuntimeError::AllocFailed { site, .. }
             | RuntimeError::ShadowLength { site, .. }
             | RuntimeError::ExternFailed { site, .. } => site,
         }

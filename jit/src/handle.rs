@@ -386,6 +386,7 @@ impl CompiledFn {
             (SiteKind::CallDepthExceeded, _) => RuntimeError::CallDepthExceeded { site: ir_site },
             (SiteKind::TapeUnderflow, _) => RuntimeError::TapeUnderflow { site: ir_site },
             (SiteKind::TapeAllocation, _) => RuntimeError::TapeAllocation { site: ir_site },
+            (SiteKind::AllocFailed, _) => RuntimeError::AllocFailed { site: ir_site, len: detail[0] as i64 },
             (SiteKind::ShadowLength { shadow, primal, lanes }, _) => {
                 let names = module.functions.get(func).map(|f| &f.param_names[..]).unwrap_or_default();
                 let name = |p: u32| names.get(p as usize).cloned().unwrap_or_else(|| format!("parameter {p}"));

@@ -179,6 +179,13 @@ fn same_error(want: &InterpError, have: &RuntimeError) -> Result<(), &'static st
         {
             Err("different index or length")
         }
+        (InterpError::AllocFailed { len, .. }, RuntimeError::AllocFailed { len: l, .. }) => {
+            if len == l {
+                Ok(())
+            } else {
+                Err("AllocFailed with a different length")
+            }
+        }
         (InterpError::ExternFailed { name, message, .. }, RuntimeError::ExternFailed { name: n, message: m, .. })
             if (name, message) != (n, m) =>
         {

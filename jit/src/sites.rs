@@ -16,6 +16,8 @@ pub(crate) enum SiteKind {
     TapeUnderflow,
     /// A `tpush` that could not grow the tape.
     TapeAllocation,
+    /// An `alloc` with a negative length or whose memory could not be allocated.
+    AllocFailed,
     /// A shadow slice parameter whose length is not `lanes` times its primal's (parameter indices).
     ShadowLength { shadow: u32, primal: u32, lanes: u8 },
     /// A closure extern returned an error (its message is in the thread-local extern-error slot).

@@ -29,6 +29,12 @@ pub(crate) fn register_runtime(jb: &mut JITBuilder) {
     jb.symbol(crate::closure::TRAMPOLINE_SYMBOL, crate::closure::closure_trampoline as Trampoline as *const u8);
     type Grow = extern "C" fn(*mut crate::tape::TapeState) -> i32;
     jb.symbol(crate::tape::GROW_SYMBOL, crate::tape::tape_grow as Grow as *const u8);
+    type Alloc = extern "C" fn(*mut crate::tape::TapeState, i64) -> *mut f64;
+    jb.symbol(crate::tape::ALLOC_SYMBOL, crate::tape::local_alloc as Alloc as *const u8);
+    type Mark = extern "C" fn(*mut crate::tape::TapeState) -> u64;
+    jb.symbol(crate::tape::MARK_SYMBOL, crate::tape::local_mark as Mark as *const u8);
+    type Release = extern "C" fn(*mut crate::tape::TapeState, u64);
+    jb.symbol(crate::tape::RELEASE_SYMBOL, crate::tape::local_release as Release as *const u8);
 }
 
 /// Register every math function of the op table and the float libcalls.

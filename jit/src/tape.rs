@@ -8,7 +8,7 @@
 //! invariant, which every operation keeps, is `cursor <= len <= cap`, with `base` valid for `cap`
 //! entries of which the first `len` are initialised.
 
-use jitdiff_ir::Tape;
+use jitdiff_ir::{LocalArrays, Tape};
 use std::marker::PhantomData;
 
 /// Byte offsets of the [`TapeState`] fields native code reads and writes.
@@ -30,6 +30,8 @@ pub(crate) struct TapeState {
     cursor: u64,
     /// The vector `base` points into; only [`tape_grow`] and the write-back touch it.
     owner: *mut Vec<u64>,
+    /// The tape's memory for `alloc`; only the local-array helpers below touch it.
+    arrays: *mut LocalArrays,
 }
 
 // The offsets native code uses are the field offsets.
@@ -62,12 +64,46 @@ pub(crate) extern "C" fn tape_grow(state: *mut TapeState) -> i32 {
     0
 }
 
+/// The symbols of the local-array helpers in every JIT module.
+pub(crate) const ALLOC_SYMBOL: &str = "jitdiff_local_alloc";
+pub(crate) const MARK_SYMBOL: &str = "jitdiff_local_mark";
+pub(crate) const RELEASE_SYMBOL: &str = "jitdiff_local_release";
+
+/// `alloc len`: a zeroed array of `len` `f64`s from the tape's [`LocalArrays`], or null when
+/// `len < 0` or the memory cannot be allocated. The array stays valid until native code releases
+/// to a mark taken before it (the chunks never move).
+pub(crate) extern "C" fn local_alloc(state: *mut TapeState, len: i64) -> *mut f64 {
+    // SAFETY: as in `tape_grow`: native code passes the live state `NativeTape::state` gave it,
+    // and `arrays` came from the `&mut Tape` that `NativeTape` borrows for the whole call; no
+    // reference into the allocator is held across native code (arrays are raw pointers there).
+    let arrays = unsafe { &mut *(*state).arrays };
+    match usize::try_from(len).ok().and_then(|len| arrays.alloc(len)) {
+        Some(array) => array.as_mut_ptr(),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// The allocator's mark, taken when a function that allocates starts.
+pub(crate) extern "C" fn local_mark(state: *mut TapeState) -> u64 {
+    // SAFETY: see `local_alloc`.
+    unsafe { (*(*state).arrays).mark() }
+}
+
+/// Free the arrays allocated since `mark`, when the function that took it returns.
+pub(crate) extern "C" fn local_release(state: *mut TapeState, mark: u64) {
+    // SAFETY: see `local_alloc`.
+    unsafe { (*(*state).arrays).release(mark) }
+}
+
 /// A [`Tape`] lent to native code for one call: the state native code works on, written back to
 /// the tape (length and cursor) when this is dropped — also after a failed call, so the tape
 /// holds what was pushed before the failure, as with the interpreter.
 pub(crate) struct NativeTape<'t> {
     state: TapeState,
     cursor: *mut usize,
+    /// The local-array mark when the call started, released to on drop: a failed call returns
+    /// without releasing its arrays.
+    arrays_mark: u64,
     _tape: PhantomData<&'t mut Tape>,
 }
 
@@ -75,7 +111,9 @@ impl<'t> NativeTape<'t> {
     /// Lend `tape` to native code. A cursor past the end is treated as the end.
     #[inline]
     pub fn new(tape: &'t mut Tape) -> NativeTape<'t> {
-        let (entries, cursor) = tape.parts_mut();
+        let (entries, cursor, arrays) = tape.parts_mut();
+        let arrays_mark = arrays.mark();
+        let arrays: *mut LocalArrays = arrays;
         let len = entries.len();
         *cursor = (*cursor).min(len);
         let cursor_value = *cursor;
@@ -84,8 +122,8 @@ impl<'t> NativeTape<'t> {
         // SAFETY: `owner` comes from a live `&mut Vec<u64>`; reading its buffer pointer and
         // capacity through it creates no lasting reference.
         let (base, cap) = unsafe { ((*owner).as_mut_ptr(), (*owner).capacity()) };
-        let state = TapeState { base, len: len as u64, cap: cap as u64, cursor: cursor_value as u64, owner };
-        NativeTape { state, cursor, _tape: PhantomData }
+        let state = TapeState { base, len: len as u64, cap: cap as u64, cursor: cursor_value as u64, owner, arrays };
+        NativeTape { state, cursor, arrays_mark, _tape: PhantomData }
     }
 
     /// The pointer to pass to native code (valid while `self` is neither moved nor dropped).
@@ -100,10 +138,12 @@ impl Drop for NativeTape<'_> {
     fn drop(&mut self) {
         // SAFETY: native code has returned, so `owner` and `cursor` are again only reachable
         // through this value, which holds the `&mut Tape` borrow they came from; native code kept
-        // `cursor <= len <= capacity` and initialised every entry below `len`.
+        // `cursor <= len <= capacity` and initialised every entry below `len`. `arrays` came from
+        // the same borrow, and no native code holds one of its arrays any more.
         unsafe {
             (*self.state.owner).set_len(self.state.len as usize);
             *self.cursor = self.state.cursor as usize;
+            (*self.state.arrays).release(self.arrays_mark);
         }
     }
 }

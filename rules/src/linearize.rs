@@ -250,7 +250,7 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
             return Linearization::NoTangent;
         }
         O::IToF => return Linearization::Zero,
-        O::FToI | O::Len | O::TPush | O::TPop => return Linearization::NoTangent,
+        O::FToI | O::Len | O::TPush | O::TPop | O::Alloc => return Linearization::NoTangent,
         O::Load | O::Store | O::VLoad | O::VStore | O::Splat | O::Extract | O::Insert | O::Call => {
             return Linearization::Structural;
         }

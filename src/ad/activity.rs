@@ -4,7 +4,8 @@
 //! that depends on a differentiated input through operations whose derivative is not identically
 //! zero. Integers and booleans are never active (`NoTangent`); piecewise-constant results such as
 //! `floor x` are not active either (`ZeroTangent`), so nothing downstream of them pays for
-//! derivatives.
+//! derivatives. A local array (`alloc`) is active when an active value is stored into it, or when
+//! it is passed to a call that has an active argument (the callee may store into it).
 
 use jitdiff_ir::{Callee, FuncId, Function, Imm, Module, Opcode, Terminator, Type, Value};
 use std::collections::HashSet;
@@ -33,12 +34,30 @@ impl Activity {
                 active.insert(p);
             }
         }
+        let allocs: HashSet<Value> = func
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter(|i| i.op == Opcode::Alloc)
+            .flat_map(|i| i.results.clone())
+            .collect();
         // Forward data flow to a fixpoint; loops need several rounds.
         let mut changed = true;
         while changed {
             changed = false;
             for block in &func.blocks {
                 for inst in &block.insts {
+                    // A local array becomes active through what is written into it.
+                    let writes_active = match inst.op {
+                        Opcode::Store | Opcode::VStore => active.contains(&inst.args[2]),
+                        Opcode::Call => inst.args.iter().any(|a| active.contains(a)),
+                        _ => false,
+                    };
+                    if writes_active {
+                        for a in inst.args.iter().filter(|a| allocs.contains(a)) {
+                            changed |= active.insert(*a);
+                        }
+                    }
                     if inst.results.is_empty() || inst.results.iter().all(|r| active.contains(r)) {
                         continue;
                     }

@@ -344,6 +344,17 @@ impl Deriver<'_> {
                     });
                 }
             }
+            // An active local array's tangent is another, with W lanes per element.
+            Opcode::Alloc if activity.is_active(inst.results[0]) => {
+                let len = if self.width == 1 {
+                    args[0]
+                } else {
+                    let width = em.emit(Opcode::IConst, &[], Imm::I64(i64::from(self.width)));
+                    em.bin(Opcode::IMul, args[0], width)
+                };
+                let t = em.emit(Opcode::Alloc, &[len], Imm::None);
+                tangent.values.insert(inst.results[0], t);
+            }
             Opcode::Call if self.is_derived_call(inst, activity) => {
                 self.active_call(em, source, inst, args, results, activity, tangent, site)?
             }

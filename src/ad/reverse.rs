@@ -268,6 +268,9 @@ struct Forward {
     state: StatePlan,
     /// The counted loops (their headers take a trip count instead of an edge index).
     loops: Loops,
+    /// The active local arrays: the source `alloc` result and its length in `f_fwd`. The
+    /// pullback allocates a zeroed differential of that length in its first block.
+    local_arrays: Vec<(Value, Value)>,
 }
 
 impl Deriver<'_> {
@@ -393,6 +396,15 @@ impl Deriver<'_> {
             };
             func.block_mut(b).term = Some(new_term);
         }
+        // An active local array's length is recorded once per call, for its differential.
+        let mut local_arrays = vec![];
+        for inst in source.block(Block::ENTRY).insts.iter().filter(|i| i.op == Opcode::Alloc) {
+            if activity.is_active(inst.results[0]) {
+                let len = primal[&inst.args[0]];
+                state.require_global(len);
+                local_arrays.push((inst.results[0], len));
+            }
+        }
         // Leaving a loop records, per loop left, the values its reversed loop carries and then its
         // trip count (every block has been planned now, so the carried values are known).
         for (at, exited) in &leaves {
@@ -416,7 +428,7 @@ impl Deriver<'_> {
                 em.emit_multi(Opcode::TPush, &[id], Imm::None, &[]);
             }
         }
-        Ok(Forward { func, plans, merge_edges, returns, state, loops })
+        Ok(Forward { func, plans, merge_edges, returns, state, loops, local_arrays })
     }
 
     /// Copy one instruction into `f_fwd` and add the forward values its pullback needs to

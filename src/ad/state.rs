@@ -477,6 +477,15 @@ impl StatePlan {
         em.emit(op, &[], imm)
     }
 
+    /// Record `v` (a forward value of the entry block) once per call, unless it is a constant:
+    /// the pullback needs it before any reversed block runs (the length of a local array's
+    /// differential, which its first block allocates).
+    pub fn require_global(&mut self, v: Value) {
+        if !self.is_constant(v) && !self.global.contains(&v) {
+            self.global.push(v);
+        }
+    }
+
     /// The values pushed at the end of block `b`, in push order.
     pub fn frame(&self, b: Block) -> &[Value] {
         self.blocks.get(&b).map_or(&[], |s| &s.frame)

@@ -355,6 +355,7 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
         Shape::Call => "a callee",
         Shape::TapePush => "(f64), (i64) or (bool)",
         Shape::TapePop => "no operands and a result type f64, i64 or bool",
+        Shape::Alloc => "(i64)",
     };
     let hint = if args.contains(&Type::F64) && args.contains(&Type::I64) {
         "; convert between f64 and i64 with itof / ftoi"
@@ -383,6 +384,7 @@ fn fallback_types(op: Opcode, args: &[Type], imm: &Imm) -> Vec<Type> {
             _ => Type::F64,
         },
         Shape::IntUnary | Shape::IntBinary | Shape::FloatToInt | Shape::Len => Type::I64,
+        Shape::Alloc => Type::SliceMut,
         Shape::BoolUnary | Shape::BoolBinary | Shape::FloatCompare | Shape::IntCompare => Type::Bool,
         Shape::Select => args.get(1).copied().filter(|t| !t.is_slice()).unwrap_or(Type::F64),
         Shape::Splat | Shape::VectorLoad => match imm {

@@ -32,7 +32,7 @@ unary_ops! {
     fneg => FNeg, sqrt => Sqrt, exp => Exp, ln => Ln, sin => Sin, cos => Cos, tan => Tan,
     tanh => Tanh, abs => Abs, log1p => Log1p, expm1 => Expm1, floor => Floor, ceil => Ceil,
     atan => Atan, asin => Asin, acos => Acos, sinh => Sinh, cosh => Cosh, sign => Sign,
-    ineg => INeg, not => Not, itof => IToF, ftoi => FToI, len => Len,
+    ineg => INeg, not => Not, itof => IToF, ftoi => FToI, len => Len, alloc => Alloc,
 }
 binary_ops! {
     fadd => FAdd, fsub => FSub, fmul => FMul, fmulsz => FMulSz, fdiv => FDiv, min => Min, max => Max, pow => Pow,

@@ -62,6 +62,7 @@ pub(super) enum CInst {
     CallExtern { ext: u32, args: Span, results: Span },
     TPush { a: u32 },
     TPop { dst: u32, ty: Type },
+    Alloc { dst: u32, n: u32 },
 }
 
 /// A jump target with its block-parameter moves.
@@ -253,6 +254,7 @@ impl Compiler<'_> {
             }
             Shape::TapePush => CInst::TPush { a: r(0) },
             Shape::TapePop => CInst::TPop { dst, ty: result_types[0] },
+            Shape::Alloc => CInst::Alloc { dst, n: r(0) },
             Shape::Call => return Err("unreachable: calls are compiled separately".into()),
         })
     }

@@ -208,6 +208,7 @@ pub fn eval_pure(op: Opcode, imm: &Imm, args: &[RuntimeValue]) -> Option<Runtime
             _ => None,
         },
         Shape::Len
+        | Shape::Alloc
         | Shape::Load
         | Shape::Store
         | Shape::VectorLoad

@@ -2,7 +2,9 @@
 //! recursion costs heap, never Rust stack.
 //!
 //! Slices are handles: a slice-typed register holds an index into the table of the entry call's
-//! slice arguments, so a callee given a slice reads and writes the caller's very memory.
+//! slice arguments followed by the local arrays (`alloc`) of the live frames, so a callee given a
+//! slice reads and writes the caller's very memory. A frame's local arrays are dropped when it
+//! returns (they are the last entries of the table, since frames form a stack).
 
 use super::compile::{CBlock, CInst, CTerm, CompiledFunc, Edge, Operand, Span};
 use super::eval::{self, EvalError};
@@ -11,10 +13,35 @@ use crate::externs::{ExternArg, ExternImpl};
 use crate::tape::{Tape, TapeError};
 use crate::types::Type;
 
-/// One slice argument of the entry call.
+/// One slice argument of the entry call, or one local array.
 struct SliceRef<'s> {
-    data: &'s mut [f64],
+    data: SliceData<'s>,
     mutable: bool,
+}
+
+/// The memory of a [`SliceRef`]: the caller's, or a local array the machine owns.
+enum SliceData<'s> {
+    Borrowed(&'s mut [f64]),
+    Local(Vec<f64>),
+}
+
+impl std::ops::Deref for SliceData<'_> {
+    type Target = [f64];
+    fn deref(&self) -> &[f64] {
+        match self {
+            SliceData::Borrowed(data) => data,
+            SliceData::Local(data) => data,
+        }
+    }
+}
+
+impl std::ops::DerefMut for SliceData<'_> {
+    fn deref_mut(&mut self) -> &mut [f64] {
+        match self {
+            SliceData::Borrowed(data) => data,
+            SliceData::Local(data) => data,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +54,9 @@ struct Frame {
     rb: usize,
     /// Base of this frame's lanes in [`Machine::lanes`].
     lb: usize,
+    /// Number of entries of [`Machine::slices`] when the frame started: its local arrays are
+    /// the entries from here on.
+    sb: usize,
 }
 
 /// Why [`Machine::run_frame`] stopped running the current frame.
@@ -109,16 +139,17 @@ pub(super) fn run(
             }
             (ArgValue::Slice(data), Operand::Scalar(r)) => {
                 m.regs[r as usize] = m.slices.len() as u64;
-                m.slices.push(SliceRef { data, mutable: false });
+                m.slices.push(SliceRef { data: SliceData::Borrowed(data), mutable: false });
             }
             (ArgValue::SliceMut(data), Operand::Scalar(r)) => {
                 m.regs[r as usize] = m.slices.len() as u64;
-                m.slices.push(SliceRef { data, mutable: true });
+                m.slices.push(SliceRef { data: SliceData::Borrowed(data), mutable: true });
             }
             _ => return Err(malformed(site(cf, &cf.blocks[0], 0), "argument kinds changed after checking")),
         }
     }
-    m.frames.push(Frame { func: entry, block: 0, pc: 0, rb: 0, lb: 0 });
+    let sb = m.slices.len();
+    m.frames.push(Frame { func: entry, block: 0, pc: 0, rb: 0, lb: 0, sb });
     m.drive()
 }
 
@@ -156,7 +187,8 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                     for (&src, &dst) in cf.operands[args.range()].iter().zip(&callee.params) {
                         copy_operand(&mut self.regs, &mut self.lanes, src, (frame.rb, frame.lb), dst, (rb, lb));
                     }
-                    self.frames.push(Frame { func: func as usize, block: 0, pc: 0, rb, lb });
+                    let sb = self.slices.len();
+                    self.frames.push(Frame { func: func as usize, block: 0, pc: 0, rb, lb, sb });
                 }
                 Exit::Return(span) => {
                     let values = &cf.operands[span.range()];
@@ -178,6 +210,7 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                     }
                     self.regs.truncate(frame.rb);
                     self.lanes.truncate(frame.lb);
+                    self.slices.truncate(frame.sb);
                 }
             }
         }
@@ -333,6 +366,15 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                     CInst::TPop { dst, ty } => {
                         let bits = tape.pop_bits().map_err(|e| tape_error(e, here(frame.pc)))?;
                         regs[dst as usize] = if ty == Type::Bool { (bits != 0) as u64 } else { bits };
+                    }
+                    CInst::Alloc { dst, n } => {
+                        let len = i!(n);
+                        let mut data = Vec::new();
+                        let size = usize::try_from(len).ok().filter(|&k| data.try_reserve_exact(k).is_ok());
+                        let size = size.ok_or_else(|| InterpError::AllocFailed { site: here(frame.pc), len })?;
+                        data.resize(size, 0.0);
+                        regs[dst as usize] = slices.len() as u64;
+                        slices.push(SliceRef { data: SliceData::Local(data), mutable: true });
                     }
                     CInst::Call { func, args, .. } => return Ok(Exit::Call { func, args }),
                     CInst::CallExtern { ext, args, results } => {

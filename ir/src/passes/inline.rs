@@ -5,7 +5,8 @@ use crate::opcode::Opcode;
 use std::collections::HashMap;
 
 /// Replace calls of module functions by copies of their bodies, where `wanted(callee)` says so
-/// and the callee cannot reach itself through calls (recursion is never inlined). Callees are
+/// and the callee cannot reach itself through calls (recursion is never inlined) and has no
+/// `alloc` (a local array is fresh on every call, and must stay in an entry block). Callees are
 /// processed before their callers, so a chain of small functions collapses into its caller.
 /// A caller stops growing once it has `max_insts` instructions.
 ///
@@ -40,6 +41,7 @@ pub fn inline_calls(module: &mut Module, wanted: impl Fn(FuncId, &Function) -> b
                             g != f
                                 && g.index() < n
                                 && !recursive[g.index()]
+                                && !has_alloc(&module.functions[g.index()])
                                 && size + body_size(&module.functions[g.index()]) <= max_insts
                                 && wanted(g, &module.functions[g.index()])
                         }
@@ -203,4 +205,9 @@ fn inline_one(f: &mut Function, block: Block, k: usize, callee: &Function) {
         data.term = term;
     }
     f.block_mut(block).term = Some(Terminator::Jump(BlockCall { block: blocks[&Block::ENTRY], args: vec![] }));
+}
+
+/// Does `f` allocate local arrays?
+fn has_alloc(f: &Function) -> bool {
+    f.blocks.iter().flat_map(|b| &b.insts).any(|i| i.op == Opcode::Alloc)
 }

@@ -43,6 +43,7 @@ impl FuncLowerer<'_, '_> {
                     offset += 8 * abi::slot_count(ty) as i32;
                 }
                 self.sync_tape_vars();
+                self.release_local_arrays()?;
                 let ok = self.b.ins().iconst(abi::STATUS, 0);
                 self.b.ins().return_(&[ok]);
             }

@@ -91,6 +91,9 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     /// negates scalars: `fneg` is then one `xor` with a register. (Cranelift's own `fneg`
     /// materialises the mask at every use, two more instructions inside a loop.)
     pub sign_mask: Option<clif::Value>,
+    /// The local-array allocator's mark, taken at entry by a function that allocates
+    /// (`local_arrays.rs`).
+    pub local_array_mark: Option<clif::Value>,
     /// Loops lowered twice, with and without bounds checks (`versioning.rs`).
     pub versioned: Vec<VersionedLoop>,
     /// The versioned loop whose fast copy is being lowered, if any.
@@ -165,6 +168,7 @@ pub(crate) fn lower_function(
         at_inst: 0,
         tape_vars: None,
         sign_mask: None,
+        local_array_mark: None,
         versioned: vec![],
         copy: None,
         escapes: HashMap::new(),
@@ -226,6 +230,9 @@ impl FuncLowerer<'_, '_> {
         self.bind_all(&f.params, &params[3..]);
         if super::tape::uses_tape(f) {
             self.init_tape_vars();
+        }
+        if super::local_arrays::allocates(f) {
+            self.take_local_array_mark()?;
         }
         if negates_scalars(f) {
             self.sign_mask = Some(self.float_constant(-0.0));

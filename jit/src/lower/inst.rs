@@ -219,6 +219,7 @@ impl FuncLowerer<'_, '_> {
                 self.lower_call(callee, inst)?;
                 None
             }
+            Alloc => Some(self.lower_alloc(a.ok_or_else(missing)?)?),
             TPush => {
                 self.lower_tpush(a.ok_or_else(missing)?)?;
                 None

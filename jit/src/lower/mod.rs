@@ -19,6 +19,7 @@ mod doubling;
 mod entry;
 mod func;
 mod inst;
+mod local_arrays;
 mod tape;
 mod versioning;
 
@@ -92,6 +93,7 @@ pub(crate) struct ModuleLowering<'m> {
     trampoline_id: Option<ClifFuncId>,
     tape_grow_id: Option<ClifFuncId>,
     tape_grow_preserving_id: Option<ClifFuncId>,
+    local_array_ids: Option<local_arrays::LocalArrayHelpers>,
 }
 
 /// The result of lowering: the finalized module and one entry trampoline per IR function.
@@ -133,6 +135,7 @@ pub(crate) fn lower_module(
         trampoline_id: None,
         tape_grow_id: None,
         tape_grow_preserving_id: None,
+        local_array_ids: None,
     };
     let template = m.jit.get().make_signature();
     let mut entry_ids = Vec::with_capacity(ir.functions.len());

@@ -24,7 +24,7 @@ impl Deriver<'_> {
         activity: &Activity,
         forward: &Forward,
     ) -> Function {
-        let Forward { func: fwd, plans, merge_edges, returns, state, loops } = forward;
+        let Forward { func: fwd, plans, merge_edges, returns, state, loops, local_arrays } = forward;
         let cfg = ControlFlow::new(source);
         let liveness = Liveness::analyse(source, &cfg, activity);
         let mut func = self.out.functions[pb_id.index()].clone();
@@ -92,6 +92,11 @@ impl Deriver<'_> {
         // `f_fwd` pushed the once-per-call values, then which block returned: pop in reverse.
         let which = (seeds.len() > 1).then(|| em.emit(Opcode::TPop, &[], Imm::Type(Type::I64)));
         let global = state.restore_global(&mut em, fwd, fwd_slice);
+        // Differentials of active local arrays: zeroed, owned by this call (like the arrays).
+        for &(array, len) in local_arrays {
+            let len = state.value(&mut em, &global, len);
+            dslice.insert(array, em.emit(Opcode::Alloc, &[len], Imm::None));
+        }
         let term = match which {
             None => Terminator::Jump(seeds.pop().expect("one seed")),
             Some(which) => dispatch(&mut func, start, which, seeds),
