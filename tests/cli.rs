@@ -288,7 +288,20 @@ fn bad_input_gives_a_clear_message_and_exit_status_1() {
     let err = fails(&["bench", &rosen, "--sizes", "10,x"]);
     assert!(err.contains("--sizes"), "{err}");
     // A run-time fault in native code is an error too.
-    let err =
-        fails(&["run", &example("gmm"), "--fn", "main_term", "--args", "[1]", "[1]", "[1]", "[1]", "5", "5", "5"]);
+    let err = fails(&[
+        "run",
+        &example("gmm"),
+        "--fn",
+        "main_term",
+        "--args",
+        "[1]",
+        "[1]",
+        "[1]",
+        "[1]",
+        "[1]",
+        "5",
+        "5",
+        "5",
+    ]);
     assert!(err.contains("out of bounds"), "{err}");
 }

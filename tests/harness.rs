@@ -2,7 +2,8 @@
 //! check in `harness/checks.rs` (interpreter vs JIT on the program and on its forward, batched
 //! and reverse derivatives; forward mode vs central differences; batched lanes vs scalar sweeps;
 //! reverse vs forward mode by the dot-product identity; derived IR verifies; the public handles
-//! agree with the interpreter), after the saved failures in `tests/regressions/*.ir`.
+//! agree with the interpreter), after the saved failures in `tests/regressions/*.ir` and the
+//! hand-written programs in `tests/harness_programs/*.ir`.
 //!
 //! `cargo test` runs it with no arguments: 800 seeded programs (a fixed mix of smooth,
 //! piecewise-smooth, general and everything-goes programs). Any number:
@@ -110,15 +111,23 @@ fn report_failure(o: &Options, label: &str, case: Option<&Case>, streams: &[Vec<
     }
 }
 
+/// The saved failures, then the hand-written programs of `tests/harness_programs/` (features
+/// the generator does not produce, such as local arrays), in the same file format.
 fn regression_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "ir")).collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = vec![];
+    for dir in ["tests/regressions", "tests/harness_programs"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .map(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "ir"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        all.extend(files);
+    }
+    all
 }
 
 fn main() {

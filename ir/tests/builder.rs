@@ -301,6 +301,7 @@ fn operands<'a>(f: &'a FunctionBuilder, op: Opcode) -> (Vec<Var<'a>>, Imm) {
         Shape::Call => (vec![x], Imm::Callee(Callee::Func(jitdiff_ir::FuncId(0)))),
         Shape::TapePush => (vec![b], Imm::None),
         Shape::TapePop => (vec![], Imm::Type(Type::I64)),
+        Shape::Alloc => (vec![k], Imm::None),
     }
 }
 

@@ -203,12 +203,13 @@ impl CompiledFn {
     /// assert!(err.to_string().contains("out of bounds"));
     /// ```
     pub fn call(&self, args: &mut [Arg<'_>]) -> Result<Vec<RuntimeValue>, CallError> {
-        self.call_with_tape(args, &mut Tape::new())
+        crate::tape::with_scratch_tape(|tape| self.call_with_tape(args, tape))
     }
 
     /// Call the function on `tape`: its `tpush`es append to the tape and its `tpop`s read it
     /// back from the tape's cursor (callees share it). After a failed call the tape holds what
-    /// was pushed before the failure. [`call`](Self::call) is this with a fresh empty tape.
+    /// was pushed before the failure. [`call`](Self::call) is this with an empty tape (a scratch
+    /// tape of the thread, reused).
     ///
     /// ```
     /// use jitdiff_ir::{parse_module, ExternRegistry, RuntimeValue, Tape};
@@ -257,7 +258,7 @@ impl CompiledFn {
     /// }
     /// ```
     pub fn call_into(&self, args: &mut [Arg<'_>], results: &mut [RuntimeValue]) -> Result<(), CallError> {
-        self.call_into_with_tape(args, results, &mut Tape::new())
+        crate::tape::with_scratch_tape(|tape| self.call_into_with_tape(args, results, tape))
     }
 
     /// [`call_into`](Self::call_into) on `tape` (see [`call_with_tape`](Self::call_with_tape)):

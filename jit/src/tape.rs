@@ -64,6 +64,29 @@ pub(crate) extern "C" fn tape_grow(state: *mut TapeState) -> i32 {
     0
 }
 
+/// Run `f` on this thread's scratch tape, emptied first: the tape of a call made without one
+/// ([`CompiledFn::call`](crate::CompiledFn::call) and the like). Reusing it keeps the memory of
+/// local arrays (and of any pushes) from one call to the next, so such calls do not allocate once
+/// warm. A nested call on the same thread (from a closure extern) gets a fresh tape, and a
+/// scratch tape that grew beyond 16 MiB is freed afterwards.
+pub(crate) fn with_scratch_tape<T>(f: impl FnOnce(&mut Tape) -> T) -> T {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Tape> = std::cell::RefCell::new(Tape::new());
+    }
+    const KEEP_BYTES: usize = 16 << 20;
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut tape) => {
+            tape.clear();
+            let out = f(&mut tape);
+            if tape.bytes() + tape.local_array_bytes() > KEEP_BYTES {
+                tape.release();
+            }
+            out
+        }
+        Err(_) => f(&mut Tape::new()),
+    })
+}
+
 /// The symbols of the local-array helpers in every JIT module.
 pub(crate) const ALLOC_SYMBOL: &str = "jitdiff_local_alloc";
 pub(crate) const MARK_SYMBOL: &str = "jitdiff_local_mark";

@@ -81,9 +81,10 @@ pub fn logsumexp(v: &[f64]) -> f64 {
 /// The reference primal: ADBench's GMM objective for `d`-dimensional data.
 ///
 /// `K = alphas.len()`, `n = x.len() / d`. Requires `d >= 1` and `K >= 1`, `means.len() == K d`,
-/// `icf.len() == K d(d+1)/2`. Precomputes `exp(q)` per component (the IR recomputes it per point)
-/// and forms `Q (x - mu)` column by column as ADBench does; the sums run in the same order as the
-/// IR's, only the log-sum-exp over components differs (two-pass here, one-pass in the IR).
+/// `icf.len() == K d(d+1)/2`. Precomputes `exp(q)` per component (as the IR does, in a local
+/// array) and forms `Q (x - mu)` column by column as ADBench does (the IR: row by row); the sums
+/// run in the same order as the IR's, only the log-sum-exp over components differs (two-pass
+/// here, one-pass in the IR).
 pub fn gmm_objective(d: usize, alphas: &[f64], means: &[f64], icf: &[f64], x: &[f64], wishart: Wishart) -> f64 {
     let k = alphas.len();
     let n = x.len() / d;
