@@ -39,7 +39,7 @@ pub(super) struct Env<'a> {
     pub vecs: Vec<F<'a>>,
     pub ints: Vec<Var<'a>>,
     pub bools: Vec<Var<'a>>,
-    /// Slice parameters (never scoped: parameters are visible everywhere).
+    /// Slice parameters and local arrays (never scoped: both are visible everywhere).
     pub slices: Vec<Var<'a>>,
     /// `(slice, lanes, i)`: `i` is an in-bounds index of `slice` for loads of `lanes` lanes.
     pub valid: Vec<(Var<'a>, u8, Var<'a>)>,
@@ -336,6 +336,12 @@ impl<'c> Generator<'c> {
         let bound = if entry { self.cfg.arg_magnitude } else { self.iface() };
         for p in f.params() {
             env.push(p, bound);
+        }
+        // Sometimes a local array of a few elements, which the statements then use like an
+        // `mslice` parameter (it starts as zeros).
+        if self.cfg.allow_slices && self.cfg.allow_stores && self.chance(30) {
+            let len = f.int(1 + self.below(5) as i64);
+            env.push(f.alloc(len), 0.0);
         }
         let ret_cost = self.ret_cost();
         self.reserved += ret_cost;
