@@ -167,6 +167,27 @@ entry:
 }
 ";
 
+const LOCAL_ARRAYS: &str = "\
+func @local(x: f64, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    arr = alloc n
+    store arr, zero, x
+    y = load arr, zero
+    ret y
+}
+";
+
+#[test]
+fn alloc_round_trips_and_yields_an_mslice() {
+    let m = round_trip(LOCAL_ARRAYS);
+    assert_eq!(print_module(&m), LOCAL_ARRAYS);
+    let f = &m.functions[0];
+    let alloc = &f.blocks[0].insts[1];
+    assert_eq!(alloc.op, Opcode::Alloc);
+    assert_eq!(f.ty(alloc.results[0]), Type::SliceMut);
+}
+
 #[test]
 fn tape_instructions_round_trip_with_their_type_suffix() {
     let m = round_trip(TAPE);
@@ -218,7 +239,7 @@ fn every_vector_opcode_and_width_round_trips() {
 #[test]
 fn the_corpus_covers_every_opcode() {
     let mut seen = std::collections::HashSet::new();
-    for text in [SCALARS, VECTORS, CALLS_AND_CONTROL, TAPE] {
+    for text in [SCALARS, VECTORS, CALLS_AND_CONTROL, TAPE, LOCAL_ARRAYS] {
         for f in parse_module(text).unwrap().functions {
             for b in &f.blocks {
                 seen.extend(b.insts.iter().map(|i| i.op));
