@@ -409,12 +409,69 @@ more(q: f64x4, z: f64):
 }
 
 #[test]
+fn alloc_gives_zeroed_per_call_arrays_and_fails_on_negative_lengths() {
+    // @outer calls @inner k times: each call's array starts at zeros, whatever the previous call
+    // left; the lengths span empty, small, a multi-chunk size (the first chunk holds 4096) and
+    // negative ones (an error, with the length, in both executors).
+    let text = "func @outer(n: i64, k: i64, x: f64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    fzero = fconst 0.0
+    mine = alloc n
+    jump head(zero, fzero)
+head(i: i64, s: f64):
+    more = icmp lt i, k
+    br more, body, done(s)
+body:
+    part = call @inner(n, x)
+    s_next = fadd s, part
+    i_next = iadd i, one
+    jump head(i_next, s_next)
+done(t: f64):
+    size = len mine
+    size_f = itof size
+    out = fadd t, size_f
+    ret out
+}
+func @inner(n: i64, x: f64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    fzero = fconst 0.0
+    arr = alloc n
+    jump head(zero, fzero)
+head(i: i64, s: f64):
+    more = icmp lt i, n
+    br more, body, done(s)
+body:
+    old = load arr, i
+    new = fadd old, x
+    store arr, i, new
+    s_next = fadd s, new
+    i_next = iadd i, one
+    jump head(i_next, s_next)
+done(t: f64):
+    ret t
+}
+";
+    let mut cases = vec![];
+    for n in [-5, -1, 0, 1, 3, 5000, 20_000] {
+        for k in [0, 1, 4] {
+            cases.push(vec![i(n), i(k), f(0.5)]);
+        }
+    }
+    // Both negative lengths fail, for each k, identically in both executors.
+    assert_eq!(check(text, "outer", &cases), 6);
+}
+
+#[test]
 fn every_opcode_is_covered_by_these_tests() {
     // Guard: a new opcode added to the table must get a lowering and a test here.
     let covered = [
         "fconst", "iconst", "bconst", "fadd", "fsub", "fmul", "fdiv", "fneg", "powi", "iadd", "isub", "imul", "idiv",
         "irem", "ineg", "and", "or", "not", "fcmp", "icmp", "select", "itof", "ftoi", "len", "load", "store", "vload",
-        "vstore", "splat", "extract", "insert", "call",
+        "vstore", "splat", "extract", "insert", "call", "alloc",
         // Covered by jit/tests/tape.rs and tape_memory.rs (they need tapes shared across calls).
         "tpush", "tpop",
     ];
