@@ -299,6 +299,7 @@ fn bad_input_gives_a_clear_message_and_exit_status_1() {
         "[1]",
         "[1]",
         "[1]",
+        "[1]",
         "5",
         "5",
         "5",
