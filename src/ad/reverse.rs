@@ -25,6 +25,7 @@ use super::request::{checked_function, derive_from_source};
 use super::state::StatePlan;
 
 mod defer;
+mod forward_stores;
 mod pullback;
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{
@@ -118,7 +119,7 @@ pub fn derive_reverse_with_rules(
     passes::optimize(&mut out);
     for pb in pullbacks {
         let function = &mut out.functions[pb.index()];
-        if defer::defer_accumulations(function) {
+        if forward_stores::forward_stores(function) | defer::defer_accumulations(function) {
             passes::optimize_function(function);
         }
     }
