@@ -228,6 +228,10 @@ impl Function {
     pub fn ty(&self, v: Value) -> Type {
         self.values[v.index()].ty
     }
+    /// Does the function allocate local arrays (`alloc`)?
+    pub fn allocates(&self) -> bool {
+        self.blocks.iter().flat_map(|b| &b.insts).any(|i| i.op == crate::opcode::Opcode::Alloc)
+    }
     /// Parameter types, in order.
     pub fn param_types(&self) -> Vec<Type> {
         self.params.iter().map(|&p| self.ty(p)).collect()

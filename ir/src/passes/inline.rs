@@ -41,7 +41,7 @@ pub fn inline_calls(module: &mut Module, wanted: impl Fn(FuncId, &Function) -> b
                             g != f
                                 && g.index() < n
                                 && !recursive[g.index()]
-                                && !has_alloc(&module.functions[g.index()])
+                                && !module.functions[g.index()].allocates()
                                 && size + body_size(&module.functions[g.index()]) <= max_insts
                                 && wanted(g, &module.functions[g.index()])
                         }
@@ -205,9 +205,4 @@ fn inline_one(f: &mut Function, block: Block, k: usize, callee: &Function) {
         data.term = term;
     }
     f.block_mut(block).term = Some(Terminator::Jump(BlockCall { block: blocks[&Block::ENTRY], args: vec![] }));
-}
-
-/// Does `f` allocate local arrays?
-fn has_alloc(f: &Function) -> bool {
-    f.blocks.iter().flat_map(|b| &b.insts).any(|i| i.op == Opcode::Alloc)
 }

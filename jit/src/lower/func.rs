@@ -231,7 +231,7 @@ impl FuncLowerer<'_, '_> {
         if super::tape::uses_tape(f) {
             self.init_tape_vars();
         }
-        if super::local_arrays::allocates(f) {
+        if f.allocates() {
             self.take_local_array_mark()?;
         }
         if negates_scalars(f) {

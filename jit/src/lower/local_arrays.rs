@@ -12,12 +12,7 @@ use crate::sites::SiteKind;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self as clif, AbiParam, InstBuilder, types};
 use cranelift_module::{FuncId as ClifFuncId, Module as _};
-use jitdiff_ir::{Function, Opcode, Value};
-
-/// Does `f` allocate local arrays?
-pub(crate) fn allocates(f: &Function) -> bool {
-    f.blocks.iter().flat_map(|b| &b.insts).any(|i| i.op == Opcode::Alloc)
-}
+use jitdiff_ir::Value;
 
 /// The three helpers, in the order `alloc`, `mark`, `release`.
 #[derive(Clone, Copy)]
