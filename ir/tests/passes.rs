@@ -234,6 +234,34 @@ right(b: f64):
 }
 
 #[test]
+fn fold_adds_negative_zero_exactly_and_leaves_positive_zero() {
+    // x + -0.0 is x for every x, the sign of a zero included; x + 0.0 turns -0.0 into +0.0.
+    let m = module(
+        "func @f(x: f64) -> f64, f64, f64 {
+entry:
+    minus_zero = fconst -0.0
+    plus_zero = fconst 0.0
+    a = fadd x, minus_zero
+    b = fadd minus_zero, x
+    c = fadd x, plus_zero
+    ret a, b, c
+}
+",
+    );
+    let inputs: Vec<Vec<ArgValue>> = [-0.0, 0.0, 1.5, -2.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN]
+        .iter()
+        .map(|&x| vec![ArgValue::F64(x)])
+        .collect();
+    let out = check_pass(&m, "fold", "f", &inputs);
+    let text = print_module(&out);
+    assert_eq!(count(&out, "fadd"), 1, "only the +0.0 addition stays:\n{text}");
+    assert!(text.contains("ret x, x, c"), "{text}");
+    let zero = observe(&out, "f", &inputs[0]).0.unwrap();
+    assert_eq!(zero[0].as_f64().unwrap().to_bits(), (-0.0f64).to_bits());
+    assert_eq!(zero[2].as_f64().unwrap().to_bits(), 0.0f64.to_bits());
+}
+
+#[test]
 fn cse_merges_dominated_duplicates_only() {
     let m = module(
         "func @f(s: mslice, x: f64, c: bool, d: i64) -> f64 {

@@ -121,6 +121,10 @@ pub fn derive_reverse_with_rules(
         let function = &mut out.functions[pb.index()];
         if forward_stores::forward_stores(function) | defer::defer_accumulations(function) {
             passes::optimize_function(function);
+            // Folding `-0.0 + x` may leave stores that write back what was loaded.
+            if forward_stores::forward_stores(function) {
+                passes::optimize_function(function);
+            }
         }
     }
     verify_module(&out).map_err(|e| AdError::DerivedInvalid(Box::new(e)))?;

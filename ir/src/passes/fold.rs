@@ -2,7 +2,7 @@
 
 use super::{Aliases, remove_marked};
 use crate::analysis::ControlFlow;
-use crate::function::{Function, Imm, InstData, Terminator};
+use crate::function::{Function, Imm, InstData, Terminator, Value};
 use crate::interp::{RuntimeValue, eval_pure};
 use crate::opcode::Opcode;
 
@@ -12,7 +12,8 @@ use crate::opcode::Opcode;
 ///
 /// Evaluation is [`eval_pure`] — the very code the interpreter runs — so a folded function
 /// computes bit-identical results. Nothing that would fail at run time is folded (`idiv` by
-/// zero stays and still fails), and no algebraic identities are used. Vector results are not
+/// zero stays and still fails), and the only algebraic identity used is the exact one,
+/// `x + (-0.0) = x` (IEEE's additive identity is -0.0; `x + 0.0` is not `x` for `x = -0.0`). Vector results are not
 /// materialised (there is no vector constant), but their lanes still fold through `extract`.
 ///
 /// ```
@@ -45,6 +46,27 @@ pub fn fold_constants(func: &mut Function) {
                     _ => (inst.args[1] == inst.args[2]).then_some(inst.args[1]),
                 };
                 if let Some(v) = choice {
+                    aliases.set(result, v);
+                    let k = known.get(v.index()).cloned().flatten();
+                    if let Some(slot) = known.get_mut(result.index()) {
+                        *slot = k;
+                    }
+                    dead[b.index()][i] = true;
+                    continue;
+                }
+            }
+            // `x + (-0.0)` is `x` for every `x` (IEEE: -0 is the additive identity; +0 is not,
+            // since +0 + -0 = +0): an exact rewrite, not an approximation.
+            if inst.op == Opcode::FAdd && inst.args.len() == 2 {
+                let negative_zero = |v: Value| matches!(known.get(v.index()), Some(Some(RuntimeValue::F64(z))) if z.to_bits() == (-0.0f64).to_bits());
+                let other = if negative_zero(inst.args[0]) {
+                    Some(inst.args[1])
+                } else if negative_zero(inst.args[1]) {
+                    Some(inst.args[0])
+                } else {
+                    None
+                };
+                if let Some(v) = other {
                     aliases.set(result, v);
                     let k = known.get(v.index()).cloned().flatten();
                     if let Some(slot) = known.get_mut(result.index()) {

@@ -293,7 +293,10 @@ impl Deriver<'_> {
                 if *value_active {
                     accumulate(em, adj, inst.args[2], bar);
                 }
-                let zero = em.fconst(0.0);
+                // -0.0, IEEE's additive identity (+0.0 is not: +0 + -0 = +0), so that a later
+                // `fadd` of this zero is exactly its other operand and folds away (see
+                // `forward_stores.rs`). It compares equal to 0.0; only its sign bit shows.
+                let zero = em.fconst(-0.0);
                 em.emit_multi(Opcode::Store, &[d, index, zero], Imm::None, &[]);
             }
             Plan::Call { pullback, mask, stable } => {
