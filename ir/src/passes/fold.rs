@@ -13,8 +13,9 @@ use crate::opcode::Opcode;
 /// Evaluation is [`eval_pure`] — the very code the interpreter runs — so a folded function
 /// computes bit-identical results. Nothing that would fail at run time is folded (`idiv` by
 /// zero stays and still fails), and the only algebraic identity used is the exact one,
-/// `x + (-0.0) = x` (IEEE's additive identity is -0.0; `x + 0.0` is not `x` for `x = -0.0`). Vector results are not
-/// materialised (there is no vector constant), but their lanes still fold through `extract`.
+/// `x + (-0.0) = x` (IEEE's additive identity is -0.0; `x + 0.0` is not `x` for `x = -0.0`).
+/// Vector results are not materialised (there is no vector constant), but their lanes still
+/// fold through `extract`.
 ///
 /// ```
 /// use jitdiff_ir::{parse_module, passes, print_module};
