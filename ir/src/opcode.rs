@@ -340,6 +340,39 @@ impl CondCode {
             CondCode::Ge => "ge",
         }
     }
+    /// The condition with the operands swapped: `a cc b` is `b cc.swapped() a`.
+    ///
+    /// ```
+    /// use jitdiff_ir::CondCode;
+    /// assert_eq!(CondCode::Lt.swapped(), CondCode::Gt);
+    /// assert!(CondCode::Le.swapped().eval_i64(5, 3) == CondCode::Le.eval_i64(3, 5));
+    /// ```
+    pub fn swapped(self) -> CondCode {
+        match self {
+            CondCode::Lt => CondCode::Gt,
+            CondCode::Le => CondCode::Ge,
+            CondCode::Gt => CondCode::Lt,
+            CondCode::Ge => CondCode::Le,
+            other => other,
+        }
+    }
+    /// The integer condition true exactly when this one is false (not for floats, where NaN
+    /// makes both false).
+    ///
+    /// ```
+    /// use jitdiff_ir::CondCode;
+    /// assert_eq!(CondCode::Lt.complement(), CondCode::Ge);
+    /// ```
+    pub fn complement(self) -> CondCode {
+        match self {
+            CondCode::Eq => CondCode::Ne,
+            CondCode::Ne => CondCode::Eq,
+            CondCode::Lt => CondCode::Ge,
+            CondCode::Le => CondCode::Gt,
+            CondCode::Gt => CondCode::Le,
+            CondCode::Ge => CondCode::Lt,
+        }
+    }
     /// Parse a spelling.
     pub fn from_spelling(s: &str) -> Option<CondCode> {
         CondCode::ALL.into_iter().find(|c| c.spelling() == s)

@@ -13,9 +13,15 @@
 //! and steps by `step` (`iadd iv, step` on the back edge) equals `init + trip * step`, so the
 //! pullback recomputes a loop index instead of reading it from the tape when `init` and `step`
 //! are constants or values recorded once per call.
+//!
+//! A counted loop whose only way out is its header's test of an induction variable stepping
+//! by one against a bound fixed before the loop (`i < n`, `i >= lo`, `i != end`) has an
+//! [`ExitTest`]: its trip count is a function of the variable's start and the bound, so when
+//! the pullback can compute those two where the loop ends, nothing of the loop's control needs
+//! recording.
 
 use jitdiff_ir::analysis::ControlFlow;
-use jitdiff_ir::{Block, Function, Opcode, Terminator, Type, Value};
+use jitdiff_ir::{Block, CondCode, Function, Imm, Opcode, Terminator, Type, Value};
 use std::collections::{HashMap, HashSet};
 
 /// One counted loop of the source function.
@@ -32,6 +38,24 @@ pub(super) struct CountedLoop {
     pub inductions: Vec<Induction>,
     /// Recurrences (source values), for loops whose latch is not the header.
     pub recurrences: Vec<Recurrence>,
+    /// How the loop ends, when its trip count follows from its start and bound.
+    pub exit_test: Option<ExitTest>,
+}
+
+/// The header's test that alone ends a counted loop: the loop runs while `iv cond bound`
+/// (`iv` on the left), where `iv` is an induction variable stepping by +1 (`up`) or -1 and
+/// `bound` is defined before the loop. Then the trip count is `bound - init` (up) or
+/// `init - bound` (down), plus one for `le`/`ge`, and zero when the test fails at once; for `ne`
+/// it is that difference in wrapping arithmetic. (A loop whose count would not fit in an `i64`
+/// never ends, so the wrapping cannot matter.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ExitTest {
+    pub induction: Induction,
+    pub bound: Value,
+    pub cond: CondCode,
+    pub up: bool,
+    /// The block the loop exits to.
+    pub exit: Block,
 }
 
 /// A header parameter `iv` that starts at `init` and that the back edge replaces by
@@ -115,7 +139,8 @@ impl Loops {
             }
             let inductions = inductions(func, header, entry_edge, back_edge);
             let recurrences = if back_edge.0 == header { vec![] } else { recurrences(func, header, back_edge, &body) };
-            loops.push(CountedLoop { header, entry_edge, back_edge, body, inductions, recurrences });
+            let exit_test = exit_test(func, header, &body, &inductions);
+            loops.push(CountedLoop { header, entry_edge, back_edge, body, inductions, recurrences, exit_test });
         }
         Loops { loops }
     }
@@ -135,6 +160,46 @@ impl Loops {
     pub fn headed_by(&self, b: Block) -> Option<usize> {
         self.loops.iter().position(|l| l.header == b)
     }
+}
+
+/// The loop's [`ExitTest`], if the header's branch is the only way out and tests an induction
+/// variable stepping by one against a bound defined before the loop.
+fn exit_test(func: &Function, header: Block, body: &HashSet<Block>, inductions: &[Induction]) -> Option<ExitTest> {
+    let leaves =
+        |b: Block| func.block(b).term.as_ref().is_some_and(|t| t.successors().iter().any(|c| !body.contains(&c.block)));
+    if body.iter().any(|&b| b != header && leaves(b)) {
+        return None;
+    }
+    let Some(Terminator::Branch { cond, then_dest, else_dest }) = &func.block(header).term else { return None };
+    let stays_on_true = body.contains(&then_dest.block);
+    if stays_on_true == body.contains(&else_dest.block) {
+        return None;
+    }
+    let exit = if stays_on_true { else_dest.block } else { then_dest.block };
+    let test = func.block(header).insts.iter().find(|i| i.results == [*cond] && i.op == Opcode::ICmp)?;
+    let (Imm::Cond(cc), &[a, b]) = (test.imm, test.args.as_slice()) else { return None };
+    let (induction, bound, cc) = match (inductions.iter().find(|i| i.iv == a), inductions.iter().find(|i| i.iv == b)) {
+        (Some(&i), None) => (i, b, cc),
+        (None, Some(&i)) => (i, a, cc.swapped()),
+        _ => return None,
+    };
+    let cond = if stays_on_true { cc } else { cc.complement() };
+    let defined_in_loop = body.iter().any(|&blk| {
+        let block = func.block(blk);
+        block.params.contains(&bound) || block.insts.iter().any(|i| i.results.contains(&bound))
+    });
+    let step =
+        func.blocks.iter().flat_map(|b| &b.insts).find(|i| i.results == [induction.step] && i.op == Opcode::IConst);
+    let up = match step.map(|i| i.imm) {
+        Some(Imm::I64(1)) => !induction.subtract,
+        Some(Imm::I64(-1)) => induction.subtract,
+        _ => return None,
+    };
+    let fits = matches!(
+        (up, cond),
+        (_, CondCode::Ne) | (true, CondCode::Lt | CondCode::Le) | (false, CondCode::Gt | CondCode::Ge)
+    );
+    (!defined_in_loop && fits).then_some(ExitTest { induction, bound, cond, up, exit })
 }
 
 /// The header plus every block that reaches `latch` backwards without passing the header.

@@ -335,7 +335,7 @@ impl Deriver<'_> {
             }
         }
         let stable_slices = func.params.iter().zip(stable).filter(|(_, on)| **on).map(|(&p, _)| p).collect();
-        let mut state = StatePlan::new(&func, stable_slices, entry_runs_once, &loops, &primal);
+        let mut state = StatePlan::new(&func, &cfg, stable_slices, entry_runs_once, &loops, &primal);
         // Blocks on edges leaving counted loops, with the loops they leave: they record the
         // loops' carried values and trip counts once every block is planned.
         let mut leaves: Vec<(Block, Vec<usize>)> = vec![];
@@ -411,14 +411,20 @@ impl Deriver<'_> {
             }
         }
         // Leaving a loop records, per loop left, the values its reversed loop carries and then its
-        // trip count (every block has been planned now, so the carried values are known).
+        // trip count (every block has been planned now, so the carried values are known) — except
+        // what the pullback computes where the loop ends.
+        state.plan_exits();
         for (at, exited) in &leaves {
             let mut em = BlockEmitter::new(&mut func, *at);
             for &k in exited {
-                for carry in &state.carried[k] {
-                    em.emit_multi(Opcode::TPush, &[carry.value()], Imm::None, &[]);
+                for (i, carry) in state.carried[k].iter().enumerate() {
+                    if !state.exits[k].derives(i) {
+                        em.emit_multi(Opcode::TPush, &[carry.value()], Imm::None, &[]);
+                    }
                 }
-                em.emit_multi(Opcode::TPush, &[trip_params[&loops.loops[k].header]], Imm::None, &[]);
+                if !state.exits[k].trip {
+                    em.emit_multi(Opcode::TPush, &[trip_params[&loops.loops[k].header]], Imm::None, &[]);
+                }
             }
         }
         // Returning blocks push the once-per-call values last (every block has been planned

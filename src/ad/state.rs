@@ -21,14 +21,22 @@
 //!   such as a base index computed in an enclosing loop), or a *recurrence* (an integer the
 //!   loop steps by a varying amount, see [`loops`](super::loops)), recorded once each time the
 //!   loop ends — beside its trip count — and carried by the reversed loop as a block parameter;
-//!   a recurrence is stepped back once per reversed iteration;
+//!   a recurrence is stepped back once per reversed iteration. Where a loop nested in another
+//!   ends, its trip count, its induction variables' final values and its integer invariants are
+//!   often integer arithmetic on what the reversed exit block has: then nothing is recorded
+//!   and the pullback computes them (see [`exits`]);
 //! - anything else is in the block's **frame**: pushed at the end of the forward block (after
 //!   any state its calls nested on the tape) and popped at the start of the reversed block.
 //!
 //! Recomputing rather than recording trades a few arithmetic instructions for a store and a
 //! load of tape memory, which is what bounds a reverse sweep over a long loop.
 
-use super::loops::{Induction, Loops, Step};
+mod exits;
+
+pub(super) use exits::ExitPlan;
+
+use super::loops::{ExitTest, Induction, Loops, Step};
+use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, Function, Imm, InstData, Opcode, Type, Value};
 use jitdiff_rules::{BlockEmitter, Emit};
 use std::collections::{HashMap, HashSet};
@@ -80,6 +88,8 @@ struct LoopFacts {
     body: HashSet<Block>,
     /// Recurrences: `(param, subtract, step)`.
     recurrences: Vec<(Value, bool, Step)>,
+    /// The loop's exit test (forward values), if its trip count follows from start and bound.
+    exit_test: Option<ExitTest>,
 }
 
 /// The pullback state of one forward function, planned block by block while it is built.
@@ -108,6 +118,14 @@ pub(super) struct StatePlan {
     pub global: Vec<Value>,
     /// Per block: its frame and recomputed values.
     pub blocks: HashMap<Block, BlockState>,
+    /// Immediate dominators of the source's reachable blocks (the entry has none).
+    idom: HashMap<Block, Block>,
+    /// Per block: the headers of the natural loops containing it (any loop, counted or not).
+    loop_headers: HashMap<Block, Vec<Block>>,
+    /// Per counted loop: what the pullback computes where the loop ends instead of popping it.
+    pub exits: Vec<ExitPlan>,
+    /// The type of every parameter and of every value in `defs`.
+    types: HashMap<Value, Type>,
 }
 
 /// A tentative recomputation: what it would add to the block's state.
@@ -126,6 +144,7 @@ impl StatePlan {
     /// `primal` maps the source values of `loops` to forward values.
     pub fn new(
         fwd: &Function,
+        cfg: &ControlFlow,
         stable_slices: HashSet<Value>,
         entry_runs_once: bool,
         loops: &Loops,
@@ -159,8 +178,28 @@ impl StatePlan {
                     .iter()
                     .map(|r| (primal[&r.param], r.subtract, r.step.map(|a| primal[&a])))
                     .collect(),
+                exit_test: l.exit_test.map(|e| ExitTest {
+                    induction: Induction {
+                        iv: primal[&e.induction.iv],
+                        init: primal[&e.induction.init],
+                        step: primal[&e.induction.step],
+                        subtract: e.induction.subtract,
+                    },
+                    bound: primal[&e.bound],
+                    ..e
+                }),
             })
             .collect();
+        let reachable = cfg.reverse_post_order();
+        let idom = reachable.iter().filter_map(|&b| Some((b, cfg.immediate_dominator(b)?))).collect();
+        let mut loop_headers: HashMap<Block, Vec<Block>> = reachable.iter().map(|&b| (b, vec![])).collect();
+        for l in cfg.natural_loops() {
+            for (b, headers) in loop_headers.iter_mut() {
+                if l.body.get(b.index()).copied().unwrap_or(false) {
+                    headers.push(l.header);
+                }
+            }
+        }
         StatePlan {
             stable_slices,
             scalar_params,
@@ -173,6 +212,10 @@ impl StatePlan {
             def_block: HashMap::new(),
             global: vec![],
             blocks: HashMap::new(),
+            idom,
+            loop_headers,
+            exits: vec![ExitPlan::default(); loops.loops.len()],
+            types: fwd.params.iter().map(|&p| (p, fwd.ty(p))).collect(),
         }
     }
 
@@ -181,11 +224,13 @@ impl StatePlan {
     pub fn plan_block(&mut self, fwd: &Function, b: Block, needs: &[Value]) {
         for &p in &fwd.block(b).params {
             self.def_block.insert(p, b);
+            self.types.insert(p, fwd.ty(p));
         }
         for inst in &fwd.block(b).insts {
             for &r in &inst.results {
                 self.defs.insert(r, inst.clone());
                 self.def_block.insert(r, b);
+                self.types.insert(r, fwd.ty(r));
                 if b == Block::ENTRY {
                     self.entry_values.insert(r);
                 }
@@ -207,17 +252,26 @@ impl StatePlan {
         let mut trial = Trial::default();
         self.try_recompute(b, v, state, &mut trial);
         if trial.frame.len() <= 1 && trial.recompute.len() <= RECOMPUTE_LIMIT {
-            state.recompute.extend(trial.recompute);
-            state.frame.extend(trial.frame);
-            state.inductions.extend(trial.inductions);
-            self.global.extend(trial.global);
-            for (k, carry) in trial.carried {
-                if !self.carried[k].contains(&carry) {
-                    self.carried[k].push(carry);
-                }
-            }
+            state.recompute.extend(std::mem::take(&mut trial.recompute));
+            state.frame.extend(std::mem::take(&mut trial.frame));
+            state.inductions.extend(std::mem::take(&mut trial.inductions));
+            self.commit(trial);
         } else {
             state.frame.push(v);
+        }
+    }
+
+    /// Record the once-per-call values and carried values of `trial` (each once).
+    fn commit(&mut self, trial: Trial) {
+        for v in trial.global {
+            if !self.global.contains(&v) {
+                self.global.push(v);
+            }
+        }
+        for (k, carry) in trial.carried {
+            if !self.carried[k].contains(&carry) {
+                self.carried[k].push(carry);
+            }
         }
     }
 
@@ -284,36 +338,17 @@ impl StatePlan {
             l.recurrences.iter().find(|r| r.0 == v).map(|r| (k, r))
         })?;
         let latch = self.loops[k].latch;
-        let mut carries = vec![(k, Carry::Recurrence { param, subtract, step })];
-        let mut global = vec![];
+        // Each step operand must be recoverable in the reversed latch without the tape, before
+        // the latch steps the loop's recurrences back.
+        let mut trial = Trial::default();
         for x in step.operands() {
-            // Each step operand must be recoverable in the reversed latch without the tape.
-            if self.is_constant(x) {
-                continue;
-            }
-            match self.inductions.get(&x) {
-                Some(&(header, Induction { init, step, .. })) if header == self.loops[k].header => {
-                    for y in [init, step] {
-                        if !self.is_constant(y) && !self.is_global(latch, y) {
-                            return None;
-                        }
-                        if !self.is_constant(y) {
-                            global.push(y);
-                        }
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-            if self.is_global(latch, x) {
-                global.push(x);
-            } else if self.def_block.get(&x).is_some_and(|d| !self.loops[k].body.contains(d)) {
-                carries.push((k, Carry::Invariant(x)));
-            } else {
+            if !self.derivable(latch, x, exits::Scope::Latch(k), &mut trial, 0) {
                 return None;
             }
         }
-        Some((carries, global))
+        let mut carries = vec![(k, Carry::Recurrence { param, subtract, step })];
+        carries.extend(trial.carried);
+        Some((carries, trial.global))
     }
 
     fn available(&self, v: Value, state: &BlockState) -> bool {
@@ -428,15 +463,7 @@ impl StatePlan {
             }
             for carry in &self.carried[*k] {
                 let Carry::Recurrence { param, subtract, step } = *carry else { continue };
-                let args: Vec<Value> = step
-                    .operands()
-                    .iter()
-                    .map(|&x| match (env.get(&x), self.inductions.contains_key(&x)) {
-                        (Some(&value), _) => value,
-                        (None, true) => induction(em, &env, x),
-                        (None, false) => self.value(em, &env, x),
-                    })
-                    .collect();
+                let args: Vec<Value> = step.operands().iter().map(|&x| self.derive(em, &env, &trips, x)).collect();
                 let step = match step {
                     Step::Value(_) => args[0],
                     Step::Op(op, _) => em.emit(op, &args, Imm::None),

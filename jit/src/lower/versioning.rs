@@ -177,10 +177,10 @@ fn plan_loop(
     let invariant = |v: Value| consts.get(&v).map_or_else(|| defined_outside(v).then_some(Err(v)), |&k| Some(Ok(k)));
     let (iv, cc, bound) = match (position(a), position(b)) {
         (Some(iv), _) if invariant(b).is_some() => (iv, cc, invariant(b)?),
-        (_, Some(iv)) if invariant(a).is_some() => (iv, swapped(cc), invariant(a)?),
+        (_, Some(iv)) if invariant(a).is_some() => (iv, cc.swapped(), invariant(a)?),
         _ => return None,
     };
-    let cc = if enters_on_true { cc } else { complement(cc) };
+    let cc = if enters_on_true { cc } else { cc.complement() };
     let iv_value = header.params[iv];
     // Every back edge steps the induction variable by the same ±1.
     let mut step = None;
@@ -243,29 +243,6 @@ fn plan_loop(
         dispatch: None,
         fast: HashMap::new(),
     })
-}
-
-/// `x cc y` as `y cc' x`.
-fn swapped(cc: CondCode) -> CondCode {
-    match cc {
-        CondCode::Lt => CondCode::Gt,
-        CondCode::Le => CondCode::Ge,
-        CondCode::Gt => CondCode::Lt,
-        CondCode::Ge => CondCode::Le,
-        other => other,
-    }
-}
-
-/// `!(x cc y)` as `x cc' y`.
-fn complement(cc: CondCode) -> CondCode {
-    match cc {
-        CondCode::Eq => CondCode::Ne,
-        CondCode::Ne => CondCode::Eq,
-        CondCode::Lt => CondCode::Ge,
-        CondCode::Le => CondCode::Gt,
-        CondCode::Gt => CondCode::Le,
-        CondCode::Ge => CondCode::Lt,
-    }
 }
 
 /// `Some(±1)` when `next` is `iv + 1`, `1 + iv`, `iv - 1`, `iv + -1` ...

@@ -196,17 +196,20 @@ impl Deriver<'_> {
                         (BlockCall { block: rev[&p], args }, p)
                     })
                     .collect();
-                // A reversed edge entering loops goes through a block that pops their trip counts.
+                // A reversed edge entering loops goes through a block that pops their trip counts
+                // and carried values, or takes what this block computes instead.
                 let calls: Vec<BlockCall> = targets
                     .drain(..)
                     .map(|(call, p)| {
                         let exited = loops.exited(p, b);
                         if exited.is_empty() {
-                            call
-                        } else {
-                            let carried = |k: usize| state.carried_types(k, fwd);
-                            enter_loops(&mut func, call, &loops.containing(p), &exited, &carried)
+                            return call;
                         }
+                        let mut em = BlockEmitter::new(&mut func, rb);
+                        let derived: HashMap<usize, LoopEntry> =
+                            exited.iter().map(|&k| (k, state.exit_values(&mut em, &restored, &trips, k))).collect();
+                        let carried = |k: usize| state.carried_types(k, fwd);
+                        enter_loops(&mut func, call, &loops.containing(p), &exited, &carried, &derived)
                     })
                     .collect();
                 if let Some(l) = counted {
@@ -389,17 +392,21 @@ struct Known<'a> {
     primal_slice: &'a HashMap<Value, Value>,
 }
 
+/// A loop's trip count and carried values where the pullback computed them (`None`: popped).
+type LoopEntry = (Option<Value>, Vec<Option<Value>>);
+
 /// A block that pops the state of the loops `exited` — per loop, pushed by `f_fwd` on the edge
 /// leaving them in that order: the values the loop carries (of types `carried(k)`), then its
-/// trip count — and continues with `call`. `call` carries the target's adjoints and the state of
-/// the loops `around` the target that the edge did not leave; the popped state goes in its
-/// places, in the order of `around`.
+/// trip count, each unless `derived` has it — and continues with `call`. `call` carries the
+/// target's adjoints and the state of the loops `around` the target that the edge did not
+/// leave; the loops' state goes in its places, in the order of `around`.
 fn enter_loops(
     func: &mut Function,
     call: BlockCall,
     around: &[usize],
     exited: &[usize],
     carried: &dyn Fn(usize) -> Vec<Type>,
+    derived: &HashMap<usize, LoopEntry>,
 ) -> BlockCall {
     let label = format!("{}_enter", func.block(call.block).name);
     let block = func.add_block(&label);
@@ -408,9 +415,14 @@ fn enter_loops(
     let mut em = BlockEmitter::new(func, block);
     let mut popped: HashMap<usize, Vec<Value>> = HashMap::new();
     for &k in exited.iter().rev() {
-        let trip = em.emit(Opcode::TPop, &[], Imm::Type(Type::I64));
-        let mut values: Vec<Value> =
-            carried(k).iter().rev().map(|&t| em.emit(Opcode::TPop, &[], Imm::Type(t))).collect();
+        let (trip, values) = &derived[&k];
+        let trip = trip.unwrap_or_else(|| em.emit(Opcode::TPop, &[], Imm::Type(Type::I64)));
+        let mut values: Vec<Value> = carried(k)
+            .iter()
+            .zip(values)
+            .rev()
+            .map(|(&t, value)| value.unwrap_or_else(|| em.emit(Opcode::TPop, &[], Imm::Type(t))))
+            .collect();
         values.push(trip);
         values.reverse();
         popped.insert(k, values);
