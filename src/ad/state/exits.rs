@@ -56,9 +56,13 @@ impl StatePlan {
             if !self.loops.iter().any(|l| l.header != header && l.body.contains(&header)) {
                 continue;
             }
-            // The exit edge must leave this loop alone: the reversed exit block then runs in the
+            // The exit edge must leave this loop alone, and not be an enclosing loop's back edge
+            // (an exit straight to the outer header): the reversed exit block then runs in the
             // same iteration of every enclosing loop as the loop did.
-            if self.loops.iter().any(|l| l.body.contains(&header) && l.header != header && !l.body.contains(&exit)) {
+            let leaves_others =
+                self.loops.iter().any(|l| l.body.contains(&header) && l.header != header && !l.body.contains(&exit));
+            let back_edge = self.loop_headers.get(&header).is_some_and(|around| around.contains(&exit));
+            if leaves_others || back_edge {
                 continue;
             }
             let mut trial = Trial::default();
