@@ -69,7 +69,7 @@ fn check_pass(m: &Module, pass: &str, func: &str, inputs: &[Vec<ArgValue>]) -> M
     out
 }
 
-const ALL_PASSES: [&str; 8] = ["dce", "fold", "cse", "negate", "params", "licm", "inline", "optimize"];
+const ALL_PASSES: [&str; 9] = ["dce", "fold", "cse", "negate", "params", "licm", "counters", "inline", "optimize"];
 
 fn count(m: &Module, needle: &str) -> usize {
     print_module(m).matches(needle).count()
@@ -307,6 +307,141 @@ join(v: f64):
     assert_eq!(count(&out, "= cos x"), 3, "cos in sibling blocks and the join are not dominated:\n{out}");
     assert_eq!(count(&out, "= load s, zero"), 2, "loads are never merged:\n{out}");
     assert_eq!(count(&out, "= idiv d, d"), 2, "failing instructions are never merged:\n{out}");
+}
+
+/// Counters in lockstep with an index: tested for equality (`down`, `ne_test`), used after the
+/// loop (`up`, also on a branch leaving the loop), with two latches, stepping against the index
+/// (`opposite`), or kept because they are
+/// compared by order or used in the loop (`ordered`).
+const COUNTERS: &str = "func @down(s: slice, n: i64, start: i64) -> f64, i64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    trips = isub n, start
+    jump head(trips, n, acc0)
+head(trip: i64, r: i64, acc: f64):
+    done = icmp eq trip, zero
+    br done, exit, body
+body:
+    r_prev = isub r, one
+    x = load s, r_prev
+    acc2 = fadd acc, x
+    trip_prev = isub trip, one
+    jump head(trip_prev, r_prev, acc2)
+exit:
+    ret acc, r
+}
+
+func @up(s: slice, n: i64, start: i64, flag: bool) -> f64, i64 {
+entry:
+    one = iconst 1
+    three = iconst 3
+    acc0 = fconst 0.0
+    jump head(start, three, acc0)
+head(i: i64, count: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    x = load s, i
+    acc2 = fadd acc, x
+    i2 = iadd i, one
+    count2 = iadd one, count
+    br flag, head(i2, count2, acc2), other
+other:
+    big = fconst 100.0
+    acc3 = fadd acc2, big
+    jump head(i2, count2, acc3)
+exit:
+    ret acc, count
+}
+
+func @ne_test(n: i64, start: i64) -> i64 {
+entry:
+    two = iconst 2
+    zero = iconst 0
+    jump head(zero, start, zero)
+head(t: i64, r: i64, sum: i64):
+    going = icmp ne n, t
+    br going, body, exit
+body:
+    sum2 = iadd sum, r
+    t2 = iadd t, two
+    r2 = iadd r, two
+    jump head(t2, r2, sum2)
+exit:
+    ret sum
+}
+
+func @opposite(n: i64, start: i64) -> i64, i64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    jump head(n, start, zero)
+head(trip: i64, i: i64, sum: i64):
+    done = icmp eq zero, trip
+    br done, exit, body
+body:
+    sum2 = iadd sum, i
+    trip2 = isub trip, one
+    i2 = iadd i, one
+    jump head(trip2, i2, sum2)
+exit:
+    ret sum, trip
+}
+
+func @ordered(s: slice, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(zero, zero, acc0)
+head(i: i64, k: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    x = load s, k
+    acc2 = fadd acc, x
+    i2 = iadd i, one
+    k2 = iadd k, one
+    jump head(i2, k2, acc2)
+exit:
+    ret acc
+}
+";
+
+#[test]
+fn counters_in_lockstep_are_removed_exactly_even_when_they_wrap() {
+    let m = module(COUNTERS);
+    let data = vec![1.0, 2.0, 4.0, 8.0, 16.0];
+    let slice = || ArgValue::Slice(data.clone());
+    let (min, max) = (i64::MIN, i64::MAX);
+    let mut inputs: Vec<(&str, Vec<ArgValue>)> = vec![];
+    for (n, start) in [(5, 0), (5, 2), (3, 3), (2, 4), (5, -1), (0, min), (max, max - 1)] {
+        inputs.push(("down", vec![slice(), ArgValue::I64(n), ArgValue::I64(start)]));
+    }
+    for (n, start, flag) in [(5, 0, true), (5, 1, false), (0, 0, true), (4, 6, true), (2, -3, false)] {
+        inputs.push(("up", vec![slice(), ArgValue::I64(n), ArgValue::I64(start), ArgValue::Bool(flag)]));
+    }
+    // `r` and the sum wrap around; `n` odd never equals the even counter (the step limit ends it).
+    for (n, start) in [(0, 0), (6, 1), (10, max - 3), (4, min), (3, 0)] {
+        inputs.push(("ne_test", vec![ArgValue::I64(n), ArgValue::I64(start)]));
+    }
+    for (n, start) in [(0, 5), (4, -2), (3, max - 1), (5, min)] {
+        inputs.push(("opposite", vec![ArgValue::I64(n), ArgValue::I64(start)]));
+    }
+    inputs.push(("ordered", vec![slice(), ArgValue::I64(5)]));
+    let mut out = m.clone();
+    passes::run_pass("counters", &mut out).unwrap();
+    let text = print_module(&out);
+    verify_module(&out).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    for (func, args) in &inputs {
+        assert_eq!(observe(&m, func, args), observe(&out, func, args), "@{func} on {args:?}\n{text}");
+    }
+    for gone in ["trip: i64", "count: i64", "(t: i64"] {
+        assert!(!text.contains(gone), "{gone} is removed:\n{text}");
+    }
+    assert!(text.contains("head(i: i64, k: i64, acc: f64)"), "ordered keeps both:\n{text}");
 }
 
 #[test]

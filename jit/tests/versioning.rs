@@ -131,6 +131,32 @@ exit:
     ret both
 }
 
+; a trip count down to 0 with two indices in lockstep: j from off by +2, k from bound by -1
+; (their ranges follow from the trip count's, through the values the loop was entered with)
+func @lockstep(s: slice, out: mslice, start: i64, bound: i64, off: i64) -> f64 {
+entry:
+    one = iconst 1
+    two = iconst 2
+    zero = iconst 0
+    fzero = fconst 0.0
+    jump head(start, off, bound, fzero)
+head(trip: i64, j: i64, k: i64, acc: f64):
+    done = icmp eq trip, zero
+    br done, exit, body
+body:
+    x = load s, j
+    y = load out, k
+    z = fadd x, y
+    store out, k, z
+    acc2 = fadd acc, z
+    trip2 = isub trip, one
+    j2 = iadd j, two
+    k2 = isub k, one
+    jump head(trip2, j2, k2, acc2)
+exit:
+    ret acc
+}
+
 ; a stride from a parameter (not a constant: that index keeps its check) and a constant index
 func @up_param_stride(s: slice, out: mslice, start: i64, bound: i64, off: i64) -> f64 {
 entry:
@@ -155,7 +181,8 @@ exit:
 }
 ";
 
-const FUNCTIONS: [&str; 6] = ["up_lt", "up_le", "down_ne", "down_gt", "up_ne_recurrence", "up_param_stride"];
+const FUNCTIONS: [&str; 7] =
+    ["up_lt", "up_le", "down_ne", "down_gt", "up_ne_recurrence", "up_param_stride", "lockstep"];
 
 #[test]
 fn every_loop_shape_is_versioned() {
@@ -173,6 +200,10 @@ fn every_loop_shape_is_versioned() {
     assert_eq!(recurrence.unchecked_in_fast_copies, 2, "{recurrence:?}");
     let stride = compiled.function("up_param_stride").unwrap().bounds_check_stats();
     assert_eq!(stride.unchecked_in_fast_copies, 2, "{stride:?}");
+    // Indices stepping beside the tested counter are affine in it: none of the three accesses
+    // is checked in the fast copy.
+    let lockstep = compiled.function("lockstep").unwrap().bounds_check_stats();
+    assert_eq!(lockstep.unchecked_in_fast_copies, 3, "{lockstep:?}");
 }
 
 #[test]

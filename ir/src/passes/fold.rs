@@ -12,8 +12,9 @@ use crate::opcode::Opcode;
 ///
 /// Evaluation is [`eval_pure`] — the very code the interpreter runs — so a folded function
 /// computes bit-identical results. Nothing that would fail at run time is folded (`idiv` by
-/// zero stays and still fails), and the only algebraic identity used is the exact one,
-/// `x + (-0.0) = x` (IEEE's additive identity is -0.0; `x + 0.0` is not `x` for `x = -0.0`).
+/// zero stays and still fails), and the only algebraic identities used are exact ones:
+/// `x + (-0.0) = x` (IEEE's additive identity is -0.0; `x + 0.0` is not `x` for `x = -0.0`), and
+/// `x + 0 = x - 0 = x * 1 = x` on integers.
 /// Vector results are not materialised (there is no vector constant), but their lanes still
 /// fold through `extract`.
 ///
@@ -56,26 +57,14 @@ pub fn fold_constants(func: &mut Function) {
                     continue;
                 }
             }
-            // `x + (-0.0)` is `x` for every `x` (IEEE: -0 is the additive identity; +0 is not,
-            // since +0 + -0 = +0): an exact rewrite, not an approximation.
-            if inst.op == Opcode::FAdd && inst.args.len() == 2 {
-                let negative_zero = |v: Value| matches!(known.get(v.index()), Some(Some(RuntimeValue::F64(z))) if z.to_bits() == (-0.0f64).to_bits());
-                let other = if negative_zero(inst.args[0]) {
-                    Some(inst.args[1])
-                } else if negative_zero(inst.args[1]) {
-                    Some(inst.args[0])
-                } else {
-                    None
-                };
-                if let Some(v) = other {
-                    aliases.set(result, v);
-                    let k = known.get(v.index()).cloned().flatten();
-                    if let Some(slot) = known.get_mut(result.index()) {
-                        *slot = k;
-                    }
-                    dead[b.index()][i] = true;
-                    continue;
+            if let Some(v) = identity(inst, &known) {
+                aliases.set(result, v);
+                let k = known.get(v.index()).cloned().flatten();
+                if let Some(slot) = known.get_mut(result.index()) {
+                    *slot = k;
                 }
+                dead[b.index()][i] = true;
+                continue;
             }
             let operands: Option<Vec<RuntimeValue>> =
                 inst.args.iter().map(|a| known.get(a.index()).cloned().flatten()).collect();
@@ -103,6 +92,28 @@ pub fn fold_constants(func: &mut Function) {
     remove_marked(func, &dead);
     aliases.apply(func);
     func.canonicalize();
+}
+
+/// The operand `inst` returns unchanged, by an exact identity: `x + (-0.0)` (IEEE's additive
+/// identity is -0; +0 is not, since +0 + -0 = +0), and in wrapping integer arithmetic `x + 0`,
+/// `x - 0` and `x * 1`.
+fn identity(inst: &InstData, known: &[Option<RuntimeValue>]) -> Option<Value> {
+    let is = |v: Value, want: &RuntimeValue| match (known.get(v.index()).cloned().flatten(), want) {
+        (Some(RuntimeValue::F64(x)), RuntimeValue::F64(y)) => x.to_bits() == y.to_bits(),
+        (Some(RuntimeValue::I64(x)), RuntimeValue::I64(y)) => x == *y,
+        _ => false,
+    };
+    let (zero, one, negative_zero) = (RuntimeValue::I64(0), RuntimeValue::I64(1), RuntimeValue::F64(-0.0));
+    match (inst.op, &inst.args[..]) {
+        (Opcode::FAdd, &[x, y]) if is(y, &negative_zero) => Some(x),
+        (Opcode::FAdd, &[x, y]) if is(x, &negative_zero) => Some(y),
+        (Opcode::IAdd, &[x, y]) if is(y, &zero) => Some(x),
+        (Opcode::IAdd, &[x, y]) if is(x, &zero) => Some(y),
+        (Opcode::ISub, &[x, y]) if is(y, &zero) => Some(x),
+        (Opcode::IMul, &[x, y]) if is(y, &one) => Some(x),
+        (Opcode::IMul, &[x, y]) if is(x, &one) => Some(y),
+        _ => None,
+    }
 }
 
 /// The constant instruction producing `value`, for scalars. A NaN other than the canonical one

@@ -1,5 +1,6 @@
 //! IR passes: dead-code elimination, constant folding, constant hoisting, common-subexpression
-//! elimination, negation folding, redundant block parameters and loop-invariant code motion.
+//! elimination, negation folding, redundant block parameters, loop-invariant code motion and
+//! redundant loop counters.
 //!
 //! Every pass takes a function (or, for [`optimize`] and [`run_pass`], a module), preserves what
 //! the interpreter computes — results, stores, errors and their order — and leaves the function
@@ -14,6 +15,7 @@
 //! assert!(text.contains("fconst 6.0") && !text.contains("sin"));
 //! ```
 
+mod counters;
 mod cse;
 mod dce;
 mod fold;
@@ -24,6 +26,7 @@ mod negate;
 mod params;
 mod reachable;
 
+pub use counters::eliminate_counters;
 pub use cse::cse;
 pub use dce::{dce, remove_unreachable_blocks};
 pub use fold::fold_constants;
@@ -37,14 +40,17 @@ pub use reachable::retain_reachable;
 use crate::function::{Function, Module, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 9] = ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "inline", "optimize"];
+pub const PASS_NAMES: [&str; 10] =
+    ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "counters", "inline", "optimize"];
 
 /// The size [`run_pass`]`("inline")` lets a caller grow to, in instructions.
 pub const INLINE_LIMIT: usize = 10_000;
 
 /// [`run_pass`] was given a name it does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, inline and optimize")]
+#[error(
+    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, counters, inline and optimize"
+)]
 pub struct UnknownPass {
     /// The name given.
     pub name: String,
@@ -54,8 +60,8 @@ pub struct UnknownPass {
 const MAX_ROUNDS: usize = 32;
 
 /// Fold constants, hoist them, fold negations, remove redundant block parameters, CSE, move
-/// loop-invariant code out of loops and DCE every function of `module`, repeated until nothing
-/// changes.
+/// loop-invariant code out of loops, remove redundant loop counters and DCE every function of
+/// `module`, repeated until nothing changes.
 pub fn optimize(module: &mut Module) {
     module.functions.iter_mut().for_each(optimize_function);
 }
@@ -70,6 +76,7 @@ pub fn optimize_function(function: &mut Function) {
         remove_redundant_params(function);
         cse(function);
         licm(function);
+        eliminate_counters(function);
         dce(function);
         if *function == before {
             break;
@@ -96,6 +103,7 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
         "negate" => fold_negations,
         "params" => remove_redundant_params,
         "licm" => licm,
+        "counters" => eliminate_counters,
         "optimize" => {
             optimize(module);
             return Ok(());

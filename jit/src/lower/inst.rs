@@ -278,7 +278,7 @@ impl FuncLowerer<'_, '_> {
             let param = self.f.params.iter().position(|&p| p == slice);
             let at = self.at_block;
             // In the fast copy of a versioned loop, the pre-check proved the affine accesses.
-            let fast = self.copy.is_some_and(|k| self.versioned[k].unchecked.contains(&(at, self.at_inst)));
+            let fast = self.copy.is_some_and(|k| self.versioned[k].unchecked.contains_key(&(at, self.at_inst)));
             let proved = param.is_some_and(|p| self.facts.proves(&self.cfg, at, self.copy, p, index, width));
             let stats = &mut self.facts.stats;
             match (fast, proved, self.copy.is_some()) {
@@ -294,6 +294,9 @@ impl FuncLowerer<'_, '_> {
             }
             if let Some(p) = param {
                 self.facts.record(at, self.copy, p, index, width);
+            }
+            if fast && let Some(address) = self.copy.and_then(|k| self.fast_address(k, (at, self.at_inst))) {
+                return address;
             }
         }
         let offset = self.b.ins().ishl_imm_u(i, 3 + shift);

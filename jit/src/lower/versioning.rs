@@ -9,6 +9,14 @@
 //! access and iteration the program would. Results, stores and errors are therefore those of
 //! the checked code; the fast copy just needs fewer registers (no slice lengths) and branches.
 //!
+//! Other integer header parameters that step by a constant on every back edge run in lockstep
+//! with `i` (`j = j0 + c (i - i0)`, `j0` and `i0` the values the loop was entered with), so an
+//! index computed from them is affine in `i` too: a reversed loop's index beside its trip count.
+//! The dispatch also computes, per access, the address of its element at `i = 0`; the fast copy
+//! addresses `base + a i` and needs neither the slice pointer nor the invariant part of the
+//! index in a register. A shadow slice with one entry per element of its primal (length checked
+//! on entry) shares the primal's checks.
+//!
 //! Why the pre-check is exact although indices are wrapping `i64` arithmetic: every operation an
 //! affine index goes through (`iadd`, `isub`, `ineg`, `imul` by a constant) is a ring operation
 //! modulo 2^64, so the index at iteration value `i` is `min + |a| k (mod 2^64)` with
@@ -56,7 +64,7 @@ impl Affine {
 }
 
 /// One access whose check the fast copy drops.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Access {
     /// The slice (a function parameter).
     slice: Value,
@@ -89,8 +97,14 @@ pub(crate) struct VersionedLoop {
     /// The bound: a constant or a loop-invariant value.
     bound: Result<i64, Value>,
     accesses: Vec<Access>,
-    /// `(block, instruction index)` of the accesses the fast copy does not check.
-    pub unchecked: HashSet<(Block, u32)>,
+    /// `(block, instruction index)` of each access the fast copy does not check, and which of
+    /// `accesses` it is (equal accesses share one entry).
+    pub unchecked: HashMap<(Block, u32), usize>,
+    /// Per access, computed by the dispatch: the address of the element group at `i = 0`
+    /// (pointer plus the invariant part of the index), so that the fast copy addresses it as
+    /// `base + (coef i) * 8 width` and needs neither the slice pointer nor the invariant terms
+    /// in registers.
+    pub bases: Vec<clif::Value>,
     /// Cranelift blocks: the dispatch, and the fast copy of each body block (by block index).
     pub dispatch: Option<clif::Block>,
     pub fast: HashMap<Block, clif::Block>,
@@ -186,14 +200,39 @@ fn plan_loop(
     let mut step = None;
     for &latch in cfg.predecessors(l.header).iter().filter(|&&p| in_loop(p)) {
         for call in f.block(latch).term.as_ref()?.successors().into_iter().filter(|c| c.block == l.header) {
-            let this = unit_step(f, def, consts, call.args[iv], iv_value)?;
+            let this = constant_step(f, def, consts, call.args[iv], iv_value).filter(|s| matches!(s, 1 | -1))?;
             if step.is_some_and(|s| s != this) {
                 return None;
             }
             step = Some(this);
         }
     }
-    let range = match (step?, cc) {
+    let step = step?;
+    // Other integer header parameters stepping by a constant on every back edge run in lockstep
+    // with `i`: at iteration value `i`, `j = j0 + (step_j / step) (i - i0)` with `j0`, `i0` the
+    // values the loop was entered with (`step` is ±1, so the division is exact).
+    let mut secondary = HashMap::new();
+    for (position, &param) in header.params.iter().enumerate() {
+        if position == iv || f.ty(param) != jitdiff_ir::Type::I64 {
+            continue;
+        }
+        let mut param_step = None;
+        let mut lockstep = true;
+        for &latch in cfg.predecessors(l.header).iter().filter(|&&p| in_loop(p)) {
+            for call in f.block(latch).term.as_ref()?.successors().into_iter().filter(|c| c.block == l.header) {
+                match constant_step(f, def, consts, call.args[position], param) {
+                    Some(s) if param_step.is_none_or(|known| known == s) && s.unsigned_abs() <= 1 << 16 => {
+                        param_step = Some(s)
+                    }
+                    _ => lockstep = false,
+                }
+            }
+        }
+        if let (true, Some(param_step)) = (lockstep, param_step) {
+            secondary.insert(param, param_step * step);
+        }
+    }
+    let range = match (step, cc) {
         (1, CondCode::Lt | CondCode::Ne) => Range::UpBelow,
         (1, CondCode::Le) => Range::UpTo,
         (-1, CondCode::Gt | CondCode::Ne) => Range::DownAbove,
@@ -203,7 +242,7 @@ fn plan_loop(
     // Accesses outside the header (which runs once more, with the failing value) and with an
     // affine index.
     let mut accesses = vec![];
-    let mut unchecked = HashSet::new();
+    let mut unchecked = HashMap::new();
     let mut memo = HashMap::new();
     for (bi, block) in f.blocks.iter().enumerate() {
         let b = Block(bi as u32);
@@ -221,12 +260,17 @@ fn plan_loop(
             if !f.params.contains(&slice) || !width.is_power_of_two() {
                 continue;
             }
-            let Some(index) = affine(f, def, consts, &in_loop, iv_value, index, &mut memo, 0) else { continue };
+            let lockstep = Lockstep { iv: iv_value, secondary: &secondary };
+            let Some(index) = affine(f, def, consts, &in_loop, &lockstep, index, &mut memo, 0) else { continue };
             if index.coef.unsigned_abs() > 1 << 32 {
                 continue;
             }
-            accesses.push(Access { slice, width, index });
-            unchecked.insert((b, k as u32));
+            let access = Access { slice, width, index };
+            let position = accesses.iter().position(|a| *a == access).unwrap_or_else(|| {
+                accesses.push(access);
+                accesses.len() - 1
+            });
+            unchecked.insert((b, k as u32), position);
         }
     }
     if accesses.is_empty() {
@@ -240,13 +284,14 @@ fn plan_loop(
         bound,
         accesses,
         unchecked,
+        bases: vec![],
         dispatch: None,
         fast: HashMap::new(),
     })
 }
 
-/// `Some(±1)` when `next` is `iv + 1`, `1 + iv`, `iv - 1`, `iv + -1` ...
-fn unit_step(
+/// `Some(k)` when `next` is `iv + k`, `k + iv` or `iv - (-k)` for a constant `k`.
+fn constant_step(
     f: &Function,
     def: &[Option<Result<(Block, usize), Block>>],
     consts: &HashMap<Value, i64>,
@@ -261,23 +306,35 @@ fn unit_step(
         (Opcode::ISub, &[x, c]) if x == iv => consts.get(&c)?.checked_neg()?,
         _ => return None,
     };
-    matches!(step, 1 | -1).then_some(step)
+    Some(step)
 }
 
-/// `v` as an affine function of the induction variable, if it is one.
+/// The induction variable and the header parameters that step in lockstep with it (each with
+/// its coefficient in `i`).
+struct Lockstep<'a> {
+    iv: Value,
+    secondary: &'a HashMap<Value, i64>,
+}
+
+/// `v` as an affine function of the induction variable, if it is one. A lockstep parameter `j`
+/// becomes `c i + j0 - c i0`, its terms `j` and `i` standing for the values the loop was entered
+/// with (the dispatch block's parameters).
 #[allow(clippy::too_many_arguments)]
 fn affine(
     f: &Function,
     def: &[Option<Result<(Block, usize), Block>>],
     consts: &HashMap<Value, i64>,
     in_loop: &dyn Fn(Block) -> bool,
-    iv: Value,
+    lockstep: &Lockstep,
     v: Value,
     memo: &mut HashMap<Value, Option<Affine>>,
     depth: u32,
 ) -> Option<Affine> {
-    if v == iv {
+    if v == lockstep.iv {
         return Some(Affine { coef: 1, constant: 0, terms: vec![] });
+    }
+    if let Some(&c) = lockstep.secondary.get(&v) {
+        return Some(Affine { coef: c, constant: 0, terms: vec![(1, v), (c.wrapping_neg(), lockstep.iv)] });
     }
     if let Some(&k) = consts.get(&v) {
         return Some(Affine::constant(k));
@@ -291,7 +348,7 @@ fn affine(
         Ok(_) if depth > 16 => None,
         Ok((b, k)) => {
             let inst = &f.block(b).insts[k];
-            let mut of = |x: Value| affine(f, def, consts, in_loop, iv, x, memo, depth + 1);
+            let mut of = |x: Value| affine(f, def, consts, in_loop, lockstep, x, memo, depth + 1);
             match (inst.op, &inst.args[..]) {
                 (Opcode::IAdd, &[x, y]) => Some(of(x)?.plus(of(y)?)),
                 (Opcode::ISub, &[x, y]) => Some(of(x)?.plus(of(y)?.scaled(-1))),
@@ -330,6 +387,25 @@ pub(crate) fn escaping_values(f: &Function, loops: &[VersionedLoop]) -> Vec<(Val
 }
 
 impl FuncLowerer<'_, '_> {
+    /// In the fast copy of loop `k`, the address of the access planned as `(block, inst)`:
+    /// the dispatch's base plus `coef i` element groups, `i` the induction variable's value in
+    /// this iteration. Equal to `ptr + index * 8 width` modulo 2^64, as the index is.
+    pub(super) fn fast_address(&mut self, k: usize, at: (Block, u32)) -> Option<clif::Value> {
+        let l = &self.versioned[k];
+        let access = *l.unchecked.get(&at)?;
+        let (base, coef, width) = (*l.bases.get(access)?, l.accesses[access].index.coef, l.accesses[access].width);
+        let iv = self.f.block(l.header).params[l.iv];
+        let i = self.scalar(iv);
+        let shift = i64::from(width.trailing_zeros());
+        let scaled = match coef {
+            1 => i,
+            -1 => self.b.ins().ineg(i),
+            _ => self.b.ins().imul_imm_s(i, coef),
+        };
+        let offset = self.b.ins().ishl_imm_u(scaled, 3 + shift);
+        Some(self.b.ins().iadd(base, offset))
+    }
+
     /// Emit the dispatch block of loop `k` (the current block is filled): the pre-check, then
     /// the fast or the checked header with the entering edge's arguments.
     pub(super) fn emit_dispatch(&mut self, k: usize) {
@@ -341,10 +417,15 @@ impl FuncLowerer<'_, '_> {
         self.b.switch_to_block(dispatch);
         let params = self.b.block_params(dispatch).to_vec();
         let header = self.f.block(self.versioned[k].header);
-        // The induction variable's (single, i64) part among the header's parts.
-        let iv_part: usize =
-            header.params[..self.versioned[k].iv].iter().map(|&p| crate::abi::part_count(self.f.ty(p))).sum();
-        let init = params[iv_part];
+        // A header parameter's (first) part among the dispatch block's parameters: its value on
+        // entry.
+        let entry_value = |param: Value| {
+            let position = header.params.iter().position(|&p| p == param)?;
+            let part: usize = header.params[..position].iter().map(|&p| crate::abi::part_count(self.f.ty(p))).sum();
+            Some(params[part])
+        };
+        let init =
+            entry_value(header.params[self.versioned[k].iv]).expect("the induction variable is a header parameter");
         let bound = match self.versioned[k].bound {
             Ok(c) => self.iconst(c),
             Err(v) => self.scalar_outside(v),
@@ -371,16 +452,41 @@ impl FuncLowerer<'_, '_> {
         };
         let span = self.b.ins().isub(hi, lo);
         let mut ok = nonempty;
+        let mut bases = vec![];
+        // A shadow slice with one entry per element has its primal's length (checked on entry):
+        // an access to either proves the same index of the other, so one check serves both.
+        let (function, shadows) = (self.f, self.facts.shadows().to_vec());
+        let same_length_as = |slice: Value| {
+            let param = function.params.iter().position(|&p| p == slice);
+            let primal = shadows.iter().find(|s| s.lanes == 1 && Some(s.shadow) == param);
+            primal.map_or(slice, |s| function.params[s.primal])
+        };
+        let mut checked: Vec<(Value, u8, Affine)> = vec![];
         for access in self.versioned[k].accesses.clone() {
             let Affine { coef, constant, terms } = access.index;
-            let at = if coef >= 0 { lo } else { hi };
-            let mut min = self.b.ins().imul_imm_s(at, coef);
-            min = self.b.ins().iadd_imm_s(min, constant);
-            for (factor, term) in terms {
-                let t = self.scalar_outside(term);
+            // The invariant part of the index, then its value at the range end where it is
+            // smallest.
+            let mut invariant = self.iconst(constant);
+            for &(factor, term) in &terms {
+                let t = match entry_value(term) {
+                    Some(on_entry) => on_entry,
+                    None => self.scalar_outside(term),
+                };
                 let t = self.b.ins().imul_imm_s(t, factor);
-                min = self.b.ins().iadd(min, t);
+                invariant = self.b.ins().iadd(invariant, t);
             }
+            let shift = i64::from(access.width.trailing_zeros());
+            let ptr = self.get(access.slice)[0];
+            let byte_offset = self.b.ins().ishl_imm_u(invariant, 3 + shift);
+            bases.push(self.b.ins().iadd(ptr, byte_offset));
+            let key = (same_length_as(access.slice), access.width, Affine { coef, constant, terms: terms.clone() });
+            if checked.contains(&key) {
+                continue;
+            }
+            checked.push(key);
+            let at = if coef >= 0 { lo } else { hi };
+            let scaled = self.b.ins().imul_imm_s(at, coef);
+            let min = self.b.ins().iadd(scaled, invariant);
             let magnitude = coef.unsigned_abs();
             let width = if magnitude <= 1 {
                 span
@@ -393,13 +499,13 @@ impl FuncLowerer<'_, '_> {
             let width = if magnitude == 0 { self.iconst(0) } else { width };
             let max = self.b.ins().iadd(min, width);
             let len = self.get(access.slice)[1];
-            let shift = i64::from(access.width.trailing_zeros());
             let groups = if shift == 0 { len } else { self.b.ins().ushr_imm_u(len, shift) };
             let below = self.b.ins().icmp(IntCC::UnsignedLessThan, max, groups);
             let no_wrap = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, min, max);
             let both = self.b.ins().band(below, no_wrap);
             ok = self.b.ins().band(ok, both);
         }
+        self.versioned[k].bases = bases;
         let args: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
         self.b.ins().brif(ok, fast_header, &args, checked_header, &args);
         self.b.seal_block(dispatch);
