@@ -130,3 +130,61 @@ fn a_pullback_applied_twice_equals_two_fresh_runs() {
     assert_eq!(pull(-2.5, &mut fresh), second);
     assert!(matches!(y[0], RuntimeValue::F64(_)));
 }
+
+/// Callee pullbacks keep only the parameters they read (`@term`'s pullback reads `data`, not
+/// `meta` or `w`), and every declared differential still pairs `d_s` with `s` at their new
+/// positions: the JIT elides checks on that declaration, so a stale position would be unsound.
+#[test]
+fn callee_pullbacks_drop_unread_parameters_and_keep_their_differential_pairs() {
+    let src = "func @f(meta: slice, w: slice, data: slice) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    n = len w
+    jump head(zero, acc0)
+head(k: i64, acc: f64):
+    more = icmp lt k, n
+    br more, body, exit
+body:
+    t = call @term(meta, w, data, k)
+    acc2 = fadd acc, t
+    k2 = iadd k, one
+    jump head(k2, acc2)
+exit:
+    ret acc
+}
+
+func @term(meta: slice, w: slice, data: slice, k: i64) -> f64 {
+entry:
+    wk = load w, k
+    dk = load data, k
+    p = fmul wk, dk
+    ret p
+}
+";
+    let module = parse_module(src).unwrap();
+    let mut problems = vec![(module, "f".to_string(), vec![false, true, false])];
+    for p in [&Gmm::generate(3, 4, 5, 1) as &dyn Problem, &Mlp::standard(), &Pendulum::standard()] {
+        let args = p.args();
+        problems.push((
+            parse_module(p.ir()).unwrap(),
+            p.entry().to_string(),
+            (0..args.len()).map(|i| p.active_params().contains(&i)).collect(),
+        ));
+    }
+    for (module, entry, wrt) in problems {
+        let d = derive_reverse(&module, &entry, &wrt).unwrap();
+        for (pullback, differential, primal) in &d.differentials {
+            let f = d.module.func_by_name(pullback).unwrap();
+            let (d_name, name) = (f.value_label(f.params[*differential]), f.value_label(f.params[*primal]));
+            assert_eq!(d_name, format!("d_{name}"), "@{pullback}");
+        }
+        if entry == "f" {
+            let text = jitdiff::ir::print_module(&d.module);
+            let header = text.lines().find(|l| l.starts_with("func @term_pullback")).unwrap();
+            assert!(!header.contains("meta") && header.contains("(data: slice, d_w: mslice"), "{header}");
+            assert!(d.differentials.iter().all(|(f, _, _)| !f.starts_with("term_pullback")), "{:?}", d.differentials);
+        }
+    }
+}

@@ -445,6 +445,43 @@ fn counters_in_lockstep_are_removed_exactly_even_when_they_wrap() {
 }
 
 #[test]
+fn unused_parameters_go_with_their_arguments_even_when_only_passed_on() {
+    // `@mid` passes `s` on to `@leaf`, which ignores it: once `@leaf` drops it, so does `@mid`.
+    // `@top` is not a candidate and keeps its signature.
+    let m = module(
+        "func @top(s: slice, x: f64) -> f64 {
+entry:
+    y = call @mid(s, x, s)
+    ret y
+}
+func @mid(s: slice, x: f64, t: slice) -> f64 {
+entry:
+    zero = iconst 0
+    a = load t, zero
+    y = call @leaf(x, s)
+    z = fadd y, a
+    ret z
+}
+func @leaf(x: f64, s: slice) -> f64 {
+entry:
+    y = fmul x, x
+    ret y
+}
+",
+    );
+    let mut out = m.clone();
+    let (mid, leaf) = (m.func_id("mid").unwrap(), m.func_id("leaf").unwrap());
+    let mut kept = passes::remove_unused_params(&mut out, &[mid, leaf]);
+    kept.sort_by_key(|(f, _)| f.index());
+    assert_eq!(kept, vec![(mid, vec![1, 2]), (leaf, vec![0])]);
+    let text = print_module(&out);
+    verify_module(&out).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    assert!(text.contains("func @top(s: slice, x: f64)") && text.contains("call @mid(x, s)"), "{text}");
+    let args = vec![ArgValue::Slice(vec![0.5]), ArgValue::F64(3.0)];
+    assert_eq!(observe(&m, "top", &args), observe(&out, "top", &args));
+}
+
+#[test]
 fn optimize_reaches_a_fixpoint_and_preserves_behaviour() {
     let m = module(
         "func @f(x: slice, k: f64) -> f64 {

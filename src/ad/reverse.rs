@@ -113,11 +113,12 @@ pub fn derive_reverse_with_rules(
         } else {
             None
         };
-        let pullbacks: Vec<FuncId> = deriver.cache.values().map(|&(_, pb)| pb).collect();
+        let pullbacks: Vec<(FuncId, FuncId)> = deriver.cache.values().copied().collect();
         Ok((fwd, pullback, value_and_grad, pullbacks, deriver.differentials, deriver.out))
     })?;
+    let (callee_fwds, pullbacks): (Vec<FuncId>, Vec<FuncId>) = pullbacks.into_iter().unzip();
     passes::optimize(&mut out);
-    for pb in pullbacks {
+    for &pb in &pullbacks {
         let function = &mut out.functions[pb.index()];
         if forward_stores::forward_stores(function) | defer::defer_accumulations(function) {
             passes::optimize_function(function);
@@ -126,6 +127,23 @@ pub fn derive_reverse_with_rules(
                 passes::optimize_function(function);
             }
         }
+    }
+    // Callee rules only the derived code calls need no parameter they do not read (a callee
+    // pullback receives every read-only slice of the call); the differential declarations
+    // follow their parameters' new positions.
+    let internal: Vec<FuncId> =
+        callee_fwds.iter().chain(&pullbacks).copied().filter(|&g| g != fwd && g != pullback).collect();
+    let mut differentials = differentials;
+    for (id, kept) in passes::remove_unused_params(&mut out, &internal) {
+        let name = &out.func(id).name;
+        let position = |old: usize| kept.iter().position(|&k| k == old);
+        differentials = differentials
+            .into_iter()
+            .filter_map(|(f, d, p)| match &f == name {
+                true => Some((f, position(d)?, position(p)?)),
+                false => Some((f, d, p)),
+            })
+            .collect();
     }
     verify_module(&out).map_err(|e| AdError::DerivedInvalid(Box::new(e)))?;
     Ok(ReverseDerivative {

@@ -1,6 +1,6 @@
 //! IR passes: dead-code elimination, constant folding, constant hoisting, common-subexpression
 //! elimination, negation folding, redundant block parameters, loop-invariant code motion and
-//! redundant loop counters.
+//! redundant loop counters; unused parameters of internal functions.
 //!
 //! Every pass takes a function (or, for [`optimize`] and [`run_pass`], a module), preserves what
 //! the interpreter computes — results, stores, errors and their order — and leaves the function
@@ -25,6 +25,7 @@ mod licm;
 mod negate;
 mod params;
 mod reachable;
+mod unused_params;
 
 pub use counters::eliminate_counters;
 pub use cse::cse;
@@ -36,6 +37,7 @@ pub use licm::licm;
 pub use negate::fold_negations;
 pub use params::remove_redundant_params;
 pub use reachable::retain_reachable;
+pub use unused_params::remove_unused_params;
 
 use crate::function::{Function, Module, Value};
 
