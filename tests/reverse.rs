@@ -188,3 +188,50 @@ entry:
         }
     }
 }
+
+/// Local arrays only read after a call in a loop are *frozen*: `f_fwd` records them once, and
+/// the callee pullbacks read the pullback's copy again instead of recording every load (GMM's
+/// `exp(q)` table). An array written after such a call — by a later store, a call taking it as
+/// `mslice`, or a store before the call in the next iteration — is not.
+#[test]
+fn local_arrays_read_only_after_a_call_are_frozen_and_others_are_not() {
+    let pushes_in = |text: &str, func: &str| -> Vec<String> {
+        let body: String = text.split(&format!("func @{func}")).nth(1).unwrap().split("\n}").next().unwrap().into();
+        body.lines().filter_map(|l| l.trim().strip_prefix("tpush ").map(str::to_string)).collect()
+    };
+    let gmm = Gmm::generate(3, 4, 5, 1);
+    let wrt: Vec<bool> = (0..gmm.args().len()).map(|i| gmm.active_params().contains(&i)).collect();
+    let d = derive_reverse(&parse_module(gmm.ir()).unwrap(), gmm.entry(), &wrt).unwrap();
+    let text = jitdiff::ir::print_module(&d.module);
+    let fwd = text.lines().find(|l| l.starts_with("func @main_term_fwd")).unwrap();
+    let fwd_name = &fwd["func @".len()..fwd.find('(').unwrap()];
+    // main_term's forward records no entry of the table: the pullback loads it again.
+    let mt = d.module.func_by_name(fwd_name).unwrap();
+    for inst in mt.blocks.iter().flat_map(|b| &b.insts) {
+        if inst.op == jitdiff::ir::Opcode::TPush {
+            let pushed = inst.args[0];
+            let loaded_from_table = mt.blocks.iter().flat_map(|b| &b.insts).any(|i| {
+                i.op == jitdiff::ir::Opcode::Load && i.results[0] == pushed && mt.value_label(i.args[0]) == "q_diags"
+            });
+            assert!(!loaded_from_table, "@{fwd_name} records {}", mt.value_label(pushed));
+        }
+    }
+    let pullback = text.lines().find(|l| l.starts_with("func @main_term_pullback")).unwrap();
+    assert!(pullback.contains("q_diags: slice") && pullback.contains("d_q_diags: mslice"), "{pullback}");
+    assert!(text.contains("freeze_q_diags_body") && text.contains("thaw_q_diags_body"));
+    assert!(!text.contains("freeze_q_centered"), "q_centered is written by every main_term call");
+
+    let src = std::fs::read_to_string("tests/harness_programs/local_array_not_frozen.ir").unwrap();
+    let d = derive_reverse(&parse_module(&src).unwrap(), "main", &[true, true, false]).unwrap();
+    let text = jitdiff::ir::print_module(&d.module);
+    for array in ["buf", "acc", "pre"] {
+        assert!(!text.contains(&format!("freeze_{array}_")), "{array} is written after the call");
+    }
+    assert!(text.contains("freeze_fixed_body"), "fixed is only read after the loop starts");
+    // @dot(pre, fixed): `pre` is recorded per load, `fixed` read again by the pullback.
+    let dot_fwds: Vec<&str> = text.lines().filter(|l| l.starts_with("func @dot_fwd")).collect();
+    assert_eq!(dot_fwds.len(), 2, "{dot_fwds:?}");
+    let pushes: Vec<usize> =
+        dot_fwds.iter().map(|l| pushes_in(&text, &l["func @".len()..l.find('(').unwrap()]).len()).collect();
+    assert!(pushes.iter().any(|&n| n < pushes.iter().copied().max().unwrap()), "{pushes:?}");
+}

@@ -26,6 +26,7 @@ use super::state::StatePlan;
 
 mod defer;
 mod forward_stores;
+mod frozen;
 mod pullback;
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{
@@ -294,6 +295,9 @@ struct Forward {
     /// The active local arrays: the source `alloc` result and its length in `f_fwd`. The
     /// pullback allocates a zeroed differential of that length in its first block.
     local_arrays: Vec<(Value, Value)>,
+    /// The local arrays frozen at some call (source values, in push order): the pullback pops
+    /// copies of them first thing and passes those to the callee pullbacks.
+    frozen: Vec<Value>,
 }
 
 impl Deriver<'_> {
@@ -306,6 +310,9 @@ impl Deriver<'_> {
         stable: &[bool],
     ) -> Result<Forward, AdError> {
         let cfg = ControlFlow::new(source);
+        let frozen_at = frozen::FrozenArrays::analyse(self.source, source, &cfg);
+        // The local arrays some callee receives as stable (frozen at the call), in `alloc` order.
+        let mut frozen: Vec<Value> = vec![];
         let mut func = self.out.functions[fwd_id.index()].clone();
         let mut primal: HashMap<Value, Value> =
             source.params.iter().copied().zip(func.params.iter().copied()).collect();
@@ -367,7 +374,23 @@ impl Deriver<'_> {
             let mut needs = vec![];
             for (index, inst) in block.insts.iter().enumerate() {
                 let site = (source.name.as_str(), block.name.as_str(), index);
-                let plan = self.forward_inst(&mut em, source, inst, &primal, (activity, stable), &mut needs, site)?;
+                let frozen_here = frozen_at.at(b, index);
+                let plan = self.forward_inst(
+                    &mut em,
+                    source,
+                    inst,
+                    &primal,
+                    (activity, stable, frozen_here),
+                    &mut needs,
+                    site,
+                )?;
+                if let Plan::Call { stable: callee_stable, .. } = &plan {
+                    for (a, &on) in inst.args.iter().zip(callee_stable) {
+                        if on && frozen_here.contains(a) && !frozen.contains(a) {
+                            frozen.push(*a);
+                        }
+                    }
+                }
                 plans.insert((b, index), plan);
             }
             state.plan_block(&func, b, &needs);
@@ -445,10 +468,22 @@ impl Deriver<'_> {
                 }
             }
         }
-        // Returning blocks push the once-per-call values last (every block has been planned
-        // now), then which block returned, so the pullback pops both first.
+        // Returning blocks push the frozen arrays' entries and lengths, the once-per-call
+        // values (every block has been planned now), then which block returned: the pullback
+        // pops them in reverse, first of all.
+        frozen.sort_by_key(|v| v.index());
         for (position, &b) in returns.iter().enumerate() {
-            let mut em = BlockEmitter::new(&mut func, b);
+            let term = func.block_mut(b).term.take();
+            let mut at = b;
+            for &array in &frozen {
+                at = frozen::push_array(&mut func, at, primal[&array]);
+            }
+            func.block_mut(at).term = term;
+            let mut em = BlockEmitter::new(&mut func, at);
+            for &array in &frozen {
+                let len = em.emit(Opcode::Len, &[primal[&array]], Imm::None);
+                em.emit_multi(Opcode::TPush, &[len], Imm::None, &[]);
+            }
             for &v in &state.global {
                 em.emit_multi(Opcode::TPush, &[v], Imm::None, &[]);
             }
@@ -457,7 +492,7 @@ impl Deriver<'_> {
                 em.emit_multi(Opcode::TPush, &[id], Imm::None, &[]);
             }
         }
-        Ok(Forward { func, plans, merge_edges, returns, state, loops, local_arrays })
+        Ok(Forward { func, plans, merge_edges, returns, state, loops, local_arrays, frozen })
     }
 
     /// Copy one instruction into `f_fwd` and add the forward values its pullback needs to
@@ -469,7 +504,7 @@ impl Deriver<'_> {
         source: &Function,
         inst: &InstData,
         primal: &HashMap<Value, Value>,
-        (activity, stable): (&Activity, &[bool]),
+        (activity, stable, frozen_here): (&Activity, &[bool], &[Value]),
         needs: &mut Vec<Value>,
         (func, block, index): (&str, &str, usize),
     ) -> Result<Plan, AdError> {
@@ -500,14 +535,16 @@ impl Deriver<'_> {
                 .map(|(a, p)| activity.is_active(*a) && (callee_fn.ty(*p) == Type::F64 || callee_fn.ty(*p).is_slice()))
                 .collect();
             // A callee's slice parameter is stable when the caller passes one of its own stable
-            // `slice` parameters to a `slice` parameter (an `mslice` the caller may write later is not).
+            // `slice` parameters to a `slice` parameter (an `mslice` the caller may write later is
+            // not), or a local array frozen at this call (see `frozen.rs`).
             let callee_stable: Vec<bool> = inst
                 .args
                 .iter()
                 .zip(&callee_fn.params)
                 .map(|(a, p)| {
                     callee_fn.ty(*p) == Type::Slice
-                        && source.params.iter().position(|q| q == a).is_some_and(|k| stable[k])
+                        && (source.params.iter().position(|q| q == a).is_some_and(|k| stable[k])
+                            || frozen_here.contains(a))
                 })
                 .collect();
             let (fwd, pullback) = self.derive(callee_id, &mask, &callee_stable)?;

@@ -24,7 +24,7 @@ impl Deriver<'_> {
         activity: &Activity,
         forward: &Forward,
     ) -> Function {
-        let Forward { func: fwd, plans, merge_edges, returns, state, loops, local_arrays } = forward;
+        let Forward { func: fwd, plans, merge_edges, returns, state, loops, local_arrays, frozen } = forward;
         let cfg = ControlFlow::new(source);
         let liveness = Liveness::analyse(source, &cfg, activity);
         let mut func = self.out.functions[pb_id.index()].clone();
@@ -97,11 +97,25 @@ impl Deriver<'_> {
             let len = state.value(&mut em, &global, len);
             dslice.insert(array, em.emit(Opcode::Alloc, &[len], Imm::None));
         }
+        // Copies of the frozen local arrays, for the callee pullbacks: lengths, then entries,
+        // last array first.
+        let mut copies = vec![];
+        for &array in frozen.iter().rev() {
+            let len = em.emit(Opcode::TPop, &[], Imm::Type(Type::I64));
+            let copy = em.emit(Opcode::Alloc, &[len], Imm::None);
+            em.func().set_value_name(copy, &source.value_label(array));
+            primal_slice.insert(array, copy);
+            copies.push((copy, len));
+        }
+        let mut tail = start;
+        for (copy, len) in copies {
+            tail = super::frozen::pop_array(&mut func, tail, copy, len);
+        }
         let term = match which {
             None => Terminator::Jump(seeds.pop().expect("one seed")),
-            Some(which) => dispatch(&mut func, start, which, seeds),
+            Some(which) => dispatch(&mut func, tail, which, seeds),
         };
-        func.block_mut(start).term = Some(term);
+        func.block_mut(tail).term = Some(term);
 
         for &b in cfg.reverse_post_order() {
             let rb = rev[&b];
