@@ -85,8 +85,8 @@ fn batched_strong_zero_lanes_equal_the_scalar_sweeps_bit_for_bit() {
     let m = parse_module(INFINITE_PARTIALS).unwrap();
     let point = [0.0, 1.0, -2.0];
     let scalar = ForwardFn::new(&m, "f", &[true, true, true], 1).unwrap();
-    // W = 1 keeps its compare and select; only W > 1 uses the lane-wise strong-zero product.
-    assert!(!print_module(&scalar.derivative().module).contains("fmulsz"));
+    // Every width multiplies by the strong-zero product (`fmulsz`, lane-wise at W > 1).
+    assert!(print_module(&scalar.derivative().module).contains("fmulsz"));
     let sweep = |f: &ForwardFn, tangents: &mut [Vec<f64>]| {
         let mut views: Vec<&mut [f64]> = tangents.iter_mut().map(Vec::as_mut_slice).collect();
         let args = &mut [Arg::F64(point[0]), Arg::F64(point[1]), Arg::F64(point[2])];

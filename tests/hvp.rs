@@ -170,3 +170,39 @@ fn wrong_buffer_lengths_are_errors() {
     let err = h.hvp(&mut [Arg::Slice(&x)], &[1.0; 3], &mut out).unwrap_err();
     assert!(err.to_string().contains("directions"), "{err}");
 }
+
+/// The Hessian of `(g(x) - g(x0))²` at `x0` is `2 g'(x0)²`: the residual, and so the pullback's
+/// cotangent of `g`, is exactly zero there, and the term `g'(x0) · d(cotangent)` must survive
+/// forward mode over the strong-zero product (a `select` on `cotangent == 0` loses it).
+#[test]
+fn hvp_keeps_the_curvature_where_a_residual_vanishes() {
+    // (g applied to an operand, x0, g'(x0))
+    let cases: [(fn(&str) -> String, f64, f64); 8] = [
+        (|v| format!("sqrt {v}"), 1.0, 0.5),
+        (|v| format!("ln {v}"), 2.0, 0.5),
+        (|v| format!("log1p {v}"), 1.0, 0.5),
+        (|v| format!("asin {v}"), 0.5, 1.0 / 0.75f64.sqrt()),
+        (|v| format!("acos {v}"), 0.5, -1.0 / 0.75f64.sqrt()),
+        (|v| format!("pow {v}, c"), 1.5, 2.5 * 1.5f64.powf(1.5)),
+        (|v| format!("powi {v}, k"), 1.5, 3.0),
+        (|v| format!("fdiv c, {v}"), 2.0, -2.5 / 4.0),
+    ];
+    for (g, x0, slope) in cases {
+        let text = format!(
+            "func @f(x: f64) -> f64 {{\nentry:\n    c = fconst 2.5\n    k = iconst 2\n    x0 = fconst {x0:?}\n    gx = {}\n    gx0 = {}\n    r = fsub gx, gx0\n    f = fmul r, r\n    ret f\n}}",
+            g("x"),
+            g("x0")
+        );
+        let module = parse_module(&text).unwrap_or_else(|e| panic!("{text}\n{e}"));
+        for width in [1, 2] {
+            let mut h = HvpFn::new(&module, "f", &[true], width).unwrap();
+            let hessian = h.hessian(&mut [Arg::F64(x0)]).unwrap();
+            let expected = 2.0 * slope * slope;
+            assert!(
+                (hessian[0] - expected).abs() <= 1e-12 * expected.abs(),
+                "{text}\nW = {width}: Hessian {}, expected {expected}",
+                hessian[0]
+            );
+        }
+    }
+}

@@ -112,3 +112,110 @@ fn a_dead_branch_does_not_poison_the_gradient() {
         assert_eq!(g, [0.25], "{text}");
     }
 }
+
+/// The gradient by `ForwardFn::jacobian` at W = 2 (columns of unit lanes), beside the reverse
+/// gradient: the two must agree bit for bit at singular points too.
+fn jacobian_row(text: &str, x: &[f64]) -> Vec<f64> {
+    let module = parse_module(text).unwrap();
+    let wrt = vec![true; x.len()];
+    let forward = ForwardFn::new(&module, "f", &wrt, 2).unwrap();
+    let mut args: Vec<Arg<'_>> = x.iter().map(|&v| Arg::F64(v)).collect();
+    let jacobian = forward.jacobian(&mut args).unwrap();
+    (0..x.len()).map(|j| jacobian.get(0, j)).collect()
+}
+
+fn same(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+}
+
+/// A zero partial downstream of an infinite one (`sqrt(x)·sqrt(x)` at 0, the Euclidean norm at
+/// the origin) and a zero seed against an infinite partial (`x + sqrt(y)` at y = 0, `x / y` at
+/// y = 0 in the direction of `x`): both modes compute the same strong-zero path sums.
+#[test]
+fn forward_and_reverse_agree_at_singular_points() {
+    let cases: [(&str, &[f64], &[f64]); 6] = [
+        ("func @f(x: f64) -> f64 {\nentry:\n    s = sqrt x\n    r = fmul s, s\n    ret r\n}", &[0.0], &[0.0]),
+        (
+            "func @f(x: f64, y: f64) -> f64 {\nentry:\n    a = fmul x, x\n    b = fmul y, y\n    c = fadd a, b\n    r = sqrt c\n    ret r\n}",
+            &[0.0, 0.0],
+            &[0.0, 0.0],
+        ),
+        (
+            "func @f(x: f64, y: f64) -> f64 {\nentry:\n    s = sqrt y\n    r = fadd x, s\n    ret r\n}",
+            &[2.0, 0.0],
+            &[1.0, f64::INFINITY],
+        ),
+        ("func @f(x: f64, y: f64) -> f64 {\nentry:\n    r = fdiv x, y\n    ret r\n}", &[1.0, 0.0], &[f64::INFINITY, f64::NEG_INFINITY]),
+        (
+            "func @f(x: f64, c: f64) -> f64 {\nentry:\n    s = sqrt x\n    r = fmul c, s\n    ret r\n}",
+            &[0.0, 0.0],
+            &[0.0, 0.0],
+        ),
+        (
+            "func @f(x: f64) -> f64 {\nentry:\n    h = fconst 0.5\n    p = pow x, h\n    l = ln x\n    e = exp l\n    r = fadd p, e\n    ret r\n}",
+            &[0.0],
+            &[f64::INFINITY],
+        ),
+    ];
+    for (text, x, expected) in cases {
+        let reverse = gradient(text, x);
+        assert!(same(&reverse, expected), "{text}\nat {x:?}: reverse {reverse:?}, expected {expected:?}");
+        let jacobian = jacobian_row(text, x);
+        assert!(same(&jacobian, expected), "{text}\nat {x:?}: jacobian {jacobian:?}, expected {expected:?}");
+    }
+}
+
+/// `powi x, 0` and `pow x, 0` are constant: derivative 0 at x = 0 too (not `0 · x^(-1) = NaN`);
+/// a polynomial `1 + 2x + 3x²` has gradient 2 at 0.
+#[test]
+fn zero_exponents_have_zero_derivative_at_zero() {
+    let powi0 = "func @f(x: f64) -> f64 {\nentry:\n    n = iconst 0\n    r = powi x, n\n    ret r\n}";
+    let pow0 = "func @f(x: f64) -> f64 {\nentry:\n    z = fconst 0.0\n    r = pow x, z\n    ret r\n}";
+    let poly = "func @f(x: f64) -> f64 {
+entry:
+    k0 = iconst 0
+    k1 = iconst 1
+    k2 = iconst 2
+    c1 = fconst 1.0
+    c2 = fconst 2.0
+    c3 = fconst 3.0
+    p0 = powi x, k0
+    p1 = powi x, k1
+    p2 = powi x, k2
+    t0 = fmul c1, p0
+    t1 = fmul c2, p1
+    t2 = fmul c3, p2
+    s = fadd t0, t1
+    r = fadd s, t2
+    ret r
+}";
+    for x in [0.0, -0.0] {
+        assert_eq!(gradient(powi0, &[x]), [0.0]);
+        assert_eq!(gradient(pow0, &[x]), [0.0]);
+        assert_eq!(gradient(poly, &[x]), [2.0]);
+    }
+    assert_eq!(gradient(poly, &[1.0]), [8.0]);
+    // The exponent as a parameter: the same, without constant folding.
+    let powi_n = "func @f(x: f64, n: i64) -> f64 {\nentry:\n    r = powi x, n\n    ret r\n}";
+    let module = parse_module(powi_n).unwrap();
+    let mut g = GradientFn::new(&module, "f", &[true, false]).unwrap();
+    let mut grad = [f64::NAN];
+    g.value_and_grad(&mut [Arg::F64(0.0), Arg::I64(0)], &mut grad).unwrap();
+    assert_eq!(grad, [0.0]);
+}
+
+/// `powi x, i64::MIN`: `n - 1` must not wrap to `i64::MAX`. `d/dx x^n = n x^(n-1)` with
+/// `x^(n-1) = x^n / x`: at x = -1 it is `MIN · (-1) = 2^63`, at 2 it underflows to 0.
+#[test]
+fn powi_by_the_most_negative_exponent_does_not_wrap() {
+    let text = "func @f(x: f64) -> f64 {\nentry:\n    n = iconst -9223372036854775808\n    r = powi x, n\n    ret r\n}";
+    assert_eq!(gradient(text, &[-1.0]), [9.223372036854775808e18]);
+    assert_eq!(gradient(text, &[1.0]), [-9.223372036854775808e18]);
+    assert_eq!(gradient(text, &[2.0]), [0.0]);
+    let as_param = "func @f(x: f64, n: i64) -> f64 {\nentry:\n    r = powi x, n\n    ret r\n}";
+    let module = parse_module(as_param).unwrap();
+    let mut g = GradientFn::new(&module, "f", &[true, false]).unwrap();
+    let mut grad = [f64::NAN];
+    g.value_and_grad(&mut [Arg::F64(-1.0), Arg::I64(i64::MIN)], &mut grad).unwrap();
+    assert_eq!(grad, [9.223372036854775808e18]);
+}

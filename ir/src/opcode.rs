@@ -120,7 +120,7 @@ op_table! {
     FAdd => "fadd", FloatBinary { lanes: true }, N, "Float addition.";
     FSub => "fsub", FloatBinary { lanes: true }, N, "Float subtraction.";
     FMul => "fmul", FloatBinary { lanes: true }, N, "Float multiplication.";
-    FMulSz => "fmulsz", FloatBinary { lanes: true }, N, "Strong-zero multiplication: `fmulsz a, b` is `a * b`, but +0 (lane-wise) where `b == 0`, even when `a` is infinite or NaN.";
+    FMulSz => "fmulsz", FloatBinary { lanes: true }, N, "Strong-zero multiplication: `fmulsz a, b` is `a * b`, but +0 (lane-wise) where `a == 0` or `b == 0`, even when the other factor is infinite or NaN.";
     FDiv => "fdiv", FloatBinary { lanes: true }, N, "Float division.";
     FNeg => "fneg", FloatUnary { lanes: true }, N, "Float negation.";
     Sqrt => "sqrt", FloatUnary { lanes: false }, U(math::sqrt), "Square root.";

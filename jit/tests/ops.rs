@@ -110,12 +110,12 @@ fn lane_wise_arithmetic_on_every_vector_width() {
 }
 
 #[test]
-fn strong_zero_multiply_is_zero_in_exactly_the_lanes_whose_second_operand_is_zero() {
-    // Every pairing of an infinite, NaN or finite first operand with a zero (of either sign) or
-    // non-zero second one, in every lane position of every width.
-    let firsts = [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 2.5, -0.0];
+fn strong_zero_multiply_is_zero_in_exactly_the_lanes_with_a_zero_operand() {
+    // Every pairing of an infinite, NaN, zero or finite first operand with a zero (of either
+    // sign), infinite, NaN or finite second one, in every lane position of every width.
+    let firsts = [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 2.5, -0.0, 0.0];
     let seconds = [0.0, -0.0, 1.5, -2.0, f64::NAN, f64::INFINITY];
-    let want = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a * b };
+    let want = |a: f64, b: f64| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
     for w in [2usize, 4, 8, 16] {
         let text =
             format!("func @t(a: f64x{w}, b: f64x{w}) -> f64x{w} {{\nentry:\n    y = fmulsz a, b\n    ret y\n}}\n");
@@ -134,14 +134,18 @@ fn strong_zero_multiply_is_zero_in_exactly_the_lanes_whose_second_operand_is_zer
             check(&text, "t", &[vec![ArgValue::Vector(a), ArgValue::Vector(b)]]);
         }
     }
-    // The scalar form: `fmulsz inf, 0` is +0 where `fmul` is NaN.
+    // The scalar form: `fmulsz inf, 0` and `fmulsz 0, inf` are +0 where `fmul` is NaN.
     let text =
         "func @t(a: f64, b: f64) -> f64, f64 {\nentry:\n    y = fmulsz a, b\n    z = fmul a, b\n    ret y, z\n}\n";
     let module = parse_module(text).unwrap();
     let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
-    let out = compiled.function("t").unwrap().call(&mut [Arg::F64(f64::INFINITY), Arg::F64(-0.0)]).unwrap();
-    assert_eq!(out[0].as_f64().map(f64::to_bits), Some(0.0f64.to_bits()));
-    assert!(out[1].as_f64().is_some_and(f64::is_nan));
+    for (a, b) in [(f64::INFINITY, -0.0), (-0.0, f64::NEG_INFINITY), (0.0, f64::NAN)] {
+        let out = compiled.function("t").unwrap().call(&mut [Arg::F64(a), Arg::F64(b)]).unwrap();
+        assert_eq!(out[0].as_f64().map(f64::to_bits), Some(0.0f64.to_bits()), "fmulsz {a}, {b}");
+        assert!(out[1].as_f64().is_some_and(f64::is_nan));
+    }
+    let out = compiled.function("t").unwrap().call(&mut [Arg::F64(-3.0), Arg::F64(0.5)]).unwrap();
+    assert_eq!(out[0].as_f64(), Some(-1.5));
 }
 
 #[test]

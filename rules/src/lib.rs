@@ -15,4 +15,4 @@ mod linearize;
 
 pub use custom::{PartialsCallback, RuleError, RuleSet, ScalarRule};
 pub use emit::{BlockEmitter, Emit};
-pub use linearize::{Coef, Linearization, Term, linearize};
+pub use linearize::{Coef, Linearization, Term, has_singular_partials, linearize};

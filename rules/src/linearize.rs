@@ -13,14 +13,29 @@
 //! | primitive | point | derivative chosen |
 //! |---|---|---|
 //! | `abs` | 0 | 0 (the middle of the subdifferential [-1, 1]) |
-//! | `sqrt` | 0 | +inf, as a strong-zero factor: a zero tangent or cotangent stays zero |
-//! | `ln`, `log1p` | 0, -1 | +inf, strong-zero |
+//! | `sqrt` | 0 | +inf |
+//! | `ln`, `log1p` | 0, -1 | +inf |
+//! | `fdiv a, b` | b = 0 | `1/b` for `a`, `-(a/b)/b` for `b` (infinite or NaN) |
+//! | `asin`, `acos` | ±1 | ±inf |
 //! | `min`, `max` | a tie `a == b` | 1/2 to each operand |
 //! | `hypot` | (0, 0) | 0 to both |
 //! | `atan2` | (0, 0) | 0 to both |
-//! | `pow` | base 0 | d/dx as the formula (strong-zero); d/dy = 0 |
+//! | `pow x, y` | y = 0 | 0 for `x` (also at x = 0, where `y x^(y-1)` is `0 · inf`) |
+//! | `pow x, y` | x = 0 | `y x^(y-1)` for `x` (+inf for 0 < y < 1); 0 for `y` |
+//! | `powi x, n` | n = 0 | 0 (also at x = 0); `n = i64::MIN` uses `x^n / x` for `x^(n-1)` |
 //! | `floor`, `ceil`, `sign` | everywhere | 0 (piecewise constant: `ZeroTangent`) |
-//! | `fmulsz a, b` | b = 0 | `b` for `a`; `a` for `b` as a strong-zero factor |
+//!
+//! ## Strong zeros
+//!
+//! Every product of a partial by a (co)tangent that may meet an infinite factor is a *strong
+//! zero* product (`fmulsz`): zero when either factor is zero. Partials that can be infinite at a
+//! finite point are [`Coef::ScaleStrong`] ([`has_singular_partials`] says which primitives have
+//! them); the transforms multiply those with `fmulsz` always, and the other partials with
+//! `fmulsz` too whenever the program has a primitive whose partial is infinite where its value
+//! is finite (an infinite tangent can then reach them in a program whose values are finite). So a zero seed, a zero cotangent of a branch not taken, and a zero partial
+//! downstream of an infinite one all give exactly zero, in both modes: forward and reverse mode
+//! compute the same sum over paths of products of partials, a path with a zero factor counting
+//! zero.
 
 use crate::emit::Emit;
 use jitdiff_ir::{CondCode, Imm, Opcode, Value};
@@ -35,8 +50,8 @@ pub enum Coef {
     /// Multiplied by a (scalar `f64`) partial derivative.
     Scale(Value),
     /// Multiplied by a partial that may be infinite at a finite point, with the strong-zero
-    /// convention `0 * p = 0`: a zero tangent (or a zero cotangent from a branch not taken) never
-    /// becomes NaN.
+    /// product `fmulsz` (`0 · p = p · 0 = 0`): a zero tangent (or a zero cotangent from a branch
+    /// not taken) never becomes NaN.
     ScaleStrong(Value),
     /// Passes through when the `bool` value is true, else contributes zero (`select`'s first arm).
     When(Value),
@@ -105,20 +120,22 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
             push(1, Scale(args[0]));
         }
         O::FMulSz => {
-            // y = b == 0 ? 0 : a b, the product with `a` strong-zeroed: dy = b da + a db, where a
-            // (perhaps infinite) meets db in a strong-zero product and b is 0 where a is cut off.
-            push(0, Scale(args[1]));
+            // y = a ⊙ b (0 where either is 0): dy = b ⊙ da + a ⊙ db. Either factor may be
+            // infinite (a partial of derivative code), and the other's zero cuts it off, so both
+            // terms are strong-zero products: the derivative of a product that is identically
+            // zero near a zero factor keeps that zero.
+            push(0, ScaleStrong(args[1]));
             push(1, ScaleStrong(args[0]));
         }
         O::FDiv => {
-            // y = a / b: dy = da / b - y db / b
+            // y = a / b: dy = da / b - y db / b, both infinite at b = 0.
             if act(0) {
                 let one = em.fconst(1.0);
-                push(0, Scale(em.bin(O::FDiv, one, args[1])));
+                push(0, ScaleStrong(em.bin(O::FDiv, one, args[1])));
             }
             if act(1) {
                 let q = em.bin(O::FDiv, result, args[1]);
-                push(1, Scale(em.un(O::FNeg, q)));
+                push(1, ScaleStrong(em.un(O::FNeg, q)));
             }
         }
         O::Sqrt => {
@@ -192,12 +209,13 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
             }
         }
         O::Pow => {
-            // y = x^p: dy = p x^(p-1) dx + ln(x) y dp, with d/dp = 0 at x = 0.
+            // y = x^p: dy = p x^(p-1) dx + ln(x) y dp, with d/dp = 0 at x = 0. `p ⊙ x^(p-1)` is 0
+            // at p = 0 even where x^(p-1) is infinite (x = 0): x^0 is constant.
             if act(0) {
                 let one = em.fconst(1.0);
                 let pm1 = em.bin(O::FSub, args[1], one);
                 let xp = em.bin(O::Pow, args[0], pm1);
-                push(0, ScaleStrong(em.bin(O::FMul, args[1], xp)));
+                push(0, ScaleStrong(em.bin(O::FMulSz, args[1], xp)));
             }
             if act(1) {
                 let zero = em.fconst(0.0);
@@ -235,12 +253,20 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
             }
         }
         O::Powi => {
-            // d/dx x^n = n x^(n-1); the exponent is an integer and has no tangent.
+            // d/dx x^n = n ⊙ x^(n-1): 0 for n = 0 even at x = 0 (x^0 is constant). For
+            // n = i64::MIN, n - 1 would wrap, and x^(n-1) is x^n / x. (With a constant n, as
+            // usual, the folder resolves the choice.) The exponent is an integer: no tangent.
+            let (x, n) = (args[0], args[1]);
             let one = em.emit(O::IConst, &[], Imm::I64(1));
-            let nm1 = em.emit(O::ISub, &[args[1], one], Imm::None);
-            let xp = em.emit(O::Powi, &[args[0], nm1], Imm::None);
-            let nf = em.emit(O::IToF, &[args[1]], Imm::None);
-            push(0, ScaleStrong(em.bin(O::FMul, nf, xp)));
+            let nm1 = em.emit(O::ISub, &[n, one], Imm::None);
+            let min = em.emit(O::IConst, &[], Imm::I64(i64::MIN));
+            let is_min = em.emit(O::ICmp, &[n, min], Imm::Cond(CondCode::Eq));
+            let exponent = em.emit(O::Select, &[is_min, n, nm1], Imm::None);
+            let power = em.emit(O::Powi, &[x, exponent], Imm::None);
+            let over_x = em.bin(O::FDiv, power, x);
+            let xp = em.emit(O::Select, &[is_min, over_x, power], Imm::None);
+            let nf = em.emit(O::IToF, &[n], Imm::None);
+            push(0, ScaleStrong(em.bin(O::FMulSz, nf, xp)));
         }
         O::Select => {
             push(1, When(args[0]));
@@ -257,6 +283,21 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
     }
     terms.retain(|t| act(t.operand));
     Linearization::Terms(terms)
+}
+
+/// Whether `op` has a partial that can be infinite (or NaN) at a finite point — the primitives
+/// whose terms are [`Coef::ScaleStrong`]. A program without any of these (and without custom
+/// rules, whose partials are the user's) never produces an infinite (co)tangent from finite
+/// inputs, so its derivative code multiplies with plain `fmul`.
+///
+/// ```
+/// use jitdiff_ir::Opcode;
+/// assert!(jitdiff_rules::has_singular_partials(Opcode::Sqrt));
+/// assert!(!jitdiff_rules::has_singular_partials(Opcode::Exp));
+/// ```
+pub fn has_singular_partials(op: Opcode) -> bool {
+    use Opcode as O;
+    matches!(op, O::Sqrt | O::Ln | O::Log1p | O::Pow | O::Powi | O::Asin | O::Acos | O::FDiv | O::FMulSz)
 }
 
 impl Linearization {

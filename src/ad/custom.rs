@@ -58,7 +58,9 @@ impl<'r> CustomRules<'r> {
         let mut call_args = args.to_vec();
         call_args.push(result);
         let values = em.emit_multi(Opcode::Call, &call_args, Imm::Callee(partials), &rule_returns);
-        let terms = (0..n).filter(|&i| active[i]).map(|i| Term { operand: i, coef: Coef::Scale(values[i]) }).collect();
+        // A user's partial may be infinite at a finite point: strong-zero products.
+        let terms =
+            (0..n).filter(|&i| active[i]).map(|i| Term { operand: i, coef: Coef::ScaleStrong(values[i]) }).collect();
         Ok(Linearization::Terms(terms))
     }
 

@@ -13,6 +13,7 @@ use super::activity::Activity;
 use super::custom::CustomRules;
 use super::error::AdError;
 use super::request::{checked_function, derive_from_source};
+use super::singular::Singular;
 use jitdiff_ir::{
     Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, passes,
     verify_module,
@@ -64,13 +65,15 @@ pub fn derive_forward_with_rules(
     }
     let id = checked_function(module, func, wrt)?;
     let (derived, mut out) = derive_from_source(module, |source| {
+        let custom = CustomRules::new(rules);
         let mut deriver = Deriver {
             source,
             out: module.clone(),
             cache: HashMap::new(),
             width,
             tape_users: super::activity::tape_users(source),
-            custom: CustomRules::new(rules),
+            singular: Singular::analyse(source, &custom),
+            custom,
         };
         let derived = deriver.derive(id, wrt)?;
         Ok((derived, deriver.out))
@@ -90,6 +93,8 @@ struct Deriver<'m> {
     width: u8,
     /// Functions that use the tape (see [`super::activity::tape_users`]).
     tape_users: HashSet<FuncId>,
+    /// Where partials can be infinite, and so which products need strong zeros.
+    singular: Singular,
     custom: CustomRules<'m>,
 }
 
@@ -199,7 +204,7 @@ impl Deriver<'_> {
             let block = source.block(b);
             let mut em = BlockEmitter::new(&mut func, b);
             for (index, inst) in block.insts.iter().enumerate() {
-                let site = Site { func: &source.name, block: &block.name, inst: index };
+                let site = Site { func: &source.name, index: id.index(), block: &block.name, inst: index };
                 let args: Vec<Value> = inst.args.iter().map(|a| primal[a]).collect();
                 let results: Vec<Value> = inst.results.iter().map(|r| primal[r]).collect();
                 let is_active_call = self.is_derived_call(inst, &activity);
@@ -242,6 +247,8 @@ struct Tangents {
 #[derive(Clone, Copy)]
 struct Site<'a> {
     func: &'a str,
+    /// The function's index in the source module.
+    index: usize,
     block: &'a str,
     inst: usize,
 }
@@ -264,30 +271,20 @@ impl Deriver<'_> {
         }
     }
 
-    /// `coef · t` for one term.
-    fn scaled(&self, em: &mut BlockEmitter<'_>, coef: Coef, t: Value) -> Value {
+    /// `coef · t` for one term. Products are strong-zero products (`fmulsz`) where an infinite
+    /// factor can occur (see `singular.rs`); `singular` says whether this instruction's
+    /// [`Coef::ScaleStrong`] partials can really be infinite.
+    fn scaled(&self, em: &mut BlockEmitter<'_>, coef: Coef, t: Value, singular: bool) -> Value {
         let broadcast = |em: &mut BlockEmitter<'_>, p: Value| {
             if self.width == 1 { p } else { em.emit(Opcode::Splat, &[p], Imm::Type(self.tangent_type())) }
         };
         match coef {
             Coef::One => t,
             Coef::MinusOne => em.un(Opcode::FNeg, t),
-            Coef::Scale(p) => {
+            Coef::Scale(p) | Coef::ScaleStrong(p) => {
+                let strong = self.singular.guards_every_product() || (singular && matches!(coef, Coef::ScaleStrong(_)));
                 let p = broadcast(em, p);
-                em.bin(Opcode::FMul, p, t)
-            }
-            // Strong zero: a zero tangent stays zero even when the partial is infinite. At W = 1
-            // a compare and select; at W > 1 the same lane by lane, `fmulsz` (+0 in each lane
-            // whose tangent is 0), so every lane equals the scalar sweep in its direction.
-            Coef::ScaleStrong(p) if self.width == 1 => {
-                let product = em.bin(Opcode::FMul, p, t);
-                let zero = em.fconst(0.0);
-                let is_zero = em.emit(Opcode::FCmp, &[t, zero], Imm::Cond(jitdiff_ir::CondCode::Eq));
-                em.emit(Opcode::Select, &[is_zero, zero, product], Imm::None)
-            }
-            Coef::ScaleStrong(p) => {
-                let p_lanes = broadcast(em, p);
-                em.bin(Opcode::FMulSz, p_lanes, t)
+                em.bin(if strong { Opcode::FMulSz } else { Opcode::FMul }, p, t)
             }
             Coef::When(c) => {
                 let zero = self.zero(em);
@@ -383,6 +380,7 @@ impl Deriver<'_> {
                     }
                     _ => linearize(inst.op, em, args, results[0], &active),
                 };
+                let singular = self.singular.is_singular(site.index, inst.results[0]);
                 match linearization {
                     Linearization::Terms(terms) => {
                         // Each part carries a sign: negations are folded into `fsub`s and only
@@ -394,7 +392,7 @@ impl Deriver<'_> {
                             let (part, part_negated) = match term.coef {
                                 Coef::One => (t, negated),
                                 Coef::MinusOne => (t, !negated),
-                                coef => (self.scaled(em, coef, t), negated),
+                                coef => (self.scaled(em, coef, t, singular), negated),
                             };
                             sum = Some(match sum {
                                 None => (part, part_negated),

@@ -13,6 +13,7 @@ mod liveness;
 mod loops;
 mod request;
 mod reverse;
+mod singular;
 mod state;
 
 pub use activity::Activity;

@@ -22,6 +22,7 @@ use super::custom::CustomRules;
 use super::error::AdError;
 use super::loops::Loops;
 use super::request::{checked_function, derive_from_source};
+use super::singular::Singular;
 use super::state::StatePlan;
 
 mod defer;
@@ -101,11 +102,13 @@ pub fn derive_reverse_with_rules(
     // the safe API cannot alias it with an `mslice`: it is stable, and the pullback reads it again.
     let stable: Vec<bool> = f.params.iter().map(|&p| f.ty(p) == Type::Slice).collect();
     let (fwd, pullback, value_and_grad, pullbacks, differentials, mut out) = derive_from_source(module, |source| {
+        let custom = CustomRules::new(rules);
         let mut deriver = Deriver {
             source,
             out: module.clone(),
             cache: HashMap::new(),
-            custom: CustomRules::new(rules),
+            singular: Singular::analyse(source, &custom),
+            custom,
             differentials: vec![],
         };
         let (fwd, pullback) = deriver.derive(id, wrt, &stable)?;
@@ -196,6 +199,8 @@ struct Deriver<'m> {
     custom: CustomRules<'m>,
     /// See [`ReverseDerivative::differentials`].
     differentials: Vec<(String, usize, usize)>,
+    /// Where partials can be infinite, and so which products need strong zeros.
+    singular: Singular,
 }
 
 impl Deriver<'_> {
@@ -582,6 +587,9 @@ impl Deriver<'_> {
                     )?,
                     _ => linearize(inst.op, em, &args, results[0], &active),
                 };
+                // A strong partial of an instruction that is not singular here (an `fdiv` by a
+                // constant) is an ordinary one (see `singular.rs`).
+                let singular = self.source.func_id(func).is_some_and(|f| self.singular.is_singular(f.index(), inst.results[0]));
                 match linearization {
                     Linearization::Terms(terms) => {
                         let planned = terms
@@ -591,7 +599,8 @@ impl Deriver<'_> {
                                     Coef::One => PlannedCoef::One,
                                     Coef::MinusOne => PlannedCoef::MinusOne,
                                     Coef::Scale(p) => PlannedCoef::Scale(need(p)),
-                                    Coef::ScaleStrong(p) => PlannedCoef::ScaleStrong(need(p)),
+                                    Coef::ScaleStrong(p) if singular => PlannedCoef::ScaleStrong(need(p)),
+                                    Coef::ScaleStrong(p) => PlannedCoef::Scale(need(p)),
                                     Coef::When(c) => PlannedCoef::When(need(c)),
                                     Coef::Unless(c) => PlannedCoef::Unless(need(c)),
                                 };

@@ -373,6 +373,7 @@ impl StatePlan {
             Opcode::FAdd
             | Opcode::FSub
             | Opcode::FMul
+            | Opcode::FMulSz
             | Opcode::FNeg
             | Opcode::Abs
             | Opcode::Min

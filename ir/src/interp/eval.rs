@@ -33,9 +33,9 @@ pub fn float_binary(op: Opcode, a: f64, b: f64) -> Result<f64, EvalError> {
         Opcode::FAdd => Ok(a + b),
         Opcode::FSub => Ok(a - b),
         Opcode::FMul => Ok(a * b),
-        // Exactly forward mode's W = 1 strong zero, `select(b == 0, 0.0, a * b)`: -0 counts as
-        // zero and gives +0.
-        Opcode::FMulSz => Ok(if b == 0.0 { 0.0 } else { a * b }),
+        // The strong zero of derivative code: a zero factor (either one; -0 counts) gives +0,
+        // even against an infinite or NaN factor.
+        Opcode::FMulSz => Ok(if a == 0.0 || b == 0.0 { 0.0 } else { a * b }),
         Opcode::FDiv => Ok(a / b),
         _ => match op.info().math {
             MathFn::Binary(f) => Ok(f(a, b)),

@@ -236,18 +236,22 @@ impl FuncLowerer<'_, '_> {
         Ok(())
     }
 
-    /// `fmulsz` on one `f64` or one `f64x2` chunk: `p * q`, but +0 where `q == 0`. A scalar is a
-    /// compare and select (what forward mode emits at W = 1); a chunk compares lane-wise into
-    /// an all-ones mask and clears the masked lanes of the product (`andnpd`): +0 has no bits set.
+    /// `fmulsz` on one `f64` or one `f64x2` chunk: `p * q`, but +0 where `p == 0` or `q == 0`.
+    /// A scalar is two compares and a select; a chunk compares lane-wise into all-ones masks and
+    /// clears the masked lanes of the product (`andnpd`): +0 has no bits set.
     fn strong_zero_mul(&mut self, p: clif::Value, q: clif::Value) -> clif::Value {
         let product = self.b.ins().fmul(p, q);
         let zero = self.b.ins().f64const(0.0);
         if self.b.func.dfg.value_type(q) == types::F64 {
-            let is_zero = self.b.ins().fcmp(FloatCC::Equal, q, zero);
-            return self.b.ins().select(is_zero, zero, product);
+            let p_zero = self.b.ins().fcmp(FloatCC::Equal, p, zero);
+            let q_zero = self.b.ins().fcmp(FloatCC::Equal, q, zero);
+            let either = self.b.ins().bor(p_zero, q_zero);
+            return self.b.ins().select(either, zero, product);
         }
         let zeros = self.b.ins().splat(types::F64X2, zero);
-        let mask = self.b.ins().fcmp(FloatCC::Equal, q, zeros);
+        let p_mask = self.b.ins().fcmp(FloatCC::Equal, p, zeros);
+        let q_mask = self.b.ins().fcmp(FloatCC::Equal, q, zeros);
+        let mask = self.b.ins().bor(p_mask, q_mask);
         let mask = self.b.ins().bitcast(types::F64X2, MemFlagsData::new(), mask);
         self.b.ins().band_not(product, mask)
     }

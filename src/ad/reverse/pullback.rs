@@ -268,17 +268,15 @@ impl Deriver<'_> {
                     let contribution = match coef {
                         PlannedCoef::One => bar,
                         PlannedCoef::MinusOne => em.un(Opcode::FNeg, bar),
+                        // Strong-zero products where an infinite factor can occur (`singular.rs`).
                         PlannedCoef::Scale(s) => {
                             let partial = saved(em, s);
-                            em.bin(Opcode::FMul, partial, bar)
+                            let op = if self.singular.guards_every_product() { Opcode::FMulSz } else { Opcode::FMul };
+                            em.bin(op, partial, bar)
                         }
                         PlannedCoef::ScaleStrong(s) => {
-                            // Strong zero: a zero adjoint stays zero even if the partial is infinite.
                             let partial = saved(em, s);
-                            let product = em.bin(Opcode::FMul, partial, bar);
-                            let zero = em.fconst(0.0);
-                            let is_zero = em.emit(Opcode::FCmp, &[bar, zero], Imm::Cond(CondCode::Eq));
-                            em.emit(Opcode::Select, &[is_zero, zero, product], Imm::None)
+                            em.bin(Opcode::FMulSz, partial, bar)
                         }
                         PlannedCoef::When(s) => {
                             let (condition, zero) = (saved(em, s), em.fconst(0.0));
