@@ -75,7 +75,8 @@ impl FdOptions {
     pub fn forward() -> FdOptions {
         FdOptions { scheme: FdScheme::Forward, step: None, parallel: false }
     }
-    /// The same options with relative step `step`.
+    /// The same options with relative step `step`, which must lie in `[f64::EPSILON, 1]` (else
+    /// building a [`FiniteDiff`] with them is a [`FdError::BadStep`]).
     pub fn with_step(self, step: f64) -> FdOptions {
         FdOptions { step: Some(step), ..self }
     }
@@ -152,6 +153,12 @@ pub enum FdError {
         /// What was given.
         got: String,
     },
+    /// The relative step is not a finite number in `[f64::EPSILON, 1]`: a zero, negative, NaN
+    /// or tiny step makes `x + h == x`, and a step above 1 is no longer a difference quotient.
+    #[error(
+        "the finite-difference step {0:e} is not in [2.2e-16, 1]; use a small positive relative step (the defaults are 6.06e-6 for central and 1.49e-8 for forward differences)"
+    )]
+    BadStep(f64),
     /// Wrong number of arguments or tangents.
     #[error("{what}: expected {expected}, got {got}")]
     Shape {
@@ -211,6 +218,10 @@ impl FiniteDiff {
             primal.returns().iter().enumerate().filter(|(_, t)| **t == Type::F64).map(|(i, _)| i).collect();
         if float_results.is_empty() {
             return Err(FdError::NoFloatResult(primal.name().into()));
+        }
+        let step = options.relative_step();
+        if !(f64::EPSILON..=1.0).contains(&step) {
+            return Err(FdError::BadStep(step));
         }
         Ok(FiniteDiff { primal, wrt: wrt.to_vec(), float_results, options })
     }

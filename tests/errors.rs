@@ -46,6 +46,13 @@ entry:
     ret x
 }
 
+func @tape_user(x: f64) -> f64 {
+entry:
+    y = call @pop()
+    r = fmul y, x
+    ret r
+}
+
 func @spin(n: i64) -> i64 {
 entry:
     jump head(n)
@@ -305,6 +312,12 @@ fn table() -> Vec<Row> {
         }),
         row("derive_reverse", "StoreIntoInactiveSlice", &["@keep", "`out`"], || {
             fails!(derive_reverse(&programs(), "keep", &[true, false]))
+        }),
+        row("derive_reverse", "TapeInReverseMode", &["@pop, block entry, inst 0", "`tpop`", "reverse mode"], || {
+            fails!(derive_reverse(&programs(), "tape_user", &[true]))
+        }),
+        row("GradientFn::new", "TapeInReverseMode", &["@pop", "`tpop`", "local array"], || {
+            fails!(GradientFn::new(&programs(), "tape_user", &[true]))
         }),
         row("derive_reverse", "NoRule", &["@use_ext", "extern @ext1", "no differentiation rule"], || {
             fails!(derive_reverse(&programs(), "use_ext", &[true]))

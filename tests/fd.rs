@@ -143,6 +143,25 @@ fn typed_errors_for_bad_requests() {
     assert!(matches!(e, FdError::ArgType { index: 1, .. }), "{e}");
 }
 
+/// A step of 0, NaN, ±inf, a negative one, one too small to change `x` or above 1 is refused
+/// with the defaults named, for both schemes; the extremes of the range are fine.
+#[test]
+fn bad_steps_are_errors_not_garbage() {
+    let m = parse_module(TWO).unwrap();
+    for scheme in [FdOptions::central(), FdOptions::forward()] {
+        for step in [0.0, -0.0, -1e-6, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e-300, 1e-17, 1.5] {
+            let e = FiniteDiff::new(&m, "two", &[true, true], scheme.with_step(step)).err().unwrap();
+            assert!(matches!(e, FdError::BadStep(_)), "step {step}: {e}");
+            assert!(e.to_string().contains("is not in [2.2e-16, 1]") && e.to_string().contains("6.06e-6"), "{e}");
+        }
+        for step in [f64::EPSILON, 1.0, 1e-7] {
+            let fd = FiniteDiff::new(&m, "two", &[true, true], scheme.with_step(step)).unwrap();
+            let g = fd.gradient(&[ArgValue::F64(0.5), ArgValue::F64(0.25)]).unwrap();
+            assert!(g.iter().all(|v| v.is_finite()), "step {step}: {g:?}");
+        }
+    }
+}
+
 #[test]
 fn gradient_check_passes_for_ad_and_catches_a_bad_derivative() {
     let m = parse_module(ROSENBROCK_IR).unwrap();

@@ -88,6 +88,21 @@ pub enum AdError {
         /// The opcode spelling.
         op: &'static str,
     },
+    /// A function differentiated in reverse mode (or one it calls) uses the tape itself: its
+    /// pushes and pops would interleave with the pullback state its derivative records there.
+    #[error(
+        "@{func}, block {block}, inst {inst}: `{op}` in a function differentiated in reverse mode; the derivative keeps its pullback state on the call's tape, so the function (and everything it calls) must not push or pop the tape itself — keep its own state in a local array or a slice instead"
+    )]
+    TapeInReverseMode {
+        /// The function holding the instruction.
+        func: String,
+        /// The block label.
+        block: String,
+        /// The instruction index.
+        inst: usize,
+        /// `tpush` or `tpop`.
+        op: &'static str,
+    },
     /// The derived IR failed verification: a bug in the transform, reported rather than hidden.
     #[error("internal error: derived function does not verify: {0}")]
     DerivedInvalid(Box<VerifyError>),

@@ -1,7 +1,7 @@
 //! What both transforms check about a differentiation request, and the source they read.
 
 use super::error::AdError;
-use jitdiff_ir::{FuncId, Module, Type, passes};
+use jitdiff_ir::{Callee, FuncId, Imm, Module, Opcode, Type, passes};
 
 /// Find `@func` and check `wrt`: one flag per parameter, set only on `f64` and slice
 /// parameters. The module is assumed verified.
@@ -18,6 +18,36 @@ pub(super) fn checked_function(module: &Module, func: &str, wrt: &[bool]) -> Res
         }
     }
     Ok(id)
+}
+
+/// Reverse mode keeps the pullback state on the call's tape: reject `tpush`/`tpop` in `@id` or
+/// any function it may call, naming the first one (as written).
+pub(super) fn check_no_tape_use(module: &Module, id: FuncId) -> Result<(), AdError> {
+    let mut seen = vec![false; module.functions.len()];
+    let mut stack = vec![id];
+    while let Some(f) = stack.pop() {
+        if std::mem::replace(&mut seen[f.index()], true) {
+            continue;
+        }
+        let func = module.func(f);
+        for block in &func.blocks {
+            for (inst, data) in block.insts.iter().enumerate() {
+                match (data.op, data.imm) {
+                    (Opcode::TPush | Opcode::TPop, _) => {
+                        return Err(AdError::TapeInReverseMode {
+                            func: func.name.clone(),
+                            block: block.name.clone(),
+                            inst,
+                            op: data.op.spelling(),
+                        });
+                    }
+                    (Opcode::Call, Imm::Callee(Callee::Func(callee))) => stack.push(callee),
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The module the transforms read: unreachable blocks have nothing to differentiate, and

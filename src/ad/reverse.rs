@@ -21,7 +21,7 @@ use super::activity::Activity;
 use super::custom::CustomRules;
 use super::error::AdError;
 use super::loops::Loops;
-use super::request::{checked_function, derive_from_source};
+use super::request::{check_no_tape_use, checked_function, derive_from_source};
 use super::singular::Singular;
 use super::state::StatePlan;
 
@@ -97,6 +97,7 @@ pub fn derive_reverse_with_rules(
 ) -> Result<ReverseDerivative, AdError> {
     verify_module(module)?;
     let id = checked_function(module, func, wrt)?;
+    check_no_tape_use(module, id)?;
     let f = module.func(id);
     // A `slice` parameter cannot be written by `f` or anything it calls (only `mslice` can), and
     // the safe API cannot alias it with an `mslice`: it is stable, and the pullback reads it again.
