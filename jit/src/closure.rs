@@ -16,7 +16,6 @@
 use crate::abi::{slot_count, slots_of};
 use crate::fault::{self, Fault};
 use jitdiff_ir::{ExternArg, ExternClosure, RuntimeValue, Type};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Everything the trampoline needs to call one closure extern.
 pub(crate) struct ClosureCtx {
@@ -43,16 +42,9 @@ pub(crate) extern "C" fn closure_trampoline(ctx: *const ClosureCtx, args: *const
     // SAFETY: `results` is a separate region of the same frame with room for
     // `slots_of(returns)` slots, written only here.
     let result_slots = unsafe { std::slice::from_raw_parts_mut(results, slots_of(&ctx.returns)) };
-    let outcome = match catch_unwind(AssertUnwindSafe(|| call_closure(ctx, arg_slots, result_slots))) {
+    let outcome = match crate::contain::contain_panics(|| call_closure(ctx, arg_slots, result_slots)) {
         Ok(outcome) => outcome,
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(format!("panicked: {what}"))
-        }
+        Err(what) => Err(format!("panicked: {what}")),
     };
     match outcome {
         Ok(()) => 0,

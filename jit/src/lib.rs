@@ -150,6 +150,7 @@ mod abi;
 mod callgraph;
 mod closure;
 mod compile;
+mod contain;
 mod error;
 mod fault;
 mod handle;
@@ -165,6 +166,7 @@ mod typed;
 
 pub mod alloc_count;
 pub use compile::compile;
+pub use contain::contain_panics;
 pub use error::{CallError, JitError, RuntimeError, ShadowMismatch};
 pub use handle::{Arg, CompiledFn, CompiledModule};
 pub use options::{JitOptions, OptLevel, RegAlloc};

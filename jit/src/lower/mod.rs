@@ -163,13 +163,22 @@ pub(crate) fn lower_module(
 
         ctx.func.signature = abi::internal_signature(&template, &f.param_types());
         ctx.func.name = UserFuncName::user(0, m.internal_ids[index].as_u32());
-        func::lower_function(&mut m, &mut ctx.func, &mut fctx, fid)?;
         let id = m.internal_ids[index];
-        ctx.set_disasm(disasm);
-        if disasm {
-            eprintln!("; @{}\n{}", f.name, ctx.func.display());
-        }
-        m.jit.get().define_function(id, &mut ctx).map_err(define_error)?;
+        // A panic inside Cranelift (or our lowering) is a bug: an error naming the function,
+        // never an unwind into the caller.
+        let panicked = |message: String| JitError::Codegen {
+            function: f.name.clone(),
+            message: format!("code generation panicked (a bug in jitdiff or Cranelift; please report it with the IR): {message}"),
+        };
+        crate::contain::contain_panics(|| {
+            func::lower_function(&mut m, &mut ctx.func, &mut fctx, fid)?;
+            ctx.set_disasm(disasm);
+            if disasm {
+                eprintln!("; @{}\n{}", f.name, ctx.func.display());
+            }
+            m.jit.get().define_function(id, &mut ctx).map_err(define_error)
+        })
+        .map_err(panicked)??;
         if perf_map && let Some(code) = ctx.compiled_code() {
             code_sizes.push((id, code.code_buffer().len(), f.name.clone()));
             // The machine code too, for `objdump -D -b binary -m i386:x86-64`.
@@ -188,8 +197,11 @@ pub(crate) fn lower_module(
 
         ctx.func.signature = abi::entry_signature(&template);
         ctx.func.name = UserFuncName::user(0, entry_ids[index].as_u32());
-        entry::lower_entry(&mut m, &mut ctx.func, &mut fctx, fid)?;
-        m.jit.get().define_function(entry_ids[index], &mut ctx).map_err(define_error)?;
+        crate::contain::contain_panics(|| {
+            entry::lower_entry(&mut m, &mut ctx.func, &mut fctx, fid)?;
+            m.jit.get().define_function(entry_ids[index], &mut ctx).map_err(define_error)
+        })
+        .map_err(panicked)??;
         m.jit.get().clear_context(&mut ctx);
     }
     if let Some(id) = m.tape_grow_preserving_id {
@@ -198,13 +210,12 @@ pub(crate) fn lower_module(
     // Every symbol referenced was registered before the module was created, so finalizing cannot
     // hit cranelift-jit's unresolved-symbol panic; catch one anyway rather than unwind through
     // the caller. (On a panic the module's memory is still freed when `m.jit` drops.)
-    let finalized = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        m.jit.get().finalize_definitions().map_err(|e| module_error("finalize", e))
-    }));
+    let finalized =
+        crate::contain::contain_panics(|| m.jit.get().finalize_definitions().map_err(|e| module_error("finalize", e)));
     match finalized {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e),
-        Err(_) => return Err(JitError::Module("finalizing native code panicked (unresolved symbol?)".into())),
+        Err(message) => return Err(JitError::Module(format!("finalizing native code panicked: {message}"))),
     }
     if perf_map {
         let lines: String = code_sizes

@@ -508,6 +508,15 @@ impl FuncLowerer<'_, '_> {
         self.versioned[k].bases = bases;
         let args: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
         self.b.ins().brif(ok, fast_header, &args, checked_header, &args);
-        self.b.seal_block(dispatch);
+        // An edge entering from inside another versioned loop (its exit straight into this
+        // header) is added again when that loop's fast copy is lowered, after this: the
+        // dispatch then waits for the seal of every block at the end.
+        let header = self.versioned[k].header;
+        let entered_from_a_copy = self.cfg.predecessors(header).iter().any(|&p| {
+            !self.versioned[k].body[p.index()] && self.versioned.iter().any(|other| other.body[p.index()])
+        });
+        if !entered_from_a_copy {
+            self.b.seal_block(dispatch);
+        }
     }
 }
