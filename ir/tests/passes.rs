@@ -625,3 +625,39 @@ mod random_programs {
         }
     }
 }
+
+/// A counter stepping by `i64::MIN`: its negation is itself (`checked_neg` is None), which
+/// must not make a float parameter with no step at all its "lockstep" partner (#25, item 6:
+/// the pass rewired the loop test to a float, and derived functions failed to verify).
+#[test]
+fn a_counter_stepping_by_the_most_negative_integer_has_no_float_partner() {
+    let m = module(
+        "func @f(x: f64, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    step = iconst -9223372036854775808
+    jump head(zero, x, n)
+head(i: i64, acc: f64, j: i64):
+    more = icmp ne i, n
+    br more, body, exit(acc)
+body:
+    a2 = fmul acc, x
+    i2 = iadd i, step
+    j2 = isub j, step
+    jump head(i2, a2, j2)
+exit(r: f64):
+    ret r
+}",
+    );
+    let mut out = m.clone();
+    passes::run_pass("counters", &mut out).unwrap();
+    let text = print_module(&out);
+    verify_module(&out).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    for n in [0, i64::MIN, 5] {
+        let args = vec![ArgValue::F64(1.5), ArgValue::I64(n)];
+        assert_eq!(observe(&m, "f", &args), observe(&out, "f", &args), "n = {n}\n{text}");
+    }
+    let mut optimized = m.clone();
+    passes::optimize(&mut optimized);
+    verify_module(&optimized).unwrap_or_else(|e| panic!("{e:?}\n{}", print_module(&optimized)));
+}
