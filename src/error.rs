@@ -16,6 +16,17 @@ pub enum Error {
     /// A native call failed: bad arguments, or a run-time fault such as an out-of-bounds index.
     #[error(transparent)]
     Call(#[from] CallError),
+    /// An objective gave a value or gradient that is NaN or infinite: an optimiser cannot
+    /// continue from it (argmin's line searches would loop for ever).
+    #[error(
+        "the objective's {what} is not finite ({value}) at the point tried; the model overflows or leaves its domain there — bound the step, rescale the variables or guard the model"
+    )]
+    NonFinite {
+        /// `value`, or `gradient entry k`.
+        what: String,
+        /// The offending number.
+        value: f64,
+    },
     /// A tangent, cotangent or output buffer has the wrong shape.
     #[error("{what}: expected {expected} values, got {got}")]
     Shape {

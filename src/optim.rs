@@ -131,6 +131,14 @@ impl State {
         self.cached = false;
         self.value = self.source.evaluate(x, &mut self.grad)?;
         self.evaluations += 1;
+        // A solver handed NaN or ±inf does not stop (argmin's More–Thuente search loops at
+        // ±inf for ever): stop it with an error instead.
+        if !self.value.is_finite() {
+            return Err(Error::NonFinite { what: "value".into(), value: self.value });
+        }
+        if let Some((k, &g)) = self.grad.iter().enumerate().find(|(_, g)| !g.is_finite()) {
+            return Err(Error::NonFinite { what: format!("gradient entry {k}"), value: g });
+        }
         self.x.copy_from_slice(x);
         self.cached = true;
         Ok(())

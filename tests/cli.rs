@@ -306,3 +306,36 @@ fn bad_input_gives_a_clear_message_and_exit_status_1() {
     ]);
     assert!(err.contains("out of bounds"), "{err}");
 }
+
+/// Inputs that are not IR files, and sizes no machine holds, are clean errors (exit 1): a
+/// device that never ends, a binary, a directory, an `@file` argument that is binary, and
+/// `bench --sizes` past what fits in memory (once an abort and a capacity-overflow panic).
+/// `-` reads standard input.
+#[test]
+fn unreadable_inputs_and_huge_sizes_are_errors_and_dash_is_stdin() {
+    let exe = env!("CARGO_BIN_EXE_jitdiff");
+    let rosenbrock_file = example("rosenbrock");
+    let cases: [(&[&str], &str); 6] = [
+        (&["run", "/dev/zero"], "larger than 256 MiB"),
+        (&["run", exe], "not UTF-8 text"),
+        (&["run", env!("CARGO_MANIFEST_DIR")], "is a directory"),
+        (&["run", &rosenbrock_file, "--args", &format!("@{exe}")], "not UTF-8 text"),
+        (&["bench", &rosenbrock_file, "--sizes", "100000000000"], "too large; bench takes sizes up to 10000000"),
+        (&["bench", &rosenbrock_file, "--sizes", "10,18446744073709551615"], "18446744073709551615 is too large"),
+    ];
+    for (args, needle) in cases {
+        let err = fails(args);
+        assert!(err.contains(needle), "jitdiff {args:?}: {err}");
+    }
+    let mut child = Command::new(exe)
+        .args(["run", "-", "--args", X_TEXT])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(std::fs::read(&rosenbrock_file).unwrap().as_slice()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!((number_after(&stdout(&out), "result 0:") - rosenbrock(&X)).abs() < 1e-12);
+}

@@ -177,7 +177,8 @@ fn wrong_buffer_lengths_are_errors() {
 #[test]
 fn hvp_keeps_the_curvature_where_a_residual_vanishes() {
     // (g applied to an operand, x0, g'(x0))
-    let cases: [(fn(&str) -> String, f64, f64); 8] = [
+    type Residual = fn(&str) -> String;
+    let cases: [(Residual, f64, f64); 8] = [
         (|v| format!("sqrt {v}"), 1.0, 0.5),
         (|v| format!("ln {v}"), 2.0, 0.5),
         (|v| format!("log1p {v}"), 1.0, 0.5),

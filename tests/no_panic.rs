@@ -335,9 +335,15 @@ fn apply_edit(m: &mut Module, (what, a, b, c, d): Edit) {
         3 => block.params.push(value(c, count)),
         4 => {
             if let Some(t) = &mut block.term {
-                match t.successors_mut().into_iter().next() {
-                    Some(call) => call.block = Block((c % (n_blocks + 1)) as u32),
-                    None => *t = Terminator::Return(vec![value(c, count); d % 3]),
+                let retargeted = match t.successors_mut().into_iter().next() {
+                    Some(call) => {
+                        call.block = Block((c % (n_blocks + 1)) as u32);
+                        true
+                    }
+                    None => false,
+                };
+                if !retargeted {
+                    *t = Terminator::Return(vec![value(c, count); d % 3]);
                 }
             }
         }

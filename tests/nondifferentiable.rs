@@ -145,7 +145,11 @@ fn forward_and_reverse_agree_at_singular_points() {
             &[2.0, 0.0],
             &[1.0, f64::INFINITY],
         ),
-        ("func @f(x: f64, y: f64) -> f64 {\nentry:\n    r = fdiv x, y\n    ret r\n}", &[1.0, 0.0], &[f64::INFINITY, f64::NEG_INFINITY]),
+        (
+            "func @f(x: f64, y: f64) -> f64 {\nentry:\n    r = fdiv x, y\n    ret r\n}",
+            &[1.0, 0.0],
+            &[f64::INFINITY, f64::NEG_INFINITY],
+        ),
         (
             "func @f(x: f64, c: f64) -> f64 {\nentry:\n    s = sqrt x\n    r = fmul c, s\n    ret r\n}",
             &[0.0, 0.0],
@@ -209,13 +213,13 @@ entry:
 #[test]
 fn powi_by_the_most_negative_exponent_does_not_wrap() {
     let text = "func @f(x: f64) -> f64 {\nentry:\n    n = iconst -9223372036854775808\n    r = powi x, n\n    ret r\n}";
-    assert_eq!(gradient(text, &[-1.0]), [9.223372036854775808e18]);
-    assert_eq!(gradient(text, &[1.0]), [-9.223372036854775808e18]);
+    assert_eq!(gradient(text, &[-1.0]), [2f64.powi(63)]);
+    assert_eq!(gradient(text, &[1.0]), [-(2f64.powi(63))]);
     assert_eq!(gradient(text, &[2.0]), [0.0]);
     let as_param = "func @f(x: f64, n: i64) -> f64 {\nentry:\n    r = powi x, n\n    ret r\n}";
     let module = parse_module(as_param).unwrap();
     let mut g = GradientFn::new(&module, "f", &[true, false]).unwrap();
     let mut grad = [f64::NAN];
     g.value_and_grad(&mut [Arg::F64(-1.0), Arg::I64(i64::MIN)], &mut grad).unwrap();
-    assert_eq!(grad, [9.223372036854775808e18]);
+    assert_eq!(grad, [2f64.powi(63)]);
 }

@@ -151,3 +151,47 @@ fn bad_setups_and_calls_are_typed_errors() {
     let err = objective.value_and_grad(&[1.0, 2.0, 3.0], &mut [0.0; 2]).unwrap_err();
     assert!(err.to_string().contains("gradient buffer: expected 3 values, got 2"), "{err}");
 }
+
+/// The documented combination (L-BFGS with More–Thuente) on models whose first step leaves
+/// the finite numbers — unbounded below (`-exp(x)` from 0: the line search's trial points
+/// reach -inf), and a two-sample logistic loss whose first step overflows `exp` (+inf) —
+/// stops with an error naming the non-finite value, instead of looping at ±inf for ever (as it
+/// did: 20,000 evaluations and more). The time limit is the test's own.
+#[test]
+fn an_overflowing_model_stops_the_solver_with_an_error_instead_of_hanging() {
+    let models = [
+        "func @f(x: slice) -> f64 {\nentry:\n    zero = iconst 0\n    x0 = load x, zero\n    e = exp x0\n    r = fneg e\n    ret r\n}",
+        "func @f(x: slice) -> f64 {
+entry:
+    zero = iconst 0
+    w = load x, zero
+    a = fconst -100.0
+    b = fconst 20.0
+    p = fmul a, w
+    q = fmul b, w
+    ep = exp p
+    eq = exp q
+    lp = log1p ep
+    lq = log1p eq
+    r = fadd lp, lq
+    ret r
+}",
+    ];
+    for text in models {
+        let module = parse_module(text).unwrap();
+        let objective = Objective::new(&module, "f", vec![ArgValue::Slice(vec![0.0])], 0).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7);
+            let outcome = Executor::new(objective, solver).configure(|s| s.param(vec![0.0]).max_iters(100)).run();
+            // argmin reports an error of the line search as the reason it terminated.
+            let message = match outcome {
+                Ok(result) => format!("{:?}", result.state().get_termination_status()),
+                Err(e) => e.to_string(),
+            };
+            let _ = done.send(message);
+        });
+        let message = finished.recv_timeout(std::time::Duration::from_secs(60)).expect("the solver stops within 60 s");
+        assert!(message.contains("is not finite"), "{text}\n{message}");
+    }
+}

@@ -190,3 +190,46 @@ fn ten_million_iterations_differentiate_and_release_their_tape() {
     eprintln!("tape: {per_iteration} bytes per iteration");
     drop(f); // the handle owns the tape: dropping it returns the memory
 }
+
+/// A gradient whose loop runs far longer than intended (a loop bound read from data, here
+/// 2^40) stops with the documented `TapeAllocation` error at the tape limit given in
+/// `JitOptions::tape_limit`, instead of taking the machine's memory; with a sane bound the
+/// same handle works.
+#[test]
+fn a_tape_limit_stops_a_runaway_gradient() {
+    let module = parse_module(
+        "func @f(x: f64, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    jump head(zero, x)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit(acc)
+body:
+    s = sin acc
+    half = fconst 0.5
+    big = fcmp gt s, half
+    br big, shrink, keep
+shrink:
+    t = fmul s, half
+    jump next(t)
+keep:
+    jump next(s)
+next(u: f64):
+    i2 = iadd i, one
+    jump head(i2, u)
+exit(r: f64):
+    ret r
+}",
+    )
+    .unwrap();
+    let options = jitdiff::jit::JitOptions::new().tape_limit(1 << 20);
+    let mut g = GradientFn::with_externs(&module, "f", &[true, false], &ExternRegistry::new(), &options).unwrap();
+    let mut grad = [0.0];
+    let err = g.value_and_grad(&mut [Arg::F64(0.3), Arg::I64(1 << 40)], &mut grad).unwrap_err();
+    assert!(err.to_string().contains("could not grow the tape"), "{err}");
+    assert!(g.tape_bytes() <= 1 << 20, "tape {} bytes", g.tape_bytes());
+    g.value_and_grad(&mut [Arg::F64(0.3), Arg::I64(100)], &mut grad).unwrap();
+    assert!(grad[0].is_finite());
+}

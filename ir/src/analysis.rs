@@ -18,33 +18,62 @@ use crate::function::{Block, Function};
 /// ```
 #[derive(Clone, Debug)]
 pub struct ControlFlow {
-    successors: Vec<Vec<Block>>,
-    predecessors: Vec<Vec<Block>>,
+    /// Successors and distinct predecessors of every block, flat: those of block `b` are
+    /// `successors[succ_start[b]..succ_start[b + 1]]` (one allocation each, not one per block).
+    successors: Vec<Block>,
+    succ_start: Vec<u32>,
+    predecessors: Vec<Block>,
+    pred_start: Vec<u32>,
     rpo: Vec<Block>,
     /// Position of each block in `rpo`, `usize::MAX` when unreachable.
     rpo_index: Vec<usize>,
     /// Immediate dominator of each reachable block (the entry is its own).
     idom: Vec<Option<Block>>,
+    /// Entry and exit times of each reachable block in a depth-first walk of the dominator
+    /// tree: `a` dominates `b` exactly when `b`'s interval nests in `a`'s, an O(1) test (a
+    /// walk up the tree would be O(depth), quadratic over a long chain of blocks).
+    dom_interval: Vec<(u32, u32)>,
 }
 
 impl ControlFlow {
     /// Analyse `func`. Jumps to blocks that do not exist are ignored (the verifier reports them).
     pub fn new(func: &Function) -> ControlFlow {
         let n = func.blocks.len();
-        let mut successors = vec![vec![]; n];
-        let mut predecessors = vec![vec![]; n];
-        for (i, b) in func.blocks.iter().enumerate() {
+        let mut successors = Vec::with_capacity(2 * n);
+        let mut succ_start = Vec::with_capacity(n + 1);
+        let mut pred_count = vec![0u32; n + 1];
+        for b in &func.blocks {
+            succ_start.push(successors.len() as u32);
             if let Some(t) = &b.term {
                 for call in t.successors() {
                     if call.block.index() < n {
-                        successors[i].push(call.block);
-                        if !predecessors[call.block.index()].contains(&Block(i as u32)) {
-                            predecessors[call.block.index()].push(Block(i as u32));
+                        // A branch to one block twice counts it once as a predecessor.
+                        if !successors[*succ_start.last().unwrap_or(&0) as usize..].contains(&call.block) {
+                            pred_count[call.block.index()] += 1;
                         }
+                        successors.push(call.block);
                     }
                 }
             }
         }
+        succ_start.push(successors.len() as u32);
+        // Predecessors by counting sort: block order, so each list is ascending.
+        let mut pred_start = vec![0u32; n + 1];
+        for b in 0..n {
+            pred_start[b + 1] = pred_start[b] + pred_count[b];
+        }
+        let mut fill = pred_start.clone();
+        let mut predecessors = vec![Block::ENTRY; pred_start[n] as usize];
+        for from in 0..n {
+            let outs = &successors[succ_start[from] as usize..succ_start[from + 1] as usize];
+            for (k, &to) in outs.iter().enumerate() {
+                if !outs[..k].contains(&to) {
+                    predecessors[fill[to.index()] as usize] = Block(from as u32);
+                    fill[to.index()] += 1;
+                }
+            }
+        }
+        let successors_of = |b: usize| &successors[succ_start[b] as usize..succ_start[b + 1] as usize];
         // Iterative depth-first search for the post-order (no recursion: functions can be large).
         let mut rpo = Vec::with_capacity(n);
         if n > 0 {
@@ -52,7 +81,7 @@ impl ControlFlow {
             let mut stack: Vec<(Block, usize)> = vec![(Block::ENTRY, 0)];
             visited[0] = true;
             while let Some((b, next)) = stack.pop() {
-                if let Some(&s) = successors[b.index()].get(next) {
+                if let Some(&s) = successors_of(b.index()).get(next) {
                     stack.push((b, next + 1));
                     if !visited[s.index()] {
                         visited[s.index()] = true;
@@ -68,17 +97,21 @@ impl ControlFlow {
         for (i, b) in rpo.iter().enumerate() {
             rpo_index[b.index()] = i;
         }
-        let idom = compute_idoms(&rpo, &rpo_index, &predecessors);
-        ControlFlow { successors, predecessors, rpo, rpo_index, idom }
+        let predecessors_of = |b: usize| &predecessors[pred_start[b] as usize..pred_start[b + 1] as usize];
+        let idom = compute_idoms(&rpo, &rpo_index, &predecessors_of);
+        let dom_interval = dominator_intervals(&rpo, &idom);
+        ControlFlow { successors, succ_start, predecessors, pred_start, rpo, rpo_index, idom, dom_interval }
     }
 
     /// Successor blocks of `b` (a branch to the same block twice lists it twice).
     pub fn successors(&self, b: Block) -> &[Block] {
-        &self.successors[b.index()]
+        let i = b.index();
+        &self.successors[self.succ_start[i] as usize..self.succ_start[i + 1] as usize]
     }
-    /// Distinct predecessor blocks of `b`.
+    /// Distinct predecessor blocks of `b`, in block order.
     pub fn predecessors(&self, b: Block) -> &[Block] {
-        &self.predecessors[b.index()]
+        let i = b.index();
+        &self.predecessors[self.pred_start[i] as usize..self.pred_start[i + 1] as usize]
     }
     /// Reachable blocks in reverse post-order (entry first; a block before its successors
     /// except along back edges).
@@ -102,16 +135,9 @@ impl ControlFlow {
         if !self.is_reachable(a) {
             return false;
         }
-        let mut cur = b;
-        loop {
-            if cur == a {
-                return true;
-            }
-            match self.immediate_dominator(cur) {
-                Some(d) => cur = d,
-                None => return false,
-            }
-        }
+        let (a_in, a_out) = self.dom_interval[a.index()];
+        let (b_in, b_out) = self.dom_interval[b.index()];
+        a_in <= b_in && b_out <= a_out
     }
     /// Is the edge `from -> to` a back edge (its target dominates its source)?
     pub fn is_back_edge(&self, from: Block, to: Block) -> bool {
@@ -151,7 +177,7 @@ impl ControlFlow {
             if latches.is_empty() {
                 continue;
             }
-            let mut body = vec![false; self.successors.len()];
+            let mut body = vec![false; self.rpo_index.len()];
             body[header.index()] = true;
             let mut size = 1;
             let mut work = latches;
@@ -169,7 +195,7 @@ impl ControlFlow {
 
     /// For every block, how many of `loops` contain it.
     pub fn loop_depths(&self, loops: &[NaturalLoop]) -> Vec<u32> {
-        let mut depth = vec![0; self.successors.len()];
+        let mut depth = vec![0; self.rpo_index.len()];
         for l in loops {
             for (d, &inside) in depth.iter_mut().zip(&l.body) {
                 *d += u32::from(inside);
@@ -179,8 +205,41 @@ impl ControlFlow {
     }
 }
 
+/// Depth-first entry and exit times in the dominator tree (`(0, 0)` for unreachable blocks,
+/// which are never asked about).
+fn dominator_intervals(rpo: &[Block], idom: &[Option<Block>]) -> Vec<(u32, u32)> {
+    let n = idom.len();
+    let mut children: Vec<Vec<Block>> = vec![vec![]; n];
+    for &b in rpo.iter().skip(1) {
+        if let Some(parent) = idom[b.index()] {
+            children[parent.index()].push(b);
+        }
+    }
+    let mut interval = vec![(0u32, 0u32); n];
+    let Some(&entry) = rpo.first() else { return interval };
+    let mut clock = 0u32;
+    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+    interval[entry.index()].0 = clock;
+    while let Some((b, next)) = stack.pop() {
+        if let Some(&child) = children[b.index()].get(next) {
+            stack.push((b, next + 1));
+            clock += 1;
+            interval[child.index()].0 = clock;
+            stack.push((child, 0));
+        } else {
+            clock += 1;
+            interval[b.index()].1 = clock;
+        }
+    }
+    interval
+}
+
 /// Cooper, Harvey and Kennedy's "A Simple, Fast Dominance Algorithm".
-fn compute_idoms(rpo: &[Block], rpo_index: &[usize], predecessors: &[Vec<Block>]) -> Vec<Option<Block>> {
+fn compute_idoms<'p>(
+    rpo: &[Block],
+    rpo_index: &[usize],
+    predecessors: &impl Fn(usize) -> &'p [Block],
+) -> Vec<Option<Block>> {
     let n = rpo_index.len();
     let mut idom: Vec<Option<Block>> = vec![None; n];
     let Some(&entry) = rpo.first() else { return idom };
@@ -201,7 +260,7 @@ fn compute_idoms(rpo: &[Block], rpo_index: &[usize], predecessors: &[Vec<Block>]
         changed = false;
         for &b in rpo.iter().skip(1) {
             let mut new_idom: Option<Block> = None;
-            for &p in &predecessors[b.index()] {
+            for &p in predecessors(b.index()) {
                 if rpo_index[p.index()] == usize::MAX || idom[p.index()].is_none() {
                     continue;
                 }

@@ -2,7 +2,8 @@
 
 use crate::opcode::{CondCode, Opcode};
 use crate::types::Type;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::FxHashMap as HashMap;
+use smallvec::{SmallVec, smallvec};
 
 /// An SSA value: an index into [`Function::values`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -93,6 +94,25 @@ impl PartialEq for Imm {
     }
 }
 
+impl Eq for Imm {}
+
+// Consistent with `PartialEq`: floats by bit pattern.
+impl std::hash::Hash for Imm {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match *self {
+            Imm::None => {}
+            Imm::F64(x) => x.to_bits().hash(state),
+            Imm::I64(x) => x.hash(state),
+            Imm::Bool(x) => x.hash(state),
+            Imm::Cond(c) => c.hash(state),
+            Imm::Lane(k) => k.hash(state),
+            Imm::Type(t) => t.hash(state),
+            Imm::Callee(c) => c.hash(state),
+        }
+    }
+}
+
 /// One instruction: an opcode, SSA operands, an immediate and result values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InstData {
@@ -107,7 +127,7 @@ pub struct InstData {
 }
 
 /// A jump target with the arguments bound to its block parameters.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BlockCall {
     /// The destination.
     pub block: Block,
@@ -116,7 +136,7 @@ pub struct BlockCall {
 }
 
 /// How a block ends.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Terminator {
     /// `jump dest(args)`.
     Jump(BlockCall),
@@ -135,19 +155,19 @@ pub enum Terminator {
 
 impl Terminator {
     /// The jump targets (none for `ret`).
-    pub fn successors(&self) -> Vec<&BlockCall> {
+    pub fn successors(&self) -> SmallVec<[&BlockCall; 2]> {
         match self {
-            Terminator::Jump(c) => vec![c],
-            Terminator::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
-            Terminator::Return(_) => vec![],
+            Terminator::Jump(c) => smallvec![c],
+            Terminator::Branch { then_dest, else_dest, .. } => smallvec![then_dest, else_dest],
+            Terminator::Return(_) => SmallVec::new(),
         }
     }
     /// Mutable jump targets.
-    pub fn successors_mut(&mut self) -> Vec<&mut BlockCall> {
+    pub fn successors_mut(&mut self) -> SmallVec<[&mut BlockCall; 2]> {
         match self {
-            Terminator::Jump(c) => vec![c],
-            Terminator::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
-            Terminator::Return(_) => vec![],
+            Terminator::Jump(c) => smallvec![c],
+            Terminator::Branch { then_dest, else_dest, .. } => smallvec![then_dest, else_dest],
+            Terminator::Return(_) => SmallVec::new(),
         }
     }
     /// Every value the terminator reads.
@@ -212,6 +232,93 @@ pub struct Function {
     pub blocks: Vec<BlockData>,
     /// Every value's data, indexed by [`Value`].
     pub values: Vec<ValueData>,
+    /// Which value names are taken, so that naming a value is not a scan of every value.
+    names: NameIndex,
+    /// The same for block labels.
+    block_names: NameIndex,
+}
+
+/// The taken names of a function's values (or blocks), kept up to date incrementally:
+/// entries appended since the last question (named or not, by any means) are scanned on the
+/// next one, and a hit is checked against the entry it points to, so a name changed behind the
+/// index's back is found again by a full rescan. Naming is then not a scan of every value —
+/// which made deriving long straight-line code quadratic.
+#[derive(Clone, Default)]
+struct NameIndex {
+    taken: HashMap<String, usize>,
+    scanned: usize,
+    /// Per base name, the suffix to try first (the last one given, plus one).
+    next_suffix: HashMap<String, usize>,
+}
+
+impl NameIndex {
+    /// Bring the index up to date with the `len` entries whose names `name_of` gives, and say
+    /// whether `name` is taken by an entry other than `except`.
+    fn is_taken<'a>(
+        &mut self,
+        len: usize,
+        name_of: impl Fn(usize) -> Option<&'a str>,
+        name: &str,
+        except: usize,
+    ) -> bool {
+        if self.scanned > len {
+            *self = NameIndex::default();
+        }
+        for i in self.scanned..len {
+            if let Some(n) = name_of(i) {
+                self.taken.insert(n.to_string(), i);
+            }
+        }
+        self.scanned = len;
+        match self.taken.get(name) {
+            Some(&owner) if owner < len && name_of(owner) == Some(name) => owner != except,
+            Some(_) => {
+                // Stale: rebuild from scratch and ask again.
+                *self = NameIndex::default();
+                self.is_taken(len, name_of, name, except)
+            }
+            None => false,
+        }
+    }
+
+    /// `base`, or `base` with the first free suffix `sep k`, for entry `except`; recorded as
+    /// taken.
+    fn unique<'a>(
+        &mut self,
+        len: usize,
+        name_of: impl Fn(usize) -> Option<&'a str> + Copy,
+        base: String,
+        sep: &str,
+        except: usize,
+    ) -> String {
+        let mut candidate = base.clone();
+        if self.is_taken(len, name_of, &candidate, except) {
+            let mut k = self.next_suffix.get(&base).copied().unwrap_or(1);
+            loop {
+                candidate = format!("{base}{sep}{k}");
+                if !self.is_taken(len, name_of, &candidate, except) {
+                    break;
+                }
+                k += 1;
+            }
+            self.next_suffix.insert(base, k + 1);
+        }
+        self.taken.insert(candidate.clone(), except);
+        candidate
+    }
+}
+
+// The index is a cache: it takes no part in equality, and prints as nothing.
+impl PartialEq for NameIndex {
+    fn eq(&self, _: &NameIndex) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for NameIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("..")
+    }
 }
 
 /// Is `name` of the reserved form `v<digits>`, which the printer uses for unnamed values?
@@ -222,7 +329,15 @@ pub fn is_anonymous_value_name(name: &str) -> bool {
 impl Function {
     /// An empty function with the given name and result types.
     pub fn new(name: impl Into<String>, returns: Vec<Type>) -> Function {
-        Function { name: name.into(), params: vec![], returns, blocks: vec![], values: vec![] }
+        Function {
+            name: name.into(),
+            params: vec![],
+            returns,
+            blocks: vec![],
+            values: vec![],
+            names: NameIndex::default(),
+            block_names: NameIndex::default(),
+        }
     }
     /// A value's type.
     pub fn ty(&self, v: Value) -> Type {
@@ -283,23 +398,10 @@ impl Function {
     pub fn set_value_name(&mut self, v: Value, name: &str) -> String {
         let base = sanitize_name(name);
         let base = if is_anonymous_value_name(&base) { format!("{base}_") } else { base };
-        let others =
-            || self.values.iter().enumerate().filter(|(i, _)| *i != v.index()).filter_map(|(_, d)| d.name.as_deref());
-        // Derived functions name thousands of values: only build the set of taken names when
-        // the plain name is taken.
-        if !others().any(|n| n == base) {
-            self.values[v.index()].name = Some(base.clone());
-            return base;
-        }
-        let taken: HashSet<&str> = others().collect();
-        let mut candidate = base.clone();
-        let mut k = 1;
-        while taken.contains(candidate.as_str()) {
-            candidate = format!("{base}_{k}");
-            k += 1;
-        }
-        self.values[v.index()].name = Some(candidate.clone());
-        candidate
+        let values = &self.values;
+        let name = self.names.unique(values.len(), |i| values[i].name.as_deref(), base, "_", v.index());
+        self.values[v.index()].name = Some(name.clone());
+        name
     }
     /// The printed name of a value: its name, or `v<index>`.
     pub fn value_label(&self, v: Value) -> String {
@@ -308,16 +410,11 @@ impl Function {
             None => format!("v{}", v.0),
         }
     }
-    fn unique_block_name(&self, name: &str) -> String {
+    fn unique_block_name(&mut self, name: &str) -> String {
         let base = sanitize_name(name);
-        let taken: HashSet<&str> = self.blocks.iter().map(|b| b.name.as_str()).collect();
-        let mut candidate = base.clone();
-        let mut k = 1;
-        while taken.contains(candidate.as_str()) {
-            candidate = format!("{base}{k}");
-            k += 1;
-        }
-        candidate
+        let blocks = &self.blocks;
+        // The new block is not pushed yet: its index is `blocks.len()`.
+        self.block_names.unique(blocks.len(), |i| Some(blocks[i].name.as_str()), base, "", blocks.len())
     }
 
     /// Renumber values in textual order — parameters, then per block its parameters and its
@@ -325,47 +422,78 @@ impl Function {
     /// parser and the passes produce is canonical, so structural equality is the same as
     /// equality of printed text.
     pub fn canonicalize(&mut self) {
-        let mut order: Vec<Value> = self.params.clone();
+        const UNSEEN: u32 = u32::MAX;
+        let count = self.values.len();
+        // The new index of each old value, in textual order of definition.
+        let mut remap: Vec<u32> = vec![UNSEEN; count];
+        let mut order: Vec<u32> = Vec::with_capacity(count);
+        let mut define = |v: Value, remap: &mut Vec<u32>| {
+            if let Some(slot) = remap.get_mut(v.index()).filter(|slot| **slot == UNSEEN) {
+                *slot = order.len() as u32;
+                order.push(v.0);
+            }
+        };
+        for &p in &self.params {
+            define(p, &mut remap);
+        }
         for b in &self.blocks {
-            order.extend(&b.params);
+            for &p in &b.params {
+                define(p, &mut remap);
+            }
             for inst in &b.insts {
-                order.extend(&inst.results);
+                for &r in &inst.results {
+                    define(r, &mut remap);
+                }
             }
         }
-        let mut remap: HashMap<Value, Value> = HashMap::with_capacity(order.len());
-        let mut values = Vec::with_capacity(order.len());
-        for (i, &v) in order.iter().enumerate() {
-            remap.insert(v, Value(i as u32));
-            values.push(self.values[v.index()].clone());
+        // Already canonical (the common case after a pass that renumbered nothing): every value
+        // is defined, in index order.
+        if order.len() == count && order.iter().enumerate().all(|(i, &v)| v == i as u32) {
+            return;
         }
+        let mut old_values: Vec<Option<ValueData>> = std::mem::take(&mut self.values).into_iter().map(Some).collect();
+        let mut values: Vec<ValueData> =
+            order.iter().map(|&v| old_values[v as usize].take().expect("defined once")).collect();
         // A use of an undefined value (only in unverified IR) keeps a fresh index past the end so
         // the verifier can still report it.
-        let mut next = values.len() as u32;
-        let mut extra: Vec<ValueData> = vec![];
-        let mut map = |v: Value, values: &Vec<ValueData>| -> Value {
-            if let Some(&n) = remap.get(&v) {
-                return n;
+        let mut beyond: HashMap<u32, u32> = HashMap::default();
+        let mut map = |v: Value| -> Value {
+            match remap.get(v.index()) {
+                Some(&n) if n != UNSEEN => Value(n),
+                Some(_) => {
+                    let data = old_values[v.index()].take();
+                    let n = values.len() as u32;
+                    values.push(data.unwrap_or(ValueData { ty: Type::F64, name: None }));
+                    remap[v.index()] = n;
+                    Value(n)
+                }
+                None => Value(*beyond.entry(v.0).or_insert_with(|| {
+                    values.push(ValueData { ty: Type::F64, name: None });
+                    values.len() as u32 - 1
+                })),
             }
-            let n = Value(next);
-            next += 1;
-            extra.push(values.get(v.index()).cloned().unwrap_or(ValueData { ty: Type::F64, name: None }));
-            remap.insert(v, n);
-            n
         };
-        let old_values = std::mem::take(&mut self.values);
-        self.params = self.params.iter().map(|&v| map(v, &old_values)).collect();
+        self.params.iter_mut().for_each(|v| *v = map(*v));
         for b in &mut self.blocks {
-            b.params = b.params.iter().map(|&v| map(v, &old_values)).collect();
+            b.params.iter_mut().for_each(|v| *v = map(*v));
             for inst in &mut b.insts {
-                inst.args = inst.args.iter().map(|&v| map(v, &old_values)).collect();
-                inst.results = inst.results.iter().map(|&v| map(v, &old_values)).collect();
+                inst.args.iter_mut().for_each(|v| *v = map(*v));
+                inst.results.iter_mut().for_each(|v| *v = map(*v));
             }
             if let Some(t) = &mut b.term {
-                t.map_uses(|v| map(v, &old_values));
+                t.map_uses(&mut map);
             }
         }
-        values.extend(extra);
         self.values = values;
+        // Names moved with their values; the index of taken names is rebuilt on next use.
+        self.forget_name_indexes();
+    }
+
+    /// Drop the indexes of taken value and block names (rebuilt on next use): after blocks or
+    /// values were removed or reordered, which an index updated by appending cannot follow.
+    pub(crate) fn forget_name_indexes(&mut self) {
+        self.names = NameIndex::default();
+        self.block_names = NameIndex::default();
     }
 }
 

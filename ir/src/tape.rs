@@ -13,8 +13,9 @@ pub enum TapeError {
     /// `tpop` with the read cursor at the start of the tape.
     #[error("tape underflow: tpop with no entry left before the read cursor")]
     Underflow,
-    /// Growing the tape failed (the allocator refused, or the size overflowed).
-    #[error("could not grow the tape: memory allocation failed")]
+    /// Growing the tape failed: the allocator refused, or the tape reached its limit
+    /// ([`Tape::set_limit_bytes`]; 4 GiB unless set).
+    #[error("could not grow the tape: memory allocation failed or the tape limit was reached")]
     Allocation,
 }
 
@@ -37,18 +38,47 @@ pub enum TapeError {
 /// tape.reset_cursor();
 /// assert_eq!((tape.len(), tape.cursor()), (2, 2));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tape {
     entries: Vec<u64>,
     cursor: usize,
+    /// The most entries the tape may hold: a push beyond is an allocation error, so a runaway
+    /// loop ends in an error instead of taking the machine's memory.
+    limit: usize,
     /// The JIT's memory for `alloc`, kept with the tape so that repeated calls reuse it.
     arrays: LocalArrays,
 }
 
+impl Default for Tape {
+    fn default() -> Tape {
+        Tape { entries: Vec::new(), cursor: 0, limit: Tape::DEFAULT_LIMIT_BYTES / 8, arrays: LocalArrays::default() }
+    }
+}
+
 impl Tape {
+    /// The limit of a new tape: 4 GiB of entries (512 Mi pushes).
+    pub const DEFAULT_LIMIT_BYTES: usize = 4 << 30;
+
     /// An empty tape; allocates nothing until something is pushed.
     pub fn new() -> Tape {
         Tape::default()
+    }
+    /// The most memory, in bytes, the tape's entries may take (a multiple of 8).
+    pub fn limit_bytes(&self) -> usize {
+        self.limit * 8
+    }
+    /// Limit the tape's entries to `bytes` of memory (rounded down to whole entries): a push
+    /// past it fails with [`TapeError::Allocation`] (natively, the `TapeAllocation` error).
+    ///
+    /// ```
+    /// let mut tape = jitdiff_ir::Tape::new();
+    /// tape.set_limit_bytes(16);
+    /// tape.push_bits(1).unwrap();
+    /// tape.push_bits(2).unwrap();
+    /// assert!(tape.push_bits(3).is_err());
+    /// ```
+    pub fn set_limit_bytes(&mut self, bytes: usize) {
+        self.limit = bytes / 8;
     }
     /// An empty tape with room for `entries` entries (a failed allocation is an error).
     pub fn with_capacity(entries: usize) -> Result<Tape, TapeError> {
@@ -97,9 +127,14 @@ impl Tape {
     }
     /// Append `bits` and move the cursor to the end (the semantics of `tpush`).
     pub fn push_bits(&mut self, bits: u64) -> Result<(), TapeError> {
-        if self.entries.len() == self.entries.capacity() {
-            // `try_reserve` grows amortised (at least doubling), like `push` does.
-            self.entries.try_reserve(1).map_err(|_| TapeError::Allocation)?;
+        let len = self.entries.len();
+        if len >= self.limit {
+            return Err(TapeError::Allocation);
+        }
+        if len == self.entries.capacity() {
+            // Amortised doubling, as `push` does, but never past the limit.
+            let target = (2 * len).max(len + 1).max(4).min(self.limit);
+            self.entries.try_reserve_exact(target - len).map_err(|_| TapeError::Allocation)?;
         }
         self.entries.push(bits);
         self.cursor = self.entries.len();

@@ -106,6 +106,7 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
         block_labels: module.functions.iter().map(|f| f.blocks.iter().map(|b| b.name.clone()).collect()).collect(),
         sites: lowered.sites,
         bounds_checks: options.bounds_checks_enabled(),
+        tape_limit: options.get_tape_limit(),
         _closures: closures,
         _constants: lowered.constants,
         _jit: Mutex::new(lowered.jit),

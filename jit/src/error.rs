@@ -104,7 +104,9 @@ pub enum RuntimeError {
         site: Site,
     },
     /// `tpush` could not grow the tape.
-    #[error("could not grow the tape at {site}: memory allocation failed")]
+    #[error(
+        "could not grow the tape at {site}: memory allocation failed or the tape reached its limit (JitOptions::tape_limit, Tape::set_limit_bytes; 4 GiB by default)"
+    )]
     TapeAllocation {
         /// The `tpush`.
         site: Site,

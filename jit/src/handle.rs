@@ -84,6 +84,8 @@ pub(crate) struct ModuleInner {
     pub block_labels: Vec<Vec<String>>,
     pub sites: SiteTable,
     pub bounds_checks: bool,
+    /// The most bytes of tape a call may grow to ([`JitOptions::tape_limit`](crate::JitOptions::tape_limit)).
+    pub tape_limit: usize,
     /// Closure contexts whose addresses are baked into the code (boxed: the addresses must not
     /// move while the vector grows).
     #[allow(clippy::vec_box)]
@@ -169,6 +171,11 @@ impl std::fmt::Debug for CompiledFn {
 }
 
 impl CompiledFn {
+    /// The tape limit of the module, in bytes.
+    pub(crate) fn tape_limit(&self) -> usize {
+        self.module.tape_limit
+    }
+
     fn info(&self) -> &FnInfo {
         &self.module.functions[self.index]
     }
@@ -353,8 +360,13 @@ impl CompiledFn {
         // its parameter type; slice pointers come from `args`, which stays mutably borrowed by
         // this function until the call returns (so `SliceMut` memory is exclusively ours), and
         // `result_slots` has `info.result_slots` slots.
-        let status =
-            unsafe { self.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr(), &mut NativeTape::new(tape)) };
+        let status = unsafe {
+            self.raw_call(
+                arg_slots.as_ptr(),
+                result_slots.as_mut_ptr(),
+                &mut NativeTape::new(tape, self.module.tape_limit),
+            )
+        };
         if status != 0 {
             return Err(self.runtime_error(status, [result_slots[0], result_slots[1]]));
         }

@@ -18,10 +18,16 @@ pub(crate) struct IsaKey {
 impl IsaKey {
     /// Resolve the options for a module whose largest function has `max_insts` instructions.
     pub fn new(opt_level: OptLevel, regalloc: RegAlloc, max_insts: usize) -> IsaKey {
+        let large = max_insts > RegAlloc::AUTO_SINGLE_PASS_THRESHOLD;
         let single_pass = match regalloc {
             RegAlloc::SinglePass => true,
             RegAlloc::Backtracking => false,
-            RegAlloc::Auto => max_insts > RegAlloc::AUTO_SINGLE_PASS_THRESHOLD,
+            RegAlloc::Auto => large,
+        };
+        let opt_level = match opt_level {
+            OptLevel::Auto if large => OptLevel::None,
+            OptLevel::Auto => OptLevel::Speed,
+            level => level,
         };
         IsaKey { opt_level, single_pass }
     }

@@ -6,10 +6,15 @@ use crate::shadow::ShadowSlice;
 /// How hard Cranelift optimises (its `opt_level` setting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum OptLevel {
-    /// No mid-end optimisation: slightly faster to compile, the same speed on simple loops.
-    None,
-    /// Cranelift's e-graph mid-end (`opt_level = "speed"`). The default.
+    /// `Speed`, unless some function of the module has more than
+    /// [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`] instructions: then `None`, so that compile time
+    /// stays linear in program size (long straight-line code). The default.
     #[default]
+    Auto,
+    /// No mid-end optimisation: faster to compile, the same speed on simple loops (jitdiff's
+    /// own passes have already folded, merged and hoisted).
+    None,
+    /// Cranelift's e-graph mid-end (`opt_level = "speed"`).
     Speed,
 }
 
@@ -32,8 +37,11 @@ pub enum RegAlloc {
 
 impl RegAlloc {
     /// Instruction count of the largest function above which [`RegAlloc::Auto`] picks the
-    /// single-pass allocator.
-    pub const AUTO_SINGLE_PASS_THRESHOLD: usize = 20_000;
+    /// single-pass allocator (and [`OptLevel::Auto`] no mid-end). The benchmark programs'
+    /// derivatives have at most a few hundred instructions per function; long straight-line
+    /// code (a residual written out term by term) compiles in linear time past this, with
+    /// slower code when very many values are live.
+    pub const AUTO_SINGLE_PASS_THRESHOLD: usize = 1_000;
 }
 
 /// Options for [`compile`](crate::compile).
@@ -50,16 +58,23 @@ pub struct JitOptions {
     // Private so that safe code cannot turn the checks off: see `without_bounds_checks`.
     bounds_checks: bool,
     shadows: Vec<ShadowSlice>,
+    tape_limit: usize,
 }
 
 impl Default for JitOptions {
     fn default() -> Self {
-        JitOptions { opt_level: OptLevel::Speed, regalloc: RegAlloc::Auto, bounds_checks: true, shadows: vec![] }
+        JitOptions {
+            opt_level: OptLevel::Auto,
+            regalloc: RegAlloc::Auto,
+            bounds_checks: true,
+            shadows: vec![],
+            tape_limit: jitdiff_ir::Tape::DEFAULT_LIMIT_BYTES,
+        }
     }
 }
 
 impl JitOptions {
-    /// The defaults: `OptLevel::Speed`, `RegAlloc::Auto`, bounds checks on.
+    /// The defaults: `OptLevel::Auto`, `RegAlloc::Auto`, bounds checks on.
     pub fn new() -> JitOptions {
         JitOptions::default()
     }
@@ -67,6 +82,25 @@ impl JitOptions {
     pub fn opt_level(mut self, level: OptLevel) -> JitOptions {
         self.opt_level = level;
         self
+    }
+    /// Limit the tape a call of the compiled code may grow to, in bytes (4 GiB by default; a
+    /// tape's own lower limit, [`Tape::set_limit_bytes`](jitdiff_ir::Tape::set_limit_bytes),
+    /// also holds). Reverse mode records its pullback state on the tape, so a loop that runs far
+    /// longer than intended stops with a `TapeAllocation` error at this size instead of taking
+    /// the machine's memory.
+    ///
+    /// ```
+    /// use jitdiff_jit::JitOptions;
+    /// assert_eq!(JitOptions::new().get_tape_limit(), 4 << 30);
+    /// assert_eq!(JitOptions::new().tape_limit(1 << 20).get_tape_limit(), 1 << 20);
+    /// ```
+    pub fn tape_limit(mut self, bytes: usize) -> JitOptions {
+        self.tape_limit = bytes;
+        self
+    }
+    /// The tape limit in bytes.
+    pub fn get_tape_limit(&self) -> usize {
+        self.tape_limit
     }
     /// Set the register allocator.
     pub fn regalloc(mut self, regalloc: RegAlloc) -> JitOptions {

@@ -32,6 +32,8 @@ pub(crate) struct TapeState {
     owner: *mut Vec<u64>,
     /// The tape's memory for `alloc`; only the local-array helpers below touch it.
     arrays: *mut LocalArrays,
+    /// The most entries [`tape_grow`] may make room for (the tape's and the module's limit).
+    limit: u64,
 }
 
 // The offsets native code uses are the field offsets.
@@ -42,9 +44,9 @@ const _: () = {
     assert!(std::mem::offset_of!(TapeState, cursor) == CURSOR_OFFSET as usize);
 };
 
-/// Called by native code when `tpush` finds `len == cap`: grows the owning vector (amortised
-/// doubling) and updates `base` and `cap`. Returns 0, or 1 when the allocation failed (the
-/// state is then unchanged).
+/// Called by native code when `tpush` finds `len == cap`, or a run of pushes finds fewer than
+/// it needs free: grows the owning vector past `cap` (amortised doubling) and updates `base`
+/// and `cap`. Returns 0, or 1 when the allocation failed (the state is then unchanged).
 pub(crate) extern "C" fn tape_grow(state: *mut TapeState) -> i32 {
     // SAFETY: native code passes the `TapeState` pointer it was given by `NativeTape::state`,
     // which points to a live state exclusively used by this call (no other reference to it
@@ -56,7 +58,11 @@ pub(crate) extern "C" fn tape_grow(state: *mut TapeState) -> i32 {
     // SAFETY: native code keeps `len <= cap` (the vector's capacity, since `base`/`cap` are only
     // ever set from this vector) and has written every entry below `len`.
     unsafe { entries.set_len(state.len as usize) };
-    if entries.try_reserve(1).is_err() {
+    // Room for at least one more than the current capacity, doubling, up to the limit: `cap`
+    // always grows (a run of pushes calls this until its entries fit) or the call fails.
+    let (len, cap) = (state.len as usize, state.cap as usize);
+    let target = (2 * cap).max(cap + 1).max(4).min(state.limit as usize);
+    if target <= cap || entries.try_reserve_exact(target - len).is_err() {
         return 1;
     }
     state.base = entries.as_mut_ptr();
@@ -131,9 +137,11 @@ pub(crate) struct NativeTape<'t> {
 }
 
 impl<'t> NativeTape<'t> {
-    /// Lend `tape` to native code. A cursor past the end is treated as the end.
+    /// Lend `tape` to native code, which may grow it to `limit_bytes` at most (or the tape's
+    /// own limit, if lower). A cursor past the end is treated as the end.
     #[inline]
-    pub fn new(tape: &'t mut Tape) -> NativeTape<'t> {
+    pub fn new(tape: &'t mut Tape, limit_bytes: usize) -> NativeTape<'t> {
+        let limit = (tape.limit_bytes().min(limit_bytes) / 8) as u64;
         let (entries, cursor, arrays) = tape.parts_mut();
         let arrays_mark = arrays.mark();
         let arrays: *mut LocalArrays = arrays;
@@ -145,7 +153,8 @@ impl<'t> NativeTape<'t> {
         // SAFETY: `owner` comes from a live `&mut Vec<u64>`; reading its buffer pointer and
         // capacity through it creates no lasting reference.
         let (base, cap) = unsafe { ((*owner).as_mut_ptr(), (*owner).capacity()) };
-        let state = TapeState { base, len: len as u64, cap: cap as u64, cursor: cursor_value as u64, owner, arrays };
+        let state =
+            TapeState { base, len: len as u64, cap: cap as u64, cursor: cursor_value as u64, owner, arrays, limit };
         NativeTape { state, cursor, arrays_mark, _tape: PhantomData }
     }
 
@@ -180,7 +189,7 @@ mod tests {
         let mut tape = Tape::new();
         tape.push_bits(11).unwrap();
         {
-            let mut native = NativeTape::new(&mut tape);
+            let mut native = NativeTape::new(&mut tape, usize::MAX);
             let state = native.state();
             // Play native code: fill to capacity, grow, push one more.
             // SAFETY: `state` is the live state of `native`; the writes below keep the invariant

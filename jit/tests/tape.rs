@@ -207,3 +207,97 @@ fn the_typed_fast_path_and_call_into_run_on_tapes_too() {
     let drain = compiled.function("drain").unwrap();
     assert_eq!(drain.call_with_tape(&mut [Arg::I64(3)], &mut tape).unwrap(), vec![RuntimeValue::F64(3.0)]);
 }
+
+/// Runs of `tpop`s (and `tpush`es) in a row are checked once per run; the error still names
+/// the operation that fails: the pops before it succeed, exactly as the interpreter does it.
+#[test]
+fn a_run_of_pops_fails_at_the_pop_that_finds_the_tape_empty() {
+    let m = parse_module(
+        "func @three() -> f64 {
+entry:
+    a = tpop.f64
+    b = tpop.f64
+    c = tpop.f64
+    s = fadd a, b
+    t = fadd s, c
+    ret t
+}
+func @push3(x: f64) {
+entry:
+    y = fadd x, x
+    tpush x
+    tpush y
+    tpush x
+    ret
+}",
+    )
+    .unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    for entries in 0..=3usize {
+        let mut tape = Tape::new();
+        for k in 0..entries {
+            tape.push_bits((k as f64 + 1.0).to_bits()).unwrap();
+        }
+        let (out, after) = both(&m, &compiled, "three", &[], &tape);
+        if entries == 3 {
+            assert_eq!(returned(out), vec![RuntimeValue::F64(6.0)]);
+        } else {
+            assert_eq!(out, Agreement::Failed("TapeUnderflow"), "{entries} entries");
+            let err = compiled.function("three").unwrap().call_with_tape(&mut [], &mut tape.clone()).unwrap_err();
+            let CallError::Runtime(RuntimeError::TapeUnderflow { site }) = &err else { panic!("{err:?}") };
+            assert_eq!(site, &Site { func: "three".into(), block: "entry".into(), inst: entries }, "{err}");
+        }
+        assert_eq!(after.cursor(), 0);
+    }
+    // Three pushes in a row on tapes with 0 to 5 free entries: the run grows the tape as
+    // often as it must.
+    for capacity in 0..6 {
+        let tape = Tape::with_capacity(capacity).unwrap();
+        let (out, after) = both(&m, &compiled, "push3", &[ArgValue::F64(1.5)], &tape);
+        assert_eq!(returned(out), vec![]);
+        assert_eq!(after.len(), 3);
+    }
+}
+
+/// A tape limit (the module's, from `JitOptions::tape_limit`, or the tape's own) stops a
+/// pushing loop with a `TapeAllocation` error at the push that would pass it — the same push
+/// and the same tape as the interpreter with that limit on its tape.
+#[test]
+fn a_tape_limit_stops_a_runaway_loop_with_an_error() {
+    let m = parse_module(
+        "func @fill(n: i64) {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    jump head(zero)
+head(i: i64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    tpush i
+    i2 = iadd i, one
+    jump head(i2)
+exit:
+    ret
+}",
+    )
+    .unwrap();
+    let limited = compile(&m, &ExternRegistry::new(), &JitOptions::new().tape_limit(64 << 10)).unwrap();
+    let fill = limited.function("fill").unwrap();
+    let mut tape = Tape::new();
+    let err = fill.call_with_tape(&mut [Arg::I64(1 << 40)], &mut tape).unwrap_err();
+    let CallError::Runtime(RuntimeError::TapeAllocation { site }) = &err else { panic!("{err:?}") };
+    assert_eq!(site, &Site { func: "fill".into(), block: "body".into(), inst: 0 });
+    assert!(err.to_string().contains("tape reached its limit (JitOptions::tape_limit"), "{err}");
+    assert_eq!(tape.len(), 8192, "64 KiB of entries, no more");
+    // The tape's own limit, under the default module limit: the interpreter agrees.
+    let unlimited = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let mut small = Tape::new();
+    small.set_limit_bytes(8 * 1000);
+    let (out, after) = both(&m, &unlimited, "fill", &[ArgValue::I64(5000)], &small);
+    assert_eq!(out, Agreement::Failed("TapeAllocation"));
+    assert_eq!(after.len(), 1000);
+    let (out, after) = both(&m, &unlimited, "fill", &[ArgValue::I64(1000)], &small);
+    assert_eq!(returned(out), vec![]);
+    assert_eq!(after.len(), 1000);
+}

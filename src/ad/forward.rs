@@ -12,11 +12,10 @@
 use super::activity::Activity;
 use super::custom::CustomRules;
 use super::error::AdError;
-use super::request::{checked_function, derive_from_source};
+use super::request::{checked_function, derive_from_source, optimize_derived};
 use super::singular::Singular;
 use jitdiff_ir::{
-    Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, passes,
-    verify_module,
+    Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, verify_module,
 };
 use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, RuleSet, linearize};
 use std::collections::{HashMap, HashSet};
@@ -78,7 +77,7 @@ pub fn derive_forward_with_rules(
         let derived = deriver.derive(id, wrt)?;
         Ok((derived, deriver.out))
     })?;
-    passes::optimize(&mut out);
+    optimize_derived(&mut out, module.functions.len());
     verify_module(&out).map_err(|e| AdError::DerivedInvalid(Box::new(e)))?;
     let name = out.func(derived).name.clone();
     Ok(ForwardDerivative { module: out, name, width, wrt: wrt.to_vec() })

@@ -50,6 +50,27 @@ pub(super) fn check_no_tape_use(module: &Module, id: FuncId) -> Result<(), AdErr
     Ok(())
 }
 
+/// Optimise the derived functions of `out` (those from index `first_derived` on) and the
+/// original functions they call; the other originals are left as they are — nothing derived
+/// reaches them, and long ones would double the cost of a derivation.
+pub(super) fn optimize_derived(out: &mut Module, first_derived: usize) {
+    let mut reached = vec![false; out.functions.len()];
+    let mut stack: Vec<usize> = (first_derived..out.functions.len()).collect();
+    while let Some(f) = stack.pop() {
+        if std::mem::replace(&mut reached[f], true) {
+            continue;
+        }
+        for inst in out.functions[f].blocks.iter().flat_map(|b| &b.insts) {
+            if let (Opcode::Call, Imm::Callee(Callee::Func(callee))) = (inst.op, inst.imm) {
+                stack.push(callee.index());
+            }
+        }
+    }
+    for (function, _) in out.functions.iter_mut().zip(&reached).filter(|(_, r)| **r) {
+        passes::optimize_function(function);
+    }
+}
+
 /// The module the transforms read: unreachable blocks have nothing to differentiate, and
 /// dropping them first keeps derived functions free of blocks that were never visited. Work
 /// that does not change inside a loop is moved out of it first (after moving constants to the
@@ -66,6 +87,7 @@ pub(super) fn differentiation_source(module: &Module) -> Module {
         passes::cse(function);
         passes::licm(function);
         passes::dce(function);
+        passes::merge_blocks(function);
     }
     cleaned
 }

@@ -21,7 +21,7 @@ use super::activity::Activity;
 use super::custom::CustomRules;
 use super::error::AdError;
 use super::loops::Loops;
-use super::request::{check_no_tape_use, checked_function, derive_from_source};
+use super::request::{check_no_tape_use, checked_function, derive_from_source, optimize_derived};
 use super::singular::Singular;
 use super::state::StatePlan;
 
@@ -122,7 +122,7 @@ pub fn derive_reverse_with_rules(
         Ok((fwd, pullback, value_and_grad, pullbacks, deriver.differentials, deriver.out))
     })?;
     let (callee_fwds, pullbacks): (Vec<FuncId>, Vec<FuncId>) = pullbacks.into_iter().unzip();
-    passes::optimize(&mut out);
+    optimize_derived(&mut out, module.functions.len());
     for &pb in &pullbacks {
         let function = &mut out.functions[pb.index()];
         if forward_stores::forward_stores(function) | defer::defer_accumulations(function) {
@@ -590,7 +590,8 @@ impl Deriver<'_> {
                 };
                 // A strong partial of an instruction that is not singular here (an `fdiv` by a
                 // constant) is an ordinary one (see `singular.rs`).
-                let singular = self.source.func_id(func).is_some_and(|f| self.singular.is_singular(f.index(), inst.results[0]));
+                let singular =
+                    self.source.func_id(func).is_some_and(|f| self.singular.is_singular(f.index(), inst.results[0]));
                 match linearization {
                     Linearization::Terms(terms) => {
                         let planned = terms

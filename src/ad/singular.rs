@@ -49,9 +49,10 @@ impl Singular {
             })
             .collect();
         let finite_valued = module.functions.iter().zip(&by_function).any(|(func, set)| {
-            func.blocks.iter().flat_map(|b| &b.insts).any(|inst| {
-                inst.results.len() == 1 && set.contains(&inst.results[0]) && finite_where_singular(inst.op)
-            })
+            func.blocks
+                .iter()
+                .flat_map(|b| &b.insts)
+                .any(|inst| inst.results.len() == 1 && set.contains(&inst.results[0]) && finite_where_singular(inst.op))
         });
         Singular { by_function, finite_valued }
     }

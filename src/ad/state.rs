@@ -54,6 +54,9 @@ pub(super) struct BlockState {
     pub recompute: Vec<Value>,
     /// Induction variables recomputed from their loop's trip count, before `recompute`.
     pub inductions: Vec<Value>,
+    /// Every value of the three lists above, for constant-time membership (a straight-line
+    /// block of 100,000 instructions has a frame of tens of thousands).
+    planned: HashSet<Value>,
 }
 
 /// A value a reversed counted loop carries as a block parameter, popped once per run of the
@@ -252,11 +255,13 @@ impl StatePlan {
         let mut trial = Trial::default();
         self.try_recompute(b, v, state, &mut trial);
         if trial.frame.len() <= 1 && trial.recompute.len() <= RECOMPUTE_LIMIT {
+            state.planned.extend(trial.recompute.iter().chain(&trial.frame).chain(&trial.inductions));
             state.recompute.extend(std::mem::take(&mut trial.recompute));
             state.frame.extend(std::mem::take(&mut trial.frame));
             state.inductions.extend(std::mem::take(&mut trial.inductions));
             self.commit(trial);
         } else {
+            state.planned.insert(v);
             state.frame.push(v);
         }
     }
@@ -352,11 +357,7 @@ impl StatePlan {
     }
 
     fn available(&self, v: Value, state: &BlockState) -> bool {
-        self.stable_slices.contains(&v)
-            || state.frame.contains(&v)
-            || state.recompute.contains(&v)
-            || state.inductions.contains(&v)
-            || self.global.contains(&v)
+        self.stable_slices.contains(&v) || state.planned.contains(&v) || self.global.contains(&v)
     }
 
     fn is_constant(&self, v: Value) -> bool {

@@ -16,6 +16,20 @@ pub enum CliError {
         /// Why.
         source: std::io::Error,
     },
+    /// The input is larger than the command reads.
+    #[error("cannot read {path}: it is larger than {limit_mib} MiB, the most this command reads")]
+    TooLarge {
+        /// The path given (`-` for standard input).
+        path: String,
+        /// The limit.
+        limit_mib: usize,
+    },
+    /// The input is not UTF-8 text.
+    #[error("cannot read {path}: it is not UTF-8 text (a binary file?); give an IR text file, or - for standard input")]
+    NotText {
+        /// The path given.
+        path: String,
+    },
     /// An output file could not be written.
     #[error("cannot write {path}: {source}")]
     Write {

@@ -40,9 +40,35 @@ impl Loaded {
     }
 }
 
-/// Read, parse and verify `path`; choose `--fn name`, or the file's first function.
+/// The most a command reads from one input (an IR file, an `@file` argument, stdin).
+pub const MAX_INPUT_MIB: usize = 256;
+
+/// Read `path` (`-`: standard input) as text, refusing what is too large to be an input
+/// (`/dev/zero`) or is not UTF-8 (a binary file) with an error rather than exhausting memory.
+pub fn read_text(path: &str) -> Result<String, CliError> {
+    use std::io::Read;
+    let limit = MAX_INPUT_MIB << 20;
+    let read_error = |source| CliError::Read { path: path.into(), source };
+    let mut bytes = Vec::new();
+    if path == "-" {
+        std::io::stdin().lock().take(limit as u64 + 1).read_to_end(&mut bytes).map_err(read_error)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(read_error)?;
+        if file.metadata().map_err(read_error)?.is_dir() {
+            return Err(read_error(std::io::Error::other("it is a directory")));
+        }
+        file.take(limit as u64 + 1).read_to_end(&mut bytes).map_err(read_error)?;
+    }
+    if bytes.len() > limit {
+        return Err(CliError::TooLarge { path: path.into(), limit_mib: MAX_INPUT_MIB });
+    }
+    String::from_utf8(bytes).map_err(|_| CliError::NotText { path: path.into() })
+}
+
+/// Read, parse and verify `path` (`-`: standard input); choose `--fn name`, or the file's first
+/// function.
 pub fn load(path: &str, name: Option<&str>) -> Result<Loaded, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read { path: path.into(), source })?;
+    let text = read_text(path)?;
     load_text(path, &text, name)
 }
 

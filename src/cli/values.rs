@@ -62,7 +62,7 @@ fn parse_value(index: usize, name: &str, ty: Type, text: &str) -> Result<ArgValu
 pub fn numbers(text: &str) -> Result<Vec<f64>, String> {
     let text = text.trim();
     if let Some(path) = text.strip_prefix('@') {
-        let content = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+        let content = super::load::read_text(path).map_err(|e| e.to_string())?;
         let without_comments: String =
             content.lines().map(|l| l.split('#').next().unwrap_or("")).collect::<Vec<_>>().join("\n");
         let body = without_comments.trim();
@@ -203,9 +203,15 @@ pub fn parse_sizes(spec: &str) -> Result<Vec<usize>, CliError> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| {
-            s.replace('_', "").parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| {
+            let n = s.replace('_', "").parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| {
                 CliError::Usage(format!("--sizes: cannot read {s:?} as a positive integer (e.g. --sizes 10,100,1000)"))
-            })
+            })?;
+            if n > MAX_BENCH_SIZE {
+                return Err(CliError::Usage(format!(
+                    "--sizes: {n} is too large; bench takes sizes up to {MAX_BENCH_SIZE} (the inputs alone would not fit in memory)"
+                )));
+            }
+            Ok(n)
         })
         .collect::<Result<_, _>>()?;
     if sizes.is_empty() {
@@ -213,6 +219,10 @@ pub fn parse_sizes(spec: &str) -> Result<Vec<usize>, CliError> {
     }
     Ok(sizes)
 }
+
+/// The largest size `bench --sizes` takes: inputs are built in memory (an MLP batch of this
+/// size is 2.5 GB), and a size past it would end in an allocation failure.
+pub const MAX_BENCH_SIZE: usize = 10_000_000;
 
 /// Check `--width`.
 pub fn check_width(width: usize) -> Result<u8, CliError> {

@@ -27,6 +27,7 @@ pub mod mlp;
 pub mod pendulum;
 mod rng;
 pub mod rosenbrock;
+pub mod scaling;
 
 pub use gmm::Gmm;
 pub use mlp::Mlp;

@@ -145,9 +145,8 @@ fn plan(func: &Function, cfg: &ControlFlow, def: &[Option<(Block, Option<usize>)
         let Some(step) = steps[counter] else { continue };
         // (`checked_neg` is None for a step of i64::MIN, whose negation is itself: it must not
         // match a parameter that is no counter at all, whose step is None too.)
-        let lockstep = |k: usize| {
-            k != counter && steps[k].is_some_and(|other| other == step || Some(other) == step.checked_neg())
-        };
+        let lockstep =
+            |k: usize| k != counter && steps[k].is_some_and(|other| other == step || Some(other) == step.checked_neg());
         let Some(kept) = (0..steps.len()).find(|&k| lockstep(k)) else { continue };
         let opposite = steps[kept] != Some(step);
         // Every use: its own step (feeding only its back-edge slots), an equality test against

@@ -5,13 +5,14 @@ use crate::analysis::ControlFlow;
 use crate::function::{Block, Function, Imm, Value};
 use crate::opcode::Opcode;
 use crate::types::Type;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 
 /// What makes two instructions compute the same value.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
     op: Opcode,
-    args: Vec<Value>,
+    args: SmallVec<[Value; 3]>,
     imm: (u8, u64),
 }
 
@@ -33,7 +34,9 @@ pub fn cse(func: &mut Function) {
     }
     let cfg = ControlFlow::new(func);
     let mut aliases = Aliases::new(func);
-    let mut available: HashMap<Key, Vec<(Block, Value)>> = HashMap::new();
+    let count: usize = func.blocks.iter().map(|b| b.insts.len()).sum();
+    let mut available: HashMap<Key, SmallVec<[(Block, Value); 1]>> =
+        HashMap::with_capacity_and_hasher(count, Default::default());
     let mut dead: Vec<Vec<bool>> = func.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     // Reverse post-order visits a block's dominators before it, so every dominating candidate
     // is already in `available` when the block is visited.
@@ -45,7 +48,7 @@ pub fn cse(func: &mut Function) {
                 continue;
             }
             let result = inst.results[0];
-            let key = Key { op: inst.op, args: inst.args.clone(), imm: imm_key(&inst.imm) };
+            let key = Key { op: inst.op, args: SmallVec::from_slice(&inst.args), imm: imm_key(&inst.imm) };
             let candidates = available.entry(key).or_default();
             match candidates.iter().find(|(cb, _)| cfg.dominates(*cb, b)) {
                 Some(&(_, earlier)) => {

@@ -130,6 +130,7 @@ pub fn remove_unreachable_blocks(func: &mut Function) {
             next += 1;
         }
     }
+    func.forget_name_indexes();
     let mut b = 0;
     func.blocks.retain(|_| {
         b += 1;

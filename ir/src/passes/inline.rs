@@ -2,7 +2,7 @@
 
 use crate::function::{Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Terminator, Value};
 use crate::opcode::Opcode;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Replace calls of module functions by copies of their bodies, where `wanted(callee)` says so
 /// and the callee cannot reach itself through calls (recursion is never inlined) and has no
@@ -149,7 +149,7 @@ fn inline_one(f: &mut Function, block: Block, k: usize, callee: &Function) {
         }
         nv
     };
-    let mut blocks: HashMap<Block, Block> = HashMap::new();
+    let mut blocks: HashMap<Block, Block> = HashMap::default();
     for (i, b) in callee.blocks.iter().enumerate() {
         blocks.insert(Block(i as u32), f.add_block(&format!("{}_{}", callee.name, b.name)));
     }

@@ -2,7 +2,7 @@
 
 use crate::analysis::ControlFlow;
 use crate::function::{Block, Function, InstData};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Move pure, non-failing instructions whose operands are all defined outside a loop to the
 /// end of the loop header's immediate dominator, so they run once per entry into the loop
@@ -76,7 +76,7 @@ pub fn licm(func: &mut Function) {
             }
         }
     }
-    let mut hoisted: HashMap<Block, Vec<InstData>> = HashMap::new();
+    let mut hoisted: HashMap<Block, Vec<InstData>> = HashMap::default();
     let mut moved = false;
     // Reverse post-order: an operand's definition (moved or not) is settled before its uses.
     for &b in cfg.reverse_post_order() {

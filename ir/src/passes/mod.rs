@@ -1,6 +1,6 @@
 //! IR passes: dead-code elimination, constant folding, constant hoisting, common-subexpression
-//! elimination, negation folding, redundant block parameters, loop-invariant code motion and
-//! redundant loop counters; unused parameters of internal functions.
+//! elimination, negation folding, redundant block parameters, loop-invariant code motion,
+//! redundant loop counters and merging of block chains; unused parameters of internal functions.
 //!
 //! Every pass takes a function (or, for [`optimize`] and [`run_pass`], a module), preserves what
 //! the interpreter computes — results, stores, errors and their order — and leaves the function
@@ -22,6 +22,7 @@ mod fold;
 mod hoist;
 mod inline;
 mod licm;
+mod merge;
 mod negate;
 mod params;
 mod reachable;
@@ -34,6 +35,7 @@ pub use fold::fold_constants;
 pub use hoist::hoist_constants;
 pub use inline::inline_calls;
 pub use licm::licm;
+pub use merge::merge_blocks;
 pub use negate::fold_negations;
 pub use params::remove_redundant_params;
 pub use reachable::retain_reachable;
@@ -42,8 +44,8 @@ pub use unused_params::remove_unused_params;
 use crate::function::{Function, Module, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 10] =
-    ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "counters", "inline", "optimize"];
+pub const PASS_NAMES: [&str; 11] =
+    ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "counters", "merge", "inline", "optimize"];
 
 /// The size [`run_pass`]`("inline")` lets a caller grow to, in instructions.
 pub const INLINE_LIMIT: usize = 10_000;
@@ -51,7 +53,7 @@ pub const INLINE_LIMIT: usize = 10_000;
 /// [`run_pass`] was given a name it does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, counters, inline and optimize"
+    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, counters, merge, inline and optimize"
 )]
 pub struct UnknownPass {
     /// The name given.
@@ -62,8 +64,8 @@ pub struct UnknownPass {
 const MAX_ROUNDS: usize = 32;
 
 /// Fold constants, hoist them, fold negations, remove redundant block parameters, CSE, move
-/// loop-invariant code out of loops, remove redundant loop counters and DCE every function of
-/// `module`, repeated until nothing changes.
+/// loop-invariant code out of loops, remove redundant loop counters, DCE and merge block chains
+/// in every function of `module`, repeated until nothing changes.
 pub fn optimize(module: &mut Module) {
     module.functions.iter_mut().for_each(optimize_function);
 }
@@ -71,7 +73,7 @@ pub fn optimize(module: &mut Module) {
 /// [`optimize`] for one function.
 pub fn optimize_function(function: &mut Function) {
     for _ in 0..MAX_ROUNDS {
-        let before = function.clone();
+        let before = fingerprint(function);
         fold_constants(function);
         hoist_constants(function);
         fold_negations(function);
@@ -80,10 +82,35 @@ pub fn optimize_function(function: &mut Function) {
         licm(function);
         eliminate_counters(function);
         dce(function);
-        if *function == before {
+        merge_blocks(function);
+        if fingerprint(function) == before {
             break;
         }
     }
+}
+
+/// A hash of everything a pass can change (not names, which none changes): comparing two is
+/// what comparing the function with a clone of itself would tell, without the clone.
+fn fingerprint(function: &Function) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    function.params.hash(&mut h);
+    function.values.len().hash(&mut h);
+    for v in &function.values {
+        v.ty.hash(&mut h);
+    }
+    for b in &function.blocks {
+        b.params.hash(&mut h);
+        b.insts.len().hash(&mut h);
+        for inst in &b.insts {
+            inst.op.hash(&mut h);
+            inst.args.hash(&mut h);
+            inst.results.hash(&mut h);
+            inst.imm.hash(&mut h);
+        }
+        b.term.hash(&mut h);
+    }
+    h.finish()
 }
 
 /// Run the pass called `name` (one of [`PASS_NAMES`]) on every function of
@@ -106,6 +133,7 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
         "params" => remove_redundant_params,
         "licm" => licm,
         "counters" => eliminate_counters,
+        "merge" => merge_blocks,
         "optimize" => {
             optimize(module);
             return Ok(());

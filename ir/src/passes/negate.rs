@@ -4,7 +4,7 @@ use super::Aliases;
 use crate::analysis::ControlFlow;
 use crate::function::{Function, Imm, InstData, Value};
 use crate::opcode::Opcode;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Fold negations into the arithmetic that consumes them, with rewrites that are exact in IEEE
 /// arithmetic (round to nearest is symmetric, so `a * -b` is `-(a * b)` bit for bit, and
@@ -60,7 +60,7 @@ pub fn fold_negations(func: &mut Function) {
     let cfg = ControlFlow::new(func);
     let mut aliases = Aliases::new(func);
     // `negated[v] = a` when `v` is `-a`.
-    let mut negated: HashMap<Value, Value> = HashMap::new();
+    let mut negated: HashMap<Value, Value> = HashMap::default();
     let mut changed = false;
     for &b in cfg.reverse_post_order() {
         let insts = std::mem::take(&mut func.blocks[b.index()].insts);

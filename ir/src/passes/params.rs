@@ -2,7 +2,7 @@
 
 use super::Aliases;
 use crate::function::{Block, Function, Value};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Replace block parameters that always hold the same value by that value, and drop them with
 /// the jump arguments bound to them.
@@ -49,7 +49,7 @@ pub fn remove_redundant_params(func: &mut Function) {
         return;
     }
     // Parameter → (block, position); the entry block has no parameters.
-    let mut position: HashMap<Value, (Block, usize)> = HashMap::new();
+    let mut position: HashMap<Value, (Block, usize)> = HashMap::default();
     for (b, block) in func.blocks.iter().enumerate().skip(1) {
         for (k, &p) in block.params.iter().enumerate() {
             position.insert(p, (Block(b as u32), k));
@@ -59,7 +59,7 @@ pub fn remove_redundant_params(func: &mut Function) {
         return;
     }
     // What each parameter is bound to, over every jump into its block.
-    let mut bound: HashMap<Value, Vec<Value>> = HashMap::new();
+    let mut bound: HashMap<Value, Vec<Value>> = HashMap::default();
     for block in &func.blocks {
         let Some(term) = &block.term else { continue };
         for call in term.successors() {
@@ -70,7 +70,7 @@ pub fn remove_redundant_params(func: &mut Function) {
         }
     }
     let mut aliases = Aliases::new(func);
-    let mut removed: HashSet<Value> = HashSet::new();
+    let mut removed: HashSet<Value> = HashSet::default();
     // Tarjan emits a component after every component it depends on, so the values bound from
     // outside are already resolved when a component is examined.
     for group in strongly_connected(&position, &bound) {
@@ -121,9 +121,9 @@ fn strongly_connected(
         s.dedup();
         s
     };
-    let mut index: HashMap<Value, usize> = HashMap::new();
-    let mut low: HashMap<Value, usize> = HashMap::new();
-    let mut on_stack: HashSet<Value> = HashSet::new();
+    let mut index: HashMap<Value, usize> = HashMap::default();
+    let mut low: HashMap<Value, usize> = HashMap::default();
+    let mut on_stack: HashSet<Value> = HashSet::default();
     let mut stack: Vec<Value> = vec![];
     let mut components = vec![];
     let mut next_index = 0;

@@ -47,6 +47,15 @@ impl Deref for Parts {
 /// and length to report.
 type ColdExit = (clif::Block, i32, Option<(clif::Value, clif::Value)>);
 
+/// An error exit of a run of tape operations checked at once: the status is `first + index`,
+/// the site of the operation that fails (see `tape.rs`); for pops the cursor was used up.
+pub(super) struct ColdRun {
+    pub block: clif::Block,
+    pub first: i32,
+    pub index: clif::Value,
+    pub pops: bool,
+}
+
 /// Lowers one IR function into its internal native function.
 pub(crate) struct FuncLowerer<'a, 'm> {
     pub m: &'a mut ModuleLowering<'m>,
@@ -74,6 +83,11 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     propagate: Option<clif::Block>,
     /// Error blocks to emit at the end.
     cold: Vec<ColdExit>,
+    /// Error blocks of runs of tape operations checked at once.
+    pub(super) cold_runs: Vec<ColdRun>,
+    /// Pops (pushes) of the current run still to lower without their own check (`tape.rs`).
+    pub(super) unchecked_pops: usize,
+    pub(super) reserved_pushes: usize,
     refs: HashMap<ClifFuncId, FuncRef>,
     /// The IR control flow (dominators, for redundant bounds checks).
     pub cfg: ControlFlow,
@@ -159,6 +173,9 @@ pub(crate) fn lower_function(
         scratch: None,
         propagate: None,
         cold: vec![],
+        cold_runs: vec![],
+        unchecked_pops: 0,
+        reserved_pushes: 0,
         refs: HashMap::new(),
         cfg: ControlFlow::new(f),
         loop_depth: vec![],
@@ -309,6 +326,7 @@ impl FuncLowerer<'_, '_> {
         self.bind_escaping(block);
         for (k, inst) in data.insts.iter().enumerate() {
             self.at_inst = k as u32;
+            self.check_tape_run(&data.insts[k..])?;
             self.lower_inst(inst)?;
         }
         let Some(term) = &data.term else {
@@ -399,6 +417,20 @@ impl FuncLowerer<'_, '_> {
     fn finish(mut self) {
         if let Some(stats) = self.m.check_stats.get_mut(self.fid.index()) {
             *stats = self.facts.stats;
+        }
+        for run in std::mem::take(&mut self.cold_runs) {
+            self.b.switch_to_block(run.block);
+            if run.pops {
+                // Pops before the failing one succeeded: the cursor is at the bottom.
+                if let Some(vars) = self.tape_vars {
+                    let zero = self.b.ins().iconst(types::I64, 0);
+                    self.b.def_var(vars.cursor(), zero);
+                }
+            }
+            self.sync_tape_vars();
+            let status = self.b.ins().iadd_imm_s(run.index, i64::from(run.first));
+            let status = self.b.ins().ireduce(abi::STATUS, status);
+            self.b.ins().return_(&[status]);
         }
         for (blk, status, detail) in std::mem::take(&mut self.cold) {
             self.b.switch_to_block(blk);
@@ -506,6 +538,10 @@ impl FuncLowerer<'_, '_> {
         // negated compare folds into the compare that made `ok`.
         let failed = self.b.ins().icmp_imm_u(cranelift_codegen::ir::condcodes::IntCC::Equal, ok, 0);
         self.b.ins().brif(failed, err, &[], cont, &[]);
+        // Both have their one predecessor now: sealing them at once lets the SSA builder
+        // resolve variables (the tape's) locally instead of through placeholder parameters.
+        self.b.seal_block(err);
+        self.b.seal_block(cont);
         self.b.switch_to_block(cont);
         self.cold.push((err, status, detail));
     }

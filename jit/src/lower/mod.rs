@@ -168,7 +168,9 @@ pub(crate) fn lower_module(
         // never an unwind into the caller.
         let panicked = |message: String| JitError::Codegen {
             function: f.name.clone(),
-            message: format!("code generation panicked (a bug in jitdiff or Cranelift; please report it with the IR): {message}"),
+            message: format!(
+                "code generation panicked (a bug in jitdiff or Cranelift; please report it with the IR): {message}"
+            ),
         };
         crate::contain::contain_panics(|| {
             func::lower_function(&mut m, &mut ctx.func, &mut fctx, fid)?;

@@ -11,10 +11,10 @@
 //! previous one through a store-to-load forward (about 5 cycles each), which made a reverse
 //! sweep's forward pass several times slower than the primal.
 
-use super::func::FuncLowerer;
+use super::func::{ColdRun, FuncLowerer};
 use crate::abi;
 use crate::error::JitError;
-use crate::sites::SiteKind;
+use crate::sites::{Site, SiteKind};
 use crate::tape::{BASE_OFFSET, CAP_OFFSET, CURSOR_OFFSET, LEN_OFFSET};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self as clif, InstBuilder, MemFlagsData, types};
@@ -41,6 +41,13 @@ pub(crate) struct TapeVars {
 /// Whether `f` has any `tpush` or `tpop` (only such functions keep the state in variables).
 pub(crate) fn uses_tape(f: &Function) -> bool {
     f.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, Opcode::TPush | Opcode::TPop))
+}
+
+impl TapeVars {
+    /// The variable holding the cursor.
+    pub(super) fn cursor(&self) -> Variable {
+        self.cursor
+    }
 }
 
 impl FuncLowerer<'_, '_> {
@@ -86,6 +93,86 @@ impl FuncLowerer<'_, '_> {
         self.b.ins().store(tape_flags(), cursor, tape, CURSOR_OFFSET);
     }
 
+    /// Before lowering the first of `insts`: when it starts a run of two or more `tpop`s (or
+    /// `tpush`es) in a row, check the whole run at once — `cursor >= run` (or room for `run`
+    /// entries, growing the buffer as often as needed) — and let the run's operations skip
+    /// their own checks. A reversed block pops its frame in one run and a forward block pushes
+    /// it in one: one branch per block instead of one per entry, which keeps Cranelift's block
+    /// count (and the register allocator's work at block boundaries) independent of the frame
+    /// size. Errors stay exact: the run's sites are registered consecutively and the failing
+    /// one is `first + index` (for pops, `index` is the cursor: the pops before it succeed).
+    pub(super) fn check_tape_run(&mut self, insts: &[jitdiff_ir::InstData]) -> Result<(), JitError> {
+        let Some(op) = insts.first().map(|i| i.op).filter(|op| matches!(op, Opcode::TPop | Opcode::TPush)) else {
+            return Ok(());
+        };
+        let pending = if op == Opcode::TPop { self.unchecked_pops } else { self.reserved_pushes };
+        if pending > 0 || self.tape_vars.is_none() {
+            return Ok(());
+        }
+        let run = insts.iter().take_while(|i| i.op == op).count();
+        if run < 2 {
+            return Ok(());
+        }
+        let vars = self.vars()?;
+        let kind = if op == Opcode::TPop { SiteKind::TapeUnderflow } else { SiteKind::TapeAllocation };
+        let first = self.m.sites.add(Site { kind, func: self.fid, block: self.at_block, inst: self.at_inst });
+        for k in 1..run {
+            let status =
+                self.m.sites.add(Site { kind, func: self.fid, block: self.at_block, inst: self.at_inst + k as u32 });
+            if status != first + k as i32 {
+                return Err(self.internal("tape run sites are not consecutive".into()));
+            }
+        }
+        let err = self.b.create_block();
+        self.b.set_cold_block(err);
+        let cont = self.b.create_block();
+        if op == Opcode::TPop {
+            let cursor = self.b.use_var(vars.cursor);
+            let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, cursor, run as i64);
+            self.b.ins().brif(short, err, &[], cont, &[]);
+            self.b.seal_block(err);
+            self.cold_runs.push(ColdRun { block: err, first, index: cursor, pops: true });
+            self.unchecked_pops = run;
+        } else {
+            // Grow (doubling) until `run` entries fit; a grow that fails leaves `cap` as it was.
+            let len = self.b.use_var(vars.len);
+            let cap = self.b.use_var(vars.cap);
+            let need = self.b.ins().iadd_imm_s(len, run as i64);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
+            let grow = self.b.create_block();
+            self.b.set_cold_block(grow);
+            self.b.append_block_param(grow, types::I64);
+            self.b.ins().brif(fits, cont, &[], grow, &[cap.into()]);
+            self.b.switch_to_block(grow);
+            let before = self.b.block_params(grow)[0];
+            // Should this grow fail, the first push that does not fit is number `cap - len`.
+            let room = self.b.ins().isub(before, len);
+            self.sync_tape_vars();
+            let helper = self.m.tape_grow_preserving_id()?;
+            let helper = self.func_ref(helper);
+            let tape = self.tape;
+            self.b.ins().call(helper, &[tape]);
+            let base = self.b.ins().load(abi::PTR, tape_flags(), tape, BASE_OFFSET);
+            let cap = self.b.ins().load(types::I64, tape_flags(), tape, CAP_OFFSET);
+            self.b.def_var(vars.base, base);
+            self.b.def_var(vars.cap, cap);
+            let grown = self.b.ins().icmp(IntCC::NotEqual, cap, before);
+            let again = self.b.create_block();
+            self.b.ins().brif(grown, again, &[], err, &[]);
+            self.b.seal_block(err);
+            self.b.switch_to_block(again);
+            self.b.seal_block(again);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
+            self.b.ins().brif(fits, cont, &[], grow, &[cap.into()]);
+            self.b.seal_block(grow);
+            self.cold_runs.push(ColdRun { block: err, first, index: room, pops: false });
+            self.reserved_pushes = run;
+        }
+        self.b.seal_block(cont);
+        self.b.switch_to_block(cont);
+        Ok(())
+    }
+
     fn vars(&self) -> Result<TapeVars, JitError> {
         self.tape_vars.ok_or_else(|| self.internal("tape operation without tape variables".into()))
     }
@@ -102,6 +189,11 @@ impl FuncLowerer<'_, '_> {
             other => return Err(self.internal(format!("tpush of a {other}"))),
         };
         let len = self.b.use_var(vars.len);
+        if self.reserved_pushes > 0 {
+            // A run checked at once (`check_tape_run`): there is room.
+            self.reserved_pushes -= 1;
+            return self.store_entry(vars, len, bits);
+        }
         let cap = self.b.use_var(vars.cap);
         let full = self.b.ins().icmp(IntCC::Equal, len, cap);
         let grow = self.b.create_block();
@@ -127,6 +219,11 @@ impl FuncLowerer<'_, '_> {
         self.b.ins().jump(store, &[]);
 
         self.b.switch_to_block(store);
+        self.store_entry(vars, len, bits)
+    }
+
+    /// Store `bits` at entry `len` (there is room) and step `len` and `cursor` past it.
+    fn store_entry(&mut self, vars: TapeVars, len: clif::Value, bits: clif::Value) -> Result<(), JitError> {
         let base = self.b.use_var(vars.base);
         let offset = self.b.ins().ishl_imm_u(len, 3);
         let addr = self.b.ins().iadd(base, offset);
@@ -141,8 +238,13 @@ impl FuncLowerer<'_, '_> {
     pub(super) fn lower_tpop(&mut self, ty: Type) -> Result<clif::Value, JitError> {
         let vars = self.vars()?;
         let cursor = self.b.use_var(vars.cursor);
-        let nonempty = self.b.ins().icmp_imm_s(IntCC::NotEqual, cursor, 0);
-        self.fail_unless(nonempty, SiteKind::TapeUnderflow);
+        if self.unchecked_pops > 0 {
+            // A run checked at once (`check_tape_run`): the entry is there.
+            self.unchecked_pops -= 1;
+        } else {
+            let nonempty = self.b.ins().icmp_imm_s(IntCC::NotEqual, cursor, 0);
+            self.fail_unless(nonempty, SiteKind::TapeUnderflow);
+        }
         let below = self.b.ins().iadd_imm_s(cursor, -1);
         self.b.def_var(vars.cursor, below);
         let base = self.b.use_var(vars.base);

@@ -512,9 +512,10 @@ impl FuncLowerer<'_, '_> {
         // header) is added again when that loop's fast copy is lowered, after this: the
         // dispatch then waits for the seal of every block at the end.
         let header = self.versioned[k].header;
-        let entered_from_a_copy = self.cfg.predecessors(header).iter().any(|&p| {
-            !self.versioned[k].body[p.index()] && self.versioned.iter().any(|other| other.body[p.index()])
-        });
+        let entered_from_a_copy =
+            self.cfg.predecessors(header).iter().any(|&p| {
+                !self.versioned[k].body[p.index()] && self.versioned.iter().any(|other| other.body[p.index()])
+            });
         if !entered_from_a_copy {
             self.b.seal_block(dispatch);
         }
