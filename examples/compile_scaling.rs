@@ -54,6 +54,9 @@ fn main() {
                 "jvp" => {
                     jitdiff::ForwardFn::new(&m, "f", &wrt, 1).unwrap();
                 }
+                "jvp8" => {
+                    jitdiff::ForwardFn::new(&m, "f", &wrt, 8).unwrap();
+                }
                 "hvp" => {
                     HvpFn::new(&m, "f", &wrt, 1).unwrap();
                 }

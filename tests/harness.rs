@@ -17,7 +17,9 @@
 //! `tests/regressions/`; `--save DIR` writes them. Options: `--cases N`, `--seed S`,
 //! `--case I` (only case I of the seed), `--kind smooth|piecewise|general|full`, `--save DIR`,
 //! `--shrink-steps N` (default 2000), `--report N` (minimise at most N failures, default 3),
-//! `--strict` (also run the checks that known bugs fail; see `harness/checks.rs`).
+//! `--strict` (also run the checks that known bugs fail; see `harness/checks.rs`),
+//! `--scaling K` (the compile-budget programs of `harness/scaling.rs` at K times their size;
+//! 0 skips them; default 1).
 
 #[path = "harness/case.rs"]
 mod case;
@@ -25,6 +27,10 @@ mod case;
 mod checks;
 #[path = "harness/minimise.rs"]
 mod minimise;
+#[path = "harness/scaling.rs"]
+mod scaling;
+#[path = "harness/singular.rs"]
+mod singular;
 
 use case::{Case, Kind};
 use checks::{Coverage, Failure};
@@ -50,6 +56,8 @@ struct Options {
     shrink_steps: usize,
     report: usize,
     strict: bool,
+    /// Size multiplier of the compile-budget programs (0: skip them).
+    scaling: usize,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -62,6 +70,7 @@ fn parse_args() -> Result<Options, String> {
         shrink_steps: 2000,
         report: 3,
         strict: false,
+        scaling: 1,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -74,6 +83,7 @@ fn parse_args() -> Result<Options, String> {
             "--shrink-steps" => o.shrink_steps = number("--shrink-steps", value("--shrink-steps")?)? as usize,
             "--report" => o.report = number("--report", value("--report")?)? as usize,
             "--strict" => o.strict = true,
+            "--scaling" => o.scaling = number("--scaling", value("--scaling")?)? as usize,
             "--save" => o.save = Some(PathBuf::from(value("--save")?)),
             "--kind" => {
                 let v = value("--kind")?;
@@ -170,6 +180,24 @@ fn main() {
             Err(e) => {
                 failed += 1;
                 println!("FAILED regression {name}: cannot read it: {e}");
+            }
+        }
+    }
+
+    // Compile-time budgets of long programs (not when rerunning one case).
+    if o.only.is_none() && o.scaling > 0 {
+        let started = Instant::now();
+        match scaling::compile_budgets(o.scaling) {
+            Ok(timed) => {
+                passed += 1;
+                println!(
+                    "compile budgets: {timed} derivative builds in budget ({:.1} s)",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            Err(f) => {
+                failed += 1;
+                println!("FAILED {}: {}", f.check, f.message);
             }
         }
     }

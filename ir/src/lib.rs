@@ -12,6 +12,7 @@ pub mod analysis;
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
 pub mod builder;
+mod contain;
 mod externs;
 mod function;
 pub mod interp;
@@ -25,6 +26,7 @@ pub mod text;
 mod types;
 pub mod verifier;
 
+pub use contain::contain_panics;
 pub use externs::*;
 pub use function::{
     Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Terminator,

@@ -42,7 +42,7 @@ pub(crate) extern "C" fn closure_trampoline(ctx: *const ClosureCtx, args: *const
     // SAFETY: `results` is a separate region of the same frame with room for
     // `slots_of(returns)` slots, written only here.
     let result_slots = unsafe { std::slice::from_raw_parts_mut(results, slots_of(&ctx.returns)) };
-    let outcome = match crate::contain::contain_panics(|| call_closure(ctx, arg_slots, result_slots)) {
+    let outcome = match jitdiff_ir::contain_panics(|| call_closure(ctx, arg_slots, result_slots)) {
         Ok(outcome) => outcome,
         Err(what) => Err(format!("panicked: {what}")),
     };

@@ -13,6 +13,9 @@ pub(crate) struct IsaKey {
     pub opt_level: OptLevel,
     /// `true` for the single-pass register allocator (after resolving [`RegAlloc::Auto`]).
     pub single_pass: bool,
+    /// Run Cranelift's IR verifier (debug builds, functions below the size threshold: it is
+    /// quadratic in the operands of one instruction, a call with 40,000 argument words).
+    pub verify: bool,
 }
 
 impl IsaKey {
@@ -29,7 +32,7 @@ impl IsaKey {
             OptLevel::Auto => OptLevel::Speed,
             level => level,
         };
-        IsaKey { opt_level, single_pass }
+        IsaKey { opt_level, single_pass, verify: cfg!(debug_assertions) && !large }
     }
 }
 
@@ -59,9 +62,9 @@ fn build_isa(key: IsaKey) -> Result<OwnedTargetIsa, JitError> {
     set("is_pic", "false")?;
     set("use_colocated_libcalls", "false")?;
     // Cranelift's IR verifier checks our lowering: on in debug builds (every test runs with it,
-    // including thousands of random programs), off in release builds, where it would cost
-    // 10-15% of compile time.
-    set("enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
+    // including thousands of random programs) for all but very large functions, off in release
+    // builds, where it would cost 10-15% of compile time.
+    set("enable_verifier", if key.verify { "true" } else { "false" })?;
     // Large frames (deep recursion of big functions) must hit the guard page, never skip it.
     set("enable_probestack", "true")?;
     set("probestack_strategy", "inline")?;

@@ -150,7 +150,6 @@ mod abi;
 mod callgraph;
 mod closure;
 mod compile;
-mod contain;
 mod error;
 mod fault;
 mod handle;
@@ -166,9 +165,9 @@ mod typed;
 
 pub mod alloc_count;
 pub use compile::compile;
-pub use contain::contain_panics;
 pub use error::{CallError, JitError, RuntimeError, ShadowMismatch};
 pub use handle::{Arg, CompiledFn, CompiledModule};
+pub use jitdiff_ir::contain_panics;
 pub use options::{JitOptions, OptLevel, RegAlloc};
 pub use oracle::{Agreement, Disagreement, differential_call, differential_call_with_tape, same_f64, same_value};
 pub use shadow::{BoundsCheckStats, ShadowSlice};

@@ -103,6 +103,15 @@ pub enum AdError {
         /// `tpush` or `tpop`.
         op: &'static str,
     },
+    /// The transform itself failed (a panic inside it): a bug in jitdiff, reported as an error
+    /// naming the function rather than unwinding into the caller.
+    #[error("internal error while differentiating @{func}: {message} (a bug in jitdiff; please report it with the IR)")]
+    Internal {
+        /// The function being differentiated.
+        func: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The derived IR failed verification: a bug in the transform, reported rather than hidden.
     #[error("internal error: derived function does not verify: {0}")]
     DerivedInvalid(Box<VerifyError>),

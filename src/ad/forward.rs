@@ -58,6 +58,18 @@ pub fn derive_forward_with_rules(
     width: u8,
     rules: &RuleSet,
 ) -> Result<ForwardDerivative, AdError> {
+    // A panic in the transform is a bug; it reaches the caller as an error naming the function.
+    jitdiff_ir::contain_panics(|| derive_forward_with_rules_unguarded(module, func, wrt, width, rules))
+        .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))
+}
+
+fn derive_forward_with_rules_unguarded(
+    module: &Module,
+    func: &str,
+    wrt: &[bool],
+    width: u8,
+    rules: &RuleSet,
+) -> Result<ForwardDerivative, AdError> {
     verify_module(module)?;
     if !matches!(width, 1 | 2 | 4 | 8 | 16) {
         return Err(AdError::BadWidth(width));

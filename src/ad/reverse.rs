@@ -95,6 +95,17 @@ pub fn derive_reverse_with_rules(
     wrt: &[bool],
     rules: &RuleSet,
 ) -> Result<ReverseDerivative, AdError> {
+    // A panic in the transform is a bug; it reaches the caller as an error naming the function.
+    jitdiff_ir::contain_panics(|| derive_reverse_with_rules_unguarded(module, func, wrt, rules))
+        .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))
+}
+
+fn derive_reverse_with_rules_unguarded(
+    module: &Module,
+    func: &str,
+    wrt: &[bool],
+    rules: &RuleSet,
+) -> Result<ReverseDerivative, AdError> {
     verify_module(module)?;
     let id = checked_function(module, func, wrt)?;
     check_no_tape_use(module, id)?;

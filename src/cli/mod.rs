@@ -2,6 +2,7 @@
 
 mod bench;
 mod commands;
+mod compile_curve;
 mod demo;
 mod error;
 mod inputs;

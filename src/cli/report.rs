@@ -53,7 +53,10 @@ pub fn report(out: &str, quick: bool, only: Option<&str>) -> Result<(), CliError
         progress.inc(1);
     }
     progress.finish_and_clear();
-    let text = markdown(&rows, quick || only.is_some());
+    let mut text = markdown(&rows, quick || only.is_some());
+    if only.is_none() {
+        text += &super::compile_curve::compile_curve(quick)?;
+    }
     if let Some(dir) = std::path::Path::new(out).parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| CliError::Write { path: dir.display().to_string(), source })?;
     }

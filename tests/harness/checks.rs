@@ -22,7 +22,7 @@ pub struct Failure {
     pub message: String,
 }
 
-type Check<T> = Result<T, Failure>;
+pub type Check<T> = Result<T, Failure>;
 
 fn failure<T>(check: &'static str, message: impl Into<String>) -> Check<T> {
     Err(Failure { check, message: message.into() })
@@ -42,6 +42,10 @@ pub struct Coverage {
     pub dot_products: u64,
     pub handle_calls: u64,
     pub known_bug_skips: u64,
+    /// Entries of Hessian-vector products compared where residuals vanish (`singular.rs`).
+    pub zero_residual_hvp: u64,
+    /// Gradient entries compared between the modes at singular points (`singular.rs`).
+    pub singular_entries: u64,
 }
 
 impl std::ops::AddAssign for Coverage {
@@ -57,6 +61,8 @@ impl std::ops::AddAssign for Coverage {
         self.dot_products += o.dot_products;
         self.handle_calls += o.handle_calls;
         self.known_bug_skips += o.known_bug_skips;
+        self.zero_residual_hvp += o.zero_residual_hvp;
+        self.singular_entries += o.singular_entries;
     }
 }
 
@@ -263,6 +269,12 @@ pub fn check(case: &Case, _strict: bool) -> Check<Coverage> {
             cov.refused = 1;
             return Ok(cov);
         }
+        // Reverse mode refuses a program that uses the tape itself (its pushes would interleave
+        // with the pullback state); forward mode differentiates it.
+        (Ok(_), Err(AdError::TapeInReverseMode { .. })) => {
+            cov.refused = 1;
+            return Ok(cov);
+        }
         (f, r) => {
             let show = |r: Result<(), AdError>| r.map_or_else(|e| e.to_string(), |_| "derived".into());
             return failure(
@@ -419,6 +431,10 @@ pub fn check(case: &Case, _strict: bool) -> Check<Coverage> {
     }
 
     cov.handle_calls = handles(case, &shape, &primal, &dirs, &reverse, &batched_out, &batched_run)?;
+    if case.kind.smooth() {
+        cov.zero_residual_hvp = super::singular::zero_residual_hvp(case, &shape.wrt, &primal, &base)?;
+        cov.singular_entries = super::singular::singular_points(case, &shape.wrt, &primal, &base)?;
+    }
     Ok(cov)
 }
 
@@ -466,7 +482,9 @@ fn finite_differences(
             skipped += 1;
             continue;
         }
-        if (ad - fd).abs() / scale >= 1e-6 {
+        // (Written so that a NaN derivative where the differences are finite fails too.)
+        let error = (ad - fd).abs() / scale;
+        if error.is_nan() || error >= 1e-6 {
             return failure(
                 "forward vs central differences",
                 format!("output {k}: JVP {ad} vs central difference {fd} (step 1e-5: {fd2})"),

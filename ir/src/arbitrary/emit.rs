@@ -206,7 +206,11 @@ impl Generator<'_> {
         let ops: &[Opcode] = if self.cfg.smooth_only && !self.cfg.allow_kinks { &SMOOTH } else { &ALL };
         let op = ops[self.below(ops.len())];
         let a = self.float(f, env);
-        let b = self.float_except(f, env, a.v);
+        let mut b = self.float_except(f, env, a.v);
+        // Exponents 0, 1 and -1 of `pow`: their derivatives at a zero base are the edge cases.
+        if op == Pow && self.chance(20) {
+            b = F { v: f.fconst([0.0, 1.0, -1.0][self.below(3)]), bound: 1.0 };
+        }
         if !self.cfg.smooth_only {
             return self.keep(env, f.op(op, &[a.v, b.v]), f64::INFINITY);
         }
@@ -220,7 +224,7 @@ impl Generator<'_> {
             FDiv => (a.v / (b.v * b.v + 1.0), a.bound),
             Pow => {
                 let base = self.tame(a, 3.0);
-                let e = self.tame(b, 2.0);
+                let e = if b.bound == 1.0 { b } else { self.tame(b, 2.0) };
                 (((base.v * base.v) + 1.0).powf(e.v), (base.bound * base.bound + 1.0).powf(e.bound))
             }
             Atan2 => (a.v.atan2(b.v * b.v + 1.0), PI),
@@ -277,7 +281,14 @@ impl Generator<'_> {
             let a = self.tame(a, 10.0);
             return self.keep(env, a.v.powi(k), a.bound.powi(k));
         }
-        let n = if self.chance(30) { self.int(f, env) } else { f.int(self.below(8) as i64 - 3) };
+        let n = if self.chance(30) {
+            self.int(f, env)
+        } else if self.chance(10) {
+            // Exponents whose derivatives are edge cases: 0 at a zero base, and n - 1 wrapping.
+            f.int([0, 1, -1, i64::MIN][self.below(4)])
+        } else {
+            f.int(self.below(8) as i64 - 3)
+        };
         self.keep(env, a.v.powi(n), f64::INFINITY);
     }
 

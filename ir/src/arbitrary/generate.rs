@@ -249,11 +249,19 @@ impl<'c> Generator<'c> {
             let ret_bounds = std::mem::take(&mut self.ret_bounds);
             self.funcs.push(FnInfo { id, params, ret_bounds, cost: self.cost });
         }
-        let module = match mb.finish() {
+        let mut module = match mb.finish() {
             Ok(m) => m,
             Err(e) => panic!("jitdiff_ir::arbitrary generated an invalid module (a generator bug): {e}"),
         };
         self.use_stream(0);
+        // Sometimes the shape optimised code has: edges past empty blocks, chains merged — a
+        // loop's header then exits straight into the next loop's header.
+        if self.chance(25) {
+            for function in &mut module.functions {
+                crate::passes::thread_jumps(function);
+                crate::passes::merge_blocks(function);
+            }
+        }
         let entry_params = self.funcs.last().map(|f| f.params.clone()).unwrap_or_default();
         let args = entry_params.iter().map(|&t| self.arg(t)).collect();
         (module, ENTRY_NAME.to_string(), args)

@@ -64,3 +64,86 @@ pub fn merge_blocks(func: &mut Function) {
         func.canonicalize();
     }
 }
+
+/// Jump straight past empty blocks: an edge into a block `E` that has no instructions and
+/// ends in `jump T(args)` goes to `T` instead, with `E`'s parameters in `args` replaced by what
+/// the edge passed (when `E`'s parameters are used nowhere else). A loop header that left
+/// through an empty exit block then exits straight into the next loop's header.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, passes, print_module};
+/// let mut m = parse_module("func @f(c: bool, x: f64) -> f64 {\nentry:\n    br c, a(x), b\na(y: f64):\n    jump b\nb:\n    ret x\n}\n").unwrap();
+/// passes::thread_jumps(&mut m.functions[0]);
+/// assert_eq!(print_module(&m), "func @f(c: bool, x: f64) -> f64 {\nentry:\n    br c, b, b\nb:\n    ret x\n}\n");
+/// ```
+pub fn thread_jumps(func: &mut Function) {
+    if func.blocks.is_empty() {
+        return;
+    }
+    // Uses of each value outside the terminator of the block defining it as a parameter.
+    let mut used_elsewhere = vec![false; func.values.len()];
+    let param_of: Vec<Option<usize>> = {
+        let mut owner = vec![None; func.values.len()];
+        for (b, block) in func.blocks.iter().enumerate() {
+            for &p in &block.params {
+                if let Some(slot) = owner.get_mut(p.index()) {
+                    *slot = Some(b);
+                }
+            }
+        }
+        owner
+    };
+    for (b, block) in func.blocks.iter().enumerate() {
+        let mut mark = |v: crate::function::Value, own_term: bool| {
+            if let Some(slot) = used_elsewhere.get_mut(v.index())
+                && !(own_term && param_of[v.index()] == Some(b))
+            {
+                *slot = true;
+            }
+        };
+        block.insts.iter().flat_map(|i| &i.args).for_each(|&v| mark(v, false));
+        if let Some(t) = &block.term {
+            t.uses().into_iter().for_each(|v| mark(v, true));
+        }
+    }
+    let n = func.blocks.len();
+    // An empty block's destination with its parameters' positions in the jump's arguments.
+    let forward: Vec<Option<crate::function::BlockCall>> = (0..n)
+        .map(|e| {
+            let block = &func.blocks[e];
+            match &block.term {
+                Some(Terminator::Jump(call))
+                    if e != 0
+                        && block.insts.is_empty()
+                        && call.block.index() != e
+                        && call.block.index() < n
+                        && block.params.iter().all(|p| !used_elsewhere.get(p.index()).copied().unwrap_or(true)) =>
+                {
+                    Some(call.clone())
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    let mut changed = false;
+    for b in 0..n {
+        let Some(mut term) = func.blocks[b].term.take() else { continue };
+        for call in term.successors_mut() {
+            // Follow a chain of empty blocks (at most n steps: a cycle of them never ends).
+            for _ in 0..n {
+                let e = call.block.index();
+                let Some(next) = forward.get(e).cloned().flatten() else { break };
+                let params = &func.blocks[e].params;
+                let args =
+                    next.args.iter().map(|a| params.iter().position(|p| p == a).map_or(*a, |k| call.args[k])).collect();
+                *call = crate::function::BlockCall { block: next.block, args };
+                changed = true;
+            }
+        }
+        func.blocks[b].term = Some(term);
+    }
+    if changed {
+        remove_unreachable_blocks(func);
+        func.canonicalize();
+    }
+}

@@ -35,7 +35,7 @@ pub use fold::fold_constants;
 pub use hoist::hoist_constants;
 pub use inline::inline_calls;
 pub use licm::licm;
-pub use merge::merge_blocks;
+pub use merge::{merge_blocks, thread_jumps};
 pub use negate::fold_negations;
 pub use params::remove_redundant_params;
 pub use reachable::retain_reachable;
@@ -44,8 +44,8 @@ pub use unused_params::remove_unused_params;
 use crate::function::{Function, Module, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 11] =
-    ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "counters", "merge", "inline", "optimize"];
+pub const PASS_NAMES: [&str; 12] =
+    ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "counters", "merge", "thread", "inline", "optimize"];
 
 /// The size [`run_pass`]`("inline")` lets a caller grow to, in instructions.
 pub const INLINE_LIMIT: usize = 10_000;
@@ -53,7 +53,7 @@ pub const INLINE_LIMIT: usize = 10_000;
 /// [`run_pass`] was given a name it does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, counters, merge, inline and optimize"
+    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, counters, merge, thread, inline and optimize"
 )]
 pub struct UnknownPass {
     /// The name given.
@@ -64,8 +64,8 @@ pub struct UnknownPass {
 const MAX_ROUNDS: usize = 32;
 
 /// Fold constants, hoist them, fold negations, remove redundant block parameters, CSE, move
-/// loop-invariant code out of loops, remove redundant loop counters, DCE and merge block chains
-/// in every function of `module`, repeated until nothing changes.
+/// loop-invariant code out of loops, remove redundant loop counters, DCE, jump past empty blocks
+/// and merge block chains in every function of `module`, repeated until nothing changes.
 pub fn optimize(module: &mut Module) {
     module.functions.iter_mut().for_each(optimize_function);
 }
@@ -82,6 +82,7 @@ pub fn optimize_function(function: &mut Function) {
         licm(function);
         eliminate_counters(function);
         dce(function);
+        thread_jumps(function);
         merge_blocks(function);
         if fingerprint(function) == before {
             break;
@@ -134,6 +135,7 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
         "licm" => licm,
         "counters" => eliminate_counters,
         "merge" => merge_blocks,
+        "thread" => thread_jumps,
         "optimize" => {
             optimize(module);
             return Ok(());

@@ -172,7 +172,7 @@ pub(crate) fn lower_module(
                 "code generation panicked (a bug in jitdiff or Cranelift; please report it with the IR): {message}"
             ),
         };
-        crate::contain::contain_panics(|| {
+        jitdiff_ir::contain_panics(|| {
             func::lower_function(&mut m, &mut ctx.func, &mut fctx, fid)?;
             ctx.set_disasm(disasm);
             if disasm {
@@ -199,7 +199,7 @@ pub(crate) fn lower_module(
 
         ctx.func.signature = abi::entry_signature(&template);
         ctx.func.name = UserFuncName::user(0, entry_ids[index].as_u32());
-        crate::contain::contain_panics(|| {
+        jitdiff_ir::contain_panics(|| {
             entry::lower_entry(&mut m, &mut ctx.func, &mut fctx, fid)?;
             m.jit.get().define_function(entry_ids[index], &mut ctx).map_err(define_error)
         })
@@ -213,7 +213,7 @@ pub(crate) fn lower_module(
     // hit cranelift-jit's unresolved-symbol panic; catch one anyway rather than unwind through
     // the caller. (On a panic the module's memory is still freed when `m.jit` drops.)
     let finalized =
-        crate::contain::contain_panics(|| m.jit.get().finalize_definitions().map_err(|e| module_error("finalize", e)));
+        jitdiff_ir::contain_panics(|| m.jit.get().finalize_definitions().map_err(|e| module_error("finalize", e)));
     match finalized {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e),

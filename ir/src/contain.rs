@@ -35,9 +35,9 @@ fn install_quiet_hook() {
 /// Run `work`; a panic inside it becomes `Err(message)` (with the panic's source location).
 ///
 /// ```
-/// let r: Result<i32, String> = jitdiff_jit::contain_panics(|| panic!("boom"));
+/// let r: Result<i32, String> = jitdiff_ir::contain_panics(|| panic!("boom"));
 /// assert!(r.unwrap_err().contains("boom"));
-/// assert_eq!(jitdiff_jit::contain_panics(|| 7), Ok(7));
+/// assert_eq!(jitdiff_ir::contain_panics(|| 7), Ok(7));
 /// ```
 pub fn contain_panics<T>(work: impl FnOnce() -> T) -> Result<T, String> {
     install_quiet_hook();
