@@ -8,7 +8,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use jitdiff::ForwardFn;
 use jitdiff::ir::{ArgValue, ExternRegistry, Module, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, CompiledFn, JitOptions, compile};
-use jitdiff::problems::{Mlp, Pendulum, Problem, Rosenbrock, coupled};
+use jitdiff_problems::{Mlp, Pendulum, Problem, Rosenbrock, coupled};
 use std::hint::black_box;
 
 fn args_of(values: &[ArgValue]) -> Vec<Arg<'_>> {

@@ -16,7 +16,7 @@ use jitdiff::jit::{Arg, JitOptions, compile};
 use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{Executor, State};
 use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
-use jitdiff::problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
+use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
 use std::time::Duration;
 
 const N: usize = 1000;

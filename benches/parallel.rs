@@ -8,8 +8,8 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use jitdiff::ir::parse_module;
 use jitdiff::parallel::SampleSum;
-use jitdiff::problems::Mlp;
-use jitdiff::problems::mlp::mlp_gradient;
+use jitdiff_problems::Mlp;
+use jitdiff_problems::mlp::mlp_gradient;
 use rayon::prelude::*;
 use std::hint::black_box;
 

@@ -1,7 +1,7 @@
 //! Primal (non-differentiated) performance of JIT-compiled code:
 //!
 //! - Extended Rosenbrock, n = 100,000: the JIT (bounds-checked, through the safe handle) against
-//!   the plain-Rust reference `jitdiff::problems::rosenbrock::rosenbrock`.
+//!   the plain-Rust reference `jitdiff_problems::rosenbrock::rosenbrock`.
 //! - Call overhead of a 2-argument scalar function through the safe handles (`typed`,
 //!   `call_into`, `call`), against an indirect call of a Rust `extern "C"` function.
 //! - Compile latency: generated straight-line functions of 1,000 and 10,000 instructions, and
@@ -15,10 +15,10 @@
 //! Run: `cargo bench --bench primal -- --warm-up-time 1 --measurement-time 3`.
 
 use criterion::{BenchmarkId, Criterion};
-use jitdiff::problems::rosenbrock::rosenbrock;
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, parse_module};
 use jitdiff_jit::{Arg, CompiledFn, JitOptions, compile};
+use jitdiff_problems::rosenbrock::rosenbrock;
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -8,7 +8,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use jitdiff::GradientFn;
 use jitdiff::ir::{ArgValue, ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -85,7 +85,7 @@ fn rosenbrock_fd(c: &mut Criterion) {
 }
 
 fn gmm(c: &mut Criterion) {
-    problem_group(c, "gmm_d10_k25_n1000", &Gmm::generate(10, 25, 1000, jitdiff::problems::gmm::DEFAULT_SEED));
+    problem_group(c, "gmm_d10_k25_n1000", &Gmm::generate(10, 25, 1000, jitdiff_problems::gmm::DEFAULT_SEED));
 }
 
 fn pendulum(c: &mut Criterion) {

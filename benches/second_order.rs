@@ -5,8 +5,8 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::jit::Arg;
-use jitdiff::problems::{Mlp, Problem, Rosenbrock};
 use jitdiff::{GradientFn, HvpFn};
+use jitdiff_problems::{Mlp, Problem, Rosenbrock};
 use std::hint::black_box;
 
 fn hvp_vs_gradient(c: &mut Criterion, name: &str, p: &dyn Problem) {

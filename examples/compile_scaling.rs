@@ -1,9 +1,9 @@
-//! Compile time against program size, stage by stage (see `jitdiff::problems::scaling`).
+//! Compile time against program size, stage by stage (see `jitdiff_problems::scaling`).
 use jitdiff::ad::{derive_forward, derive_reverse};
 use jitdiff::ir::{ExternRegistry, parse_module, verify_module};
 use jitdiff::jit::{JitOptions, compile};
-use jitdiff::problems::scaling;
 use jitdiff::{GradientFn, HvpFn};
+use jitdiff_problems::scaling;
 use std::time::Instant;
 
 fn ms(t: Instant) -> f64 {

@@ -38,7 +38,7 @@ use jitdiff::optim::argmin::solver::newton::NewtonCG;
 use jitdiff::optim::argmin::solver::quasinewton::LBFGS;
 use jitdiff::optim::argmin::solver::trustregion::{Steihaug, TrustRegion};
 use jitdiff::optim::argmin_math::ArgminDot;
-use jitdiff::problems::rosenbrock::{ROSENBROCK_IR, standard_start};
+use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, standard_start};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};

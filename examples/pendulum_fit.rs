@@ -16,8 +16,8 @@ use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{Executor, State};
 use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
-use jitdiff::problems::SplitMix64;
-use jitdiff::problems::pendulum::rk4_step;
+use jitdiff_problems::SplitMix64;
+use jitdiff_problems::pendulum::rk4_step;
 use std::time::{Duration, Instant};
 
 /// The least-squares loss in IR.

@@ -11,7 +11,7 @@ use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{Executor, State, TerminationReason, TerminationStatus};
 use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
-use jitdiff::problems::rosenbrock::{ROSENBROCK_IR, standard_start};
+use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, standard_start};
 use std::time::{Duration, Instant};
 
 /// What a solve reports.

@@ -11,7 +11,7 @@
 //! ```
 //! use jitdiff::check::check_gradient;
 //! use jitdiff::ir::{parse_module, ArgValue};
-//! let m = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
+//! let m = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
 //! let report = check_gradient(&m, "rosenbrock", &[true], &[ArgValue::Slice(vec![-1.2, 1.0, 0.5])]).unwrap();
 //! assert_eq!(report.coords.len(), 3);
 //! assert!(report.max_rel_err < 1e-6, "{report}");

@@ -18,7 +18,7 @@ use smallvec::SmallVec;
 ///
 /// ```
 /// use jitdiff::{GradientFn, jit::Arg, ir::parse_module};
-/// let m = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
+/// let m = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
 /// let mut f = GradientFn::new(&m, "rosenbrock", &[true]).unwrap();
 /// let x = [1.0, 1.0, 1.0];
 /// let mut grad = [9.0; 3];

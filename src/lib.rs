@@ -26,11 +26,11 @@
 //! pullback state ([`GradientFn`]); finite differences on the compiled primal ([`fd`]) and gradient
 //! checks of AD against them ([`check`]). See ARCHITECTURE.md.
 
+pub use jitdiff_ad as ad;
 pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
 pub use jitdiff_rules as rules;
 
-pub mod ad;
 pub mod check;
 mod error;
 pub mod fd;
@@ -40,7 +40,7 @@ mod jvp;
 #[cfg(feature = "argmin")]
 pub mod optim;
 pub mod parallel;
-pub mod problems;
+mod rng;
 mod rule_test;
 
 pub use error::Error;
@@ -48,6 +48,7 @@ pub use grad::{GradientFn, Pullback};
 pub use hvp::HvpFn;
 pub use jitdiff_rules::{RuleError, RuleSet, ScalarRule};
 pub use jvp::{ForwardFn, Jacobian, JvpOutput, with_tangent_shadows};
+pub use rng::SplitMix64;
 pub use rule_test::{RuleTestConfig, RuleTestError, RuleTestReport, test_rule};
 
 // The README's example is compiled and run as a doc test.

@@ -8,7 +8,7 @@
 //! use jitdiff::optim::Objective;
 //! use jitdiff::optim::argmin::core::{Executor, State};
 //! use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
-//! use jitdiff::problems::rosenbrock::{ROSENBROCK_IR, standard_start};
+//! use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, standard_start};
 //!
 //! let module = parse_module(ROSENBROCK_IR).unwrap();
 //! // Parameter 0 of @rosenbrock(x: slice) is the variable; its argument only fixes the length.
@@ -204,7 +204,7 @@ impl Objective {
     ///
     /// ```
     /// use jitdiff::optim::Objective;
-    /// use jitdiff::problems::rosenbrock::rosenbrock_gradient;
+    /// use jitdiff_problems::rosenbrock::rosenbrock_gradient;
     /// let objective = Objective::from_fn(2, |x, g| rosenbrock_gradient(x, g));
     /// let mut g = [0.0; 2];
     /// assert_eq!(objective.value_and_grad(&[1.0, 1.0], &mut g).unwrap(), 0.0);

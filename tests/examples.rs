@@ -1,10 +1,10 @@
 //! The benchmark programs of `examples/ir/`: each parses, verifies, prints back to itself, and —
 //! run in the reference interpreter — agrees with its plain-Rust reference in
-//! `jitdiff::problems` to a relative error of 1e-12, at several sizes.
+//! `jitdiff_problems` to a relative error of 1e-12, at several sizes.
 
-use jitdiff::problems::gmm::{self, Wishart};
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, relative_error, standard_problems};
 use jitdiff_ir::{ArgValue, Interpreter, Module, RuntimeValue, Type, parse_module, print_module, verify_module};
+use jitdiff_problems::gmm::{self, Wishart};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, relative_error, standard_problems};
 
 const TOLERANCE: f64 = 1e-12;
 

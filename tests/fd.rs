@@ -5,8 +5,8 @@
 use jitdiff::check::{check_gradient, check_with, coordinate_labels};
 use jitdiff::fd::{CENTRAL_STEP, FdError, FdOptions, FiniteDiff, step_for};
 use jitdiff::ir::{ArgValue, parse_module};
-use jitdiff::problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
-use jitdiff::{GradientFn, problems::SplitMix64};
+use jitdiff::{GradientFn, SplitMix64};
+use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
 
 /// f(x, y) = sin(x y), g(x, y) = x² + 3y (two results).
 const TWO: &str = "func @two(x: f64, y: f64) -> f64, f64 {

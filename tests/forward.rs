@@ -3,7 +3,7 @@
 
 use jitdiff::ad::derive_forward;
 use jitdiff::ir::{ArgValue, Interpreter, Module, RuntimeValue, parse_module};
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64, relative_error};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64, relative_error};
 
 /// Random tangent directions shaped like the active arguments (`None` for inactive ones).
 fn directions(args: &[ArgValue], active: &[usize], rng: &mut SplitMix64) -> Vec<Option<Vec<f64>>> {

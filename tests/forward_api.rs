@@ -73,8 +73,8 @@ fn wrong_tangent_shapes_are_errors() {
 
 #[test]
 fn jvp_into_allocates_nothing_after_the_first_call() {
-    let m = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
-    let x = jitdiff::problems::rosenbrock::standard_start(100);
+    let m = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
+    let x = jitdiff_problems::rosenbrock::standard_start(100);
     let mut t: Vec<f64> = (0..x.len() * 8).map(|i| (i % 7) as f64).collect();
     let f = ForwardFn::new(&m, "rosenbrock", &[true], 8).unwrap();
     let mut out = f.output();

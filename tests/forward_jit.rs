@@ -4,7 +4,7 @@ use jitdiff::ForwardFn;
 use jitdiff::ad::derive_forward;
 use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue, parse_module, print_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64};
 
 fn check(problem: &dyn Problem, width: u8) {
     let module = parse_module(problem.ir()).unwrap();

@@ -13,8 +13,8 @@ use proptest::prelude::*;
 
 #[test]
 fn rosenbrock_tangent_loads_lose_their_checks_and_results_stay_bit_identical() {
-    let m = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
-    let x = jitdiff::problems::rosenbrock::standard_start(1001);
+    let m = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
+    let x = jitdiff_problems::rosenbrock::standard_start(1001);
     for width in [1u8, 2, 4, 8, 16] {
         let f = ForwardFn::new(&m, "rosenbrock", &[true], width).unwrap();
         let stats = f.bounds_check_stats();
@@ -45,7 +45,7 @@ fn rosenbrock_tangent_loads_lose_their_checks_and_results_stay_bit_identical() {
 
 #[test]
 fn a_short_tangent_through_the_raw_handle_is_an_error_not_a_read() {
-    let m = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
+    let m = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
     let derived = derive_forward(&m, "rosenbrock", &[true], 4).unwrap();
     let options = with_tangent_shadows(&derived, &JitOptions::new());
     let compiled = compile(&derived.module, &ExternRegistry::new(), &options).unwrap();

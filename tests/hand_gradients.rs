@@ -5,11 +5,11 @@
 use jitdiff::GradientFn;
 use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::jit::Arg;
-use jitdiff::problems::gmm::{Gmm, Wishart, gmm_objective};
-use jitdiff::problems::mlp::{Mlp, mlp_loss};
-use jitdiff::problems::pendulum::{Pendulum, pendulum_loss};
-use jitdiff::problems::rosenbrock::{Rosenbrock, rosenbrock};
-use jitdiff::problems::{Problem, relative_error};
+use jitdiff_problems::gmm::{Gmm, Wishart, gmm_objective};
+use jitdiff_problems::mlp::{Mlp, mlp_loss};
+use jitdiff_problems::pendulum::{Pendulum, pendulum_loss};
+use jitdiff_problems::rosenbrock::{Rosenbrock, rosenbrock};
+use jitdiff_problems::{Problem, relative_error};
 
 fn native_args(values: &[ArgValue]) -> Vec<Arg<'_>> {
     values
@@ -107,12 +107,12 @@ fn gmm_hand_gradient_small_sizes_and_a_nontrivial_prior() {
     let mut g = Gmm::generate(4, 3, 40, 5);
     g.wishart = Wishart { gamma: 1.7, m: 3 };
     check_gmm(&g);
-    check_gmm(&Gmm::generate(2, 5, 1000, jitdiff::problems::gmm::DEFAULT_SEED));
+    check_gmm(&Gmm::generate(2, 5, 1000, jitdiff_problems::gmm::DEFAULT_SEED));
 }
 
 #[test]
 fn gmm_hand_gradient_matches_reverse_mode_at_d10_k25() {
-    let g = Gmm::generate(10, 25, 1000, jitdiff::problems::gmm::DEFAULT_SEED);
+    let g = Gmm::generate(10, 25, 1000, jitdiff_problems::gmm::DEFAULT_SEED);
     let (value, grad) = hand(&g);
     let (ad_value, ad_grad) = jitdiff_gradient(&g);
     assert!(relative_error(value, ad_value) <= 1e-12, "{value} vs {ad_value}");
@@ -162,7 +162,7 @@ fn mlp_hand_gradient() {
 
 #[test]
 fn every_standard_problem_has_a_hand_written_gradient() {
-    for p in jitdiff::problems::standard_problems() {
+    for p in jitdiff_problems::standard_problems() {
         let mut grad = vec![0.0; p.gradient_len()];
         let value = p.hand_value_and_grad(&mut grad);
         assert!(value.is_some(), "{} has no hand-written gradient", p.label());

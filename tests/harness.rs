@@ -35,7 +35,7 @@ mod singular;
 use case::{Case, Kind};
 use checks::{Coverage, Failure};
 use jitdiff::ir::arbitrary::arb_streams;
-use jitdiff::problems::SplitMix64;
+use jitdiff_problems::SplitMix64;
 use minimise::{minimise, run_checks};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};

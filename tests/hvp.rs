@@ -4,8 +4,8 @@
 
 use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::jit::Arg;
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64};
 use jitdiff::{GradientFn, HvpFn};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64};
 
 fn wrt_of(p: &dyn Problem) -> Vec<bool> {
     (0..p.args().len()).map(|i| p.active_params().contains(&i)).collect()
@@ -146,7 +146,7 @@ fn dense_hessian_of_rosenbrock_matches_the_closed_form() {
         expected[(i + 1) * n + i] += -400.0 * x[i];
         expected[(i + 1) * n + i + 1] += 200.0;
     }
-    let module = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
+    let module = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
     for width in [1, 2, 4] {
         let mut h = HvpFn::new(&module, "rosenbrock", &[true], width).unwrap();
         let hessian = h.hessian(&mut [Arg::Slice(&x)]).unwrap();
@@ -163,7 +163,7 @@ fn dense_hessian_of_rosenbrock_matches_the_closed_form() {
 
 #[test]
 fn wrong_buffer_lengths_are_errors() {
-    let module = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
+    let module = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
     let mut h = HvpFn::new(&module, "rosenbrock", &[true], 2).unwrap();
     let x = [1.0, 2.0, 3.0];
     let mut out = [0.0; 6];

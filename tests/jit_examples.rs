@@ -3,9 +3,9 @@
 //! (to 1e-12), at several sizes. Also checks that a problem's arguments with a slice too short
 //! fail the same way in both.
 
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, relative_error};
 use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue, parse_module};
 use jitdiff_jit::{Agreement, Arg, JitOptions, compile, differential_call};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, relative_error};
 
 fn problems() -> Vec<Box<dyn Problem>> {
     vec![

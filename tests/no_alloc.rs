@@ -7,8 +7,8 @@
 use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::jit::Arg;
 use jitdiff::jit::alloc_count::{CountingAllocator, allocations_on_this_thread};
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
 use jitdiff::{ForwardFn, GradientFn};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -91,7 +91,7 @@ fn jvp_into_allocates_nothing() {
 #[cfg(feature = "argmin")]
 #[test]
 fn a_cached_objective_allocates_nothing_at_new_points() {
-    let module = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
+    let module = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
     let objective =
         jitdiff::optim::Objective::new(&module, "rosenbrock", vec![ArgValue::Slice(vec![0.0; 100])], 0).unwrap();
     let points = [vec![0.5; 100], vec![1.5; 100]];
@@ -107,7 +107,7 @@ fn a_cached_objective_allocates_nothing_at_new_points() {
 
 #[test]
 fn hand_written_gradients_with_reused_scratch_allocate_nothing() {
-    use jitdiff::problems::{gmm, mlp, pendulum};
+    use jitdiff_problems::{gmm, mlp, pendulum};
     let mut scratch = Vec::new();
     let g = Gmm::generate(2, 5, 50, 1);
     let mut grad = vec![0.0; g.gradient_len()];

@@ -11,9 +11,9 @@ use jitdiff::optim::argmin::solver::conjugategradient::{NonlinearConjugateGradie
 use jitdiff::optim::argmin::solver::linesearch::MoreThuenteLineSearch;
 use jitdiff::optim::argmin::solver::quasinewton::{BFGS, LBFGS};
 use jitdiff::optim::{Objective, ObjectiveError};
-use jitdiff::problems::pendulum::{PENDULUM_IR, Pendulum, pendulum_gradient};
-use jitdiff::problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
-use jitdiff::problems::{Problem, relative_error};
+use jitdiff_problems::pendulum::{PENDULUM_IR, Pendulum, pendulum_gradient};
+use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
+use jitdiff_problems::{Problem, relative_error};
 
 fn rosenbrock_objective(n: usize) -> Objective {
     let module = parse_module(ROSENBROCK_IR).unwrap();
@@ -104,7 +104,7 @@ fn from_fn_objectives_use_the_same_plumbing() {
     let objective = Objective::from_fn(4, rosenbrock_gradient);
     assert_eq!(objective.dim(), 4);
     let x = vec![0.0, 1.0, 2.0, 3.0];
-    assert_eq!(objective.cost(&x).unwrap(), jitdiff::problems::rosenbrock::rosenbrock(&x));
+    assert_eq!(objective.cost(&x).unwrap(), jitdiff_problems::rosenbrock::rosenbrock(&x));
     objective.gradient(&x).unwrap();
     assert_eq!(objective.evaluations(), 1);
 }

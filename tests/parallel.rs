@@ -4,8 +4,8 @@
 
 use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::parallel::{SampleSum, SampleSumError};
-use jitdiff::problems::mlp::{Mlp, mlp_gradient};
-use jitdiff::problems::relative_error;
+use jitdiff_problems::mlp::{Mlp, mlp_gradient};
+use jitdiff_problems::relative_error;
 
 const MLP_SAMPLE_IR: &str = include_str!("../examples/ir/mlp_sample.ir");
 

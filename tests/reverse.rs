@@ -4,7 +4,7 @@
 
 use jitdiff::ad::{derive_forward, derive_reverse};
 use jitdiff::ir::{ArgValue, Interpreter, RuntimeValue, Tape, parse_module};
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64};
 
 /// The gradient of the problem's value with respect to its active parameters, flattened in
 /// parameter order, from `value_and_grad` in the interpreter.
@@ -102,7 +102,7 @@ fn mlp_gradient_satisfies_the_dot_product_identity() {
 
 #[test]
 fn a_pullback_applied_twice_equals_two_fresh_runs() {
-    let m = parse_module(jitdiff::problems::pendulum::PENDULUM_IR).unwrap();
+    let m = parse_module(jitdiff_problems::pendulum::PENDULUM_IR).unwrap();
     let p = Pendulum::with_steps(30);
     let args = p.args();
     let d = derive_reverse(&m, "pendulum", &[true, true, true, false, false]).unwrap();

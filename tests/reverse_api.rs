@@ -5,8 +5,8 @@
 use jitdiff::ir::{ArgValue, Interpreter, Tape, parse_module};
 use jitdiff::jit::Arg;
 use jitdiff::jit::alloc_count::{CountingAllocator, allocations_on_this_thread};
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
 use jitdiff::{GradientFn, ir::ExternRegistry};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -115,7 +115,7 @@ fn jit_and_interpreter_agree_on_the_derived_value_and_grad() {
 
 #[test]
 fn value_and_grad_allocates_nothing_after_warm_up() {
-    let module = parse_module(jitdiff::problems::pendulum::PENDULUM_IR).unwrap();
+    let module = parse_module(jitdiff_problems::pendulum::PENDULUM_IR).unwrap();
     let p = Pendulum::standard();
     let args = p.args();
     let mut f = GradientFn::new(&module, "pendulum", &wrt_of(&p)).unwrap();
@@ -131,11 +131,11 @@ fn value_and_grad_allocates_nothing_after_warm_up() {
 
 #[test]
 fn a_pullback_serves_many_cotangents() {
-    let module = parse_module(jitdiff::problems::rosenbrock::ROSENBROCK_IR).unwrap();
-    let x = jitdiff::problems::rosenbrock::standard_start(10);
+    let module = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
+    let x = jitdiff_problems::rosenbrock::standard_start(10);
     let f = GradientFn::new(&module, "rosenbrock", &[true]).unwrap();
     let (values, mut pullback) = f.vjp(&mut [Arg::Slice(&x)]).unwrap();
-    assert_eq!(values[0].as_f64().unwrap(), jitdiff::problems::rosenbrock::rosenbrock(&x));
+    assert_eq!(values[0].as_f64().unwrap(), jitdiff_problems::rosenbrock::rosenbrock(&x));
     let g1 = pullback.apply(&[1.0]).unwrap();
     let g3 = pullback.apply(&[3.0]).unwrap();
     for (a, b) in g1.iter().zip(&g3) {

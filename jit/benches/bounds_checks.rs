@@ -11,7 +11,7 @@ use std::time::Instant;
 
 const ROSENBROCK_IR: &str = include_str!("../../examples/ir/rosenbrock.ir");
 
-/// The same operation order as the IR (and `jitdiff::problems::rosenbrock`).
+/// The same operation order as the IR (and `jitdiff_problems::rosenbrock`).
 fn rosenbrock(x: &[f64]) -> f64 {
     let Some(tail) = x.get(1..) else { return 0.0 };
     x.iter().zip(tail).fold(0.0, |acc, (&xi, &xnext)| {

@@ -9,8 +9,8 @@ use jitdiff::ad::{AdError, derive_forward, derive_reverse};
 use jitdiff::ir::arbitrary::{ArgSpec, standard_extern_registry};
 use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue, Tape, Type, verify_module};
 use jitdiff::jit::{Agreement, Arg, JitOptions, compile, differential_call_with_tape, same_f64, same_value};
-use jitdiff::problems::SplitMix64;
 use jitdiff::{ForwardFn, GradientFn};
+use jitdiff_problems::SplitMix64;
 
 /// Interpreter steps per call: generated programs need far fewer; derived ones a few times more.
 const STEP_LIMIT: u64 = 5_000_000;

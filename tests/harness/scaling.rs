@@ -1,4 +1,4 @@
-//! Compile-time budgets: long programs (`jitdiff::problems::scaling` — straight-line code,
+//! Compile-time budgets: long programs (`jitdiff_problems::scaling` — straight-line code,
 //! chains of blocks, a call with very many arguments, deep loop nests) through every derivative
 //! kind, each within a time budget proportional to its size. A derivation or compilation that
 //! turned quadratic again (naming values, dominance walks, one Cranelift block per tape entry,
@@ -8,8 +8,8 @@
 use super::checks::{Check, Failure};
 use jitdiff::ir::{ExternRegistry, parse_module};
 use jitdiff::jit::JitOptions;
-use jitdiff::problems::scaling;
 use jitdiff::{ForwardFn, GradientFn, HvpFn};
+use jitdiff_problems::scaling;
 use std::time::Instant;
 
 /// Milliseconds allowed per 1,000 instructions of the program, per derivative kind. Measured

@@ -18,8 +18,8 @@ use super::checks::{Check, Failure};
 use jitdiff::ir::arbitrary::standard_extern_registry;
 use jitdiff::ir::{ArgValue, Module, RuntimeValue, Type, parse_module, print_module};
 use jitdiff::jit::{Arg, JitOptions};
-use jitdiff::problems::SplitMix64;
 use jitdiff::{ForwardFn, GradientFn, HvpFn};
+use jitdiff_problems::SplitMix64;
 
 fn failure<T>(check: &'static str, message: impl Into<String>) -> Check<T> {
     Err(Failure { check, message: message.into() })

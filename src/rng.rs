@@ -1,10 +1,11 @@
-//! A tiny deterministic pseudo-random generator for the problem inputs.
+//! A tiny deterministic pseudo-random generator: the points of `test_rule`, and the inputs of
+//! the benchmark problems and tests.
 
 /// SplitMix64 (Steele, Lea, Flood 2014): 64 bits of state, good enough statistics for test data,
 /// and the same numbers on every machine.
 ///
 /// ```
-/// use jitdiff::problems::SplitMix64;
+/// use jitdiff::SplitMix64;
 /// let mut a = SplitMix64::new(7);
 /// let mut b = SplitMix64::new(7);
 /// assert_eq!(a.next_u64(), b.next_u64());

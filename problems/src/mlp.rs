@@ -20,7 +20,7 @@ pub const DEFAULT_SEED: u64 = 0x6d6c_7032_3536;
 /// Same operation order as the IR.
 ///
 /// ```
-/// use jitdiff::problems::mlp::mlp_loss;
+/// use jitdiff_problems::mlp::mlp_loss;
 /// // one input, one hidden unit with zero weights: prediction b2 = 0.5, target 1.5
 /// assert_eq!(mlp_loss(&[0.0], &[0.0], &[1.0], 0.5, &[2.0], &[1.5]), 1.0);
 /// ```
@@ -45,7 +45,7 @@ pub fn mlp_loss(w1: &[f64], b1: &[f64], w2: &[f64], b2: f64, x: &[f64], y: &[f64
 /// `H I + 2 H + 1`.
 ///
 /// ```
-/// use jitdiff::problems::mlp::{Mlp, mlp_gradient};
+/// use jitdiff_problems::mlp::{Mlp, mlp_gradient};
 /// let m = Mlp::generate(3, 4, 5, 1);
 /// let mut grad = vec![0.0; 4 * 3 + 2 * 4 + 1];
 /// let loss = mlp_gradient(&m.w1, &m.b1, &m.w2, m.b2, &m.x, &m.y, &mut grad, &mut Vec::new());

@@ -1,4 +1,7 @@
-//! The `jitdiff` command line: argument definitions (clap) and dispatch to the subcommands.
+//! The `jitdiff` command. With no arguments it runs the demo: Extended Rosenbrock (n = 1,000)
+//! from embedded IR — parsed, verified, interpreted, JIT-compiled, differentiated, checked
+//! against finite differences and optimised. Subcommands work on IR files: `jitdiff --help`.
+//! This file: argument definitions (clap) and dispatch to the subcommands.
 
 mod bench;
 mod commands;
@@ -158,7 +161,7 @@ enum Command {
         #[arg(long)]
         quick: bool,
     },
-    /// Regenerate the benchmark report (the problems of jitdiff::problems against hand-written
+    /// Regenerate the benchmark report (the problems of jitdiff_problems against hand-written
     /// Rust and finite differences) as Markdown.
     Report {
         /// The Markdown file to write.
@@ -176,7 +179,7 @@ enum Command {
 }
 
 /// Parse the command line, run, and turn errors into a message and exit status 1.
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,7 +4,7 @@
 //! pullback), long chains of blocks (loop and dominator analyses), deep loop nests (reverse
 //! mode's per-loop state) and calls with very many arguments.
 
-use super::rng::SplitMix64;
+use jitdiff::SplitMix64;
 use std::fmt::Write;
 
 /// A straight-line least-squares objective of about `n` instructions over `x: slice` of 16
@@ -13,7 +13,7 @@ use std::fmt::Write;
 /// long), every 8th value squared into the sum. Deterministic in `seed`.
 ///
 /// ```
-/// let text = jitdiff::problems::scaling::straight_line(100, 1);
+/// let text = jitdiff_problems::scaling::straight_line(100, 1);
 /// let m = jitdiff::ir::parse_module(&text).unwrap();
 /// jitdiff::ir::verify_module(&m).unwrap();
 /// ```
@@ -61,7 +61,7 @@ pub fn straight_line(n: usize, seed: u64) -> String {
 /// with a branch every 4th block so that control merges too.
 ///
 /// ```
-/// let m = jitdiff::ir::parse_module(&jitdiff::problems::scaling::block_chain(50)).unwrap();
+/// let m = jitdiff::ir::parse_module(&jitdiff_problems::scaling::block_chain(50)).unwrap();
 /// jitdiff::ir::verify_module(&m).unwrap();
 /// ```
 pub fn block_chain(n: usize) -> String {
@@ -93,7 +93,7 @@ pub fn block_chain(n: usize) -> String {
 /// 2^depth times: keep `depth` small when running it), the innermost adding `x[0]²`-like terms.
 ///
 /// ```
-/// let m = jitdiff::ir::parse_module(&jitdiff::problems::scaling::nested_loops(5)).unwrap();
+/// let m = jitdiff::ir::parse_module(&jitdiff_problems::scaling::nested_loops(5)).unwrap();
 /// jitdiff::ir::verify_module(&m).unwrap();
 /// ```
 pub fn nested_loops(depth: usize) -> String {
@@ -129,7 +129,7 @@ pub fn nested_loops(depth: usize) -> String {
 /// `@f(x: slice)` calls `@g` with `n` `f64` arguments (`x[k mod 4] * k`) and `@g` sums them.
 ///
 /// ```
-/// let m = jitdiff::ir::parse_module(&jitdiff::problems::scaling::wide_call(20)).unwrap();
+/// let m = jitdiff::ir::parse_module(&jitdiff_problems::scaling::wide_call(20)).unwrap();
 /// jitdiff::ir::verify_module(&m).unwrap();
 /// ```
 pub fn wide_call(n: usize) -> String {

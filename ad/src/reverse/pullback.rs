@@ -2,9 +2,9 @@
 //! function recorded (see [`StatePlan`]) and accumulates adjoints backwards.
 
 use super::{Deriver, Forward, Plan, PlannedCoef};
-use crate::ad::activity::Activity;
-use crate::ad::liveness::Liveness;
-use crate::ad::state::StatePlan;
+use crate::activity::Activity;
+use crate::liveness::Liveness;
+use crate::state::StatePlan;
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{
     Block, BlockCall, Callee, CondCode, FuncId, Function, Imm, InstData, Opcode, Terminator, Type, Value,

@@ -10,7 +10,7 @@ use jitdiff::ir::{
     ArgValue, ExternRegistry, Interpreter, RuntimeValue, parse_module_with_spans, verify_module_with_spans,
 };
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::problems::rosenbrock::{ENTRY, ROSENBROCK_IR, rosenbrock, standard_start};
+use jitdiff_problems::rosenbrock::{ENTRY, ROSENBROCK_IR, rosenbrock, standard_start};
 use std::time::{Duration, Instant};
 
 /// Run the demo.

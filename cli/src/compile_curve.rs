@@ -1,12 +1,12 @@
 //! The compile-time section of `jitdiff report`: derive + compile time of every derivative kind
-//! against program size, for the program families of `jitdiff::problems::scaling` (long
+//! against program size, for the program families of `jitdiff_problems::scaling` (long
 //! straight-line code, chains of blocks, a call with many arguments, deep loop nests).
 
 use super::error::CliError;
 use jitdiff::ir::{ExternRegistry, Module, parse_module};
 use jitdiff::jit::{JitOptions, compile};
-use jitdiff::problems::scaling;
 use jitdiff::{ForwardFn, GradientFn, HvpFn};
+use jitdiff_problems::scaling;
 use std::fmt::Write;
 use std::time::Instant;
 
@@ -63,7 +63,7 @@ pub fn compile_curve(quick: bool) -> Result<String, CliError> {
     let _ = writeln!(
         s,
         "Derive + compile time (ms; the primal: compile only) of each kind for programs of \
-         `jitdiff::problems::scaling`, and the same per 1,000 instructions of the program \
+         `jitdiff_problems::scaling`, and the same per 1,000 instructions of the program \
          (instructions and terminators). Linear cost shows as a flat per-1,000 figure down a \
          family. Functions over 1,000 instructions compile with Cranelift's single-pass register \
          allocator and no mid-end (`RegAlloc::Auto`, `OptLevel::Auto`). The target is ≤ 5 ms per \

@@ -1,5 +1,5 @@
 //! Loop state the pullback computes instead of popping: where a counted loop ends, its
-//! trip count (from its [`ExitTest`](crate::ad::loops::ExitTest)), the final value of its
+//! trip count (from its [`ExitTest`](crate::loops::ExitTest)), the final value of its
 //! induction variables and its integer invariants (an offset computed in an enclosing loop) are
 //! often integer arithmetic on values the reversed exit block has anyway — the enclosing loops'
 //! induction variables and carried values, once-per-call values, constants. Then the forward
@@ -11,14 +11,14 @@
 //! a step is computed from the loop index (`col_start += d - (i + 1)`).
 
 use super::{Carry, RECOMPUTE_LIMIT, StatePlan, Trial};
-use crate::ad::loops::Induction;
+use crate::loops::Induction;
 use jitdiff_ir::{Block, CondCode, Imm, Opcode, Type, Value};
 use jitdiff_rules::{BlockEmitter, Emit};
 use std::collections::HashMap;
 
 /// What the pullback computes, rather than pops, when it enters one reversed counted loop.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(in crate::ad) struct ExitPlan {
+pub(crate) struct ExitPlan {
     /// The trip count.
     pub trip: bool,
     /// Per value the loop carries (in the order of `StatePlan::carried`).

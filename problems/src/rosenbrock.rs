@@ -14,7 +14,7 @@ pub const ENTRY: &str = "rosenbrock";
 /// Evaluates in the same order as the IR, so the two agree to the last bit.
 ///
 /// ```
-/// use jitdiff::problems::rosenbrock::rosenbrock;
+/// use jitdiff_problems::rosenbrock::rosenbrock;
 /// assert_eq!(rosenbrock(&[1.0, 1.0, 1.0]), 0.0);
 /// assert_eq!(rosenbrock(&[0.0, 1.0]), 101.0);
 /// ```
@@ -77,7 +77,7 @@ impl Problem for Rosenbrock {
 /// value. The baseline the reverse-mode benchmark compares against.
 ///
 /// ```
-/// use jitdiff::problems::rosenbrock::rosenbrock_gradient;
+/// use jitdiff_problems::rosenbrock::rosenbrock_gradient;
 /// let mut g = [0.0; 2];
 /// assert_eq!(rosenbrock_gradient(&[1.0, 1.0], &mut g), 0.0);
 /// assert_eq!(g, [0.0, 0.0]);

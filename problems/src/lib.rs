@@ -14,7 +14,7 @@
 //! module, beside the primal they differentiate.
 //!
 //! ```
-//! use jitdiff::problems::{Problem, Rosenbrock};
+//! use jitdiff_problems::{Problem, Rosenbrock};
 //! let p = Rosenbrock::new(3);
 //! // (-1.2, 1, -1.2): two terms of 100 (1 - 1.44)^2 + 2.2^2 and 100 (-1.2 - 1)^2 + 0^2
 //! assert!((p.reference() - (24.2 + 484.0)).abs() < 1e-9);
@@ -25,14 +25,13 @@ pub mod coupled;
 pub mod gmm;
 pub mod mlp;
 pub mod pendulum;
-mod rng;
 pub mod rosenbrock;
 pub mod scaling;
 
 pub use gmm::Gmm;
+pub use jitdiff::SplitMix64;
 pub use mlp::Mlp;
 pub use pendulum::Pendulum;
-pub use rng::SplitMix64;
 pub use rosenbrock::Rosenbrock;
 
 use jitdiff_ir::ArgValue;

@@ -38,7 +38,7 @@ fn derivative(state: &[f64]) -> Vec<f64> {
 /// The plain-Rust reference: `steps` RK4 steps of size `dt` from `state` (angles, then velocities).
 ///
 /// ```
-/// use jitdiff::problems::coupled::coupled_reference;
+/// use jitdiff_problems::coupled::coupled_reference;
 /// let s = coupled_reference(&[0.0; 16], 10, 0.01);
 /// assert!(s.iter().all(|&v| v == 0.0)); // rest stays at rest
 /// ```

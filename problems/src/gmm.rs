@@ -32,7 +32,7 @@ pub struct Wishart {
 /// reflection formula below 1/2. Rust's `f64::ln_gamma` is not stable.
 ///
 /// ```
-/// use jitdiff::problems::gmm::ln_gamma;
+/// use jitdiff_problems::gmm::ln_gamma;
 /// assert!((ln_gamma(5.0) - 24f64.ln()).abs() < 1e-13);
 /// ```
 pub fn ln_gamma(x: f64) -> f64 {
@@ -162,7 +162,7 @@ fn log_wishart_prior(d: usize, q_diags: &[f64], sum_qs: &[f64], icf: &[f64], wis
 /// `K (1 + d + d(d+1)/2)`.
 ///
 /// ```
-/// use jitdiff::problems::gmm::{Gmm, gmm_gradient};
+/// use jitdiff_problems::gmm::{Gmm, gmm_gradient};
 /// let g = Gmm::generate(2, 3, 10, 7);
 /// let mut grad = vec![0.0; 3 * (1 + 2 + 3)];
 /// let value = gmm_gradient(g.d, &g.alphas, &g.means, &g.icf, &g.x, g.wishart, &mut grad, &mut Vec::new());

@@ -1,7 +1,7 @@
 //! The `jitdiff` binary on the example IR files: every subcommand's output, and clear errors
 //! (non-zero exit, no panic) on bad input.
 
-use jitdiff::problems::rosenbrock::{rosenbrock, rosenbrock_gradient};
+use jitdiff_problems::rosenbrock::{rosenbrock, rosenbrock_gradient};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -35,7 +35,7 @@ fn fails(args: &[&str]) -> String {
 }
 
 fn example(name: &str) -> String {
-    format!("{}/examples/ir/{name}.ir", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/../examples/ir/{name}.ir", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -137,7 +137,7 @@ fn jacobian_matches_the_gradient_for_a_scalar_function() {
 
 #[test]
 fn check_passes_on_every_example_program() {
-    let dir = format!("{}/examples/ir", env!("CARGO_MANIFEST_DIR"));
+    let dir = format!("{}/../examples/ir", env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "ir"));
     files.sort();

@@ -1,5 +1,5 @@
 //! `jitdiff report`: the benchmark report `docs/perf.md` — every problem of
-//! `jitdiff::problems::standard_problems()` timed in one run: jitdiff's primal, JVP, batched JVP,
+//! `jitdiff_problems::standard_problems()` timed in one run: jitdiff's primal, JVP, batched JVP,
 //! VJP and value_and_grad against the hand-written Rust primal and gradient and central finite
 //! differences, as ratios.
 
@@ -9,8 +9,8 @@ use super::timing::{human, machine_line, seconds_per_call};
 use jitdiff::fd::{FdOptions, FiniteDiff};
 use jitdiff::ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::problems::{Problem, standard_problems};
 use jitdiff::{ForwardFn, GradientFn};
+use jitdiff_problems::{Problem, standard_problems};
 use smallvec::SmallVec;
 use std::fmt::Write;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! Deterministic inputs for `check` without `--args` and for `bench --sizes`.
 //!
 //! **The rule.** A function whose name and signature are those of a benchmark problem's entry
-//! (`jitdiff::problems`) gets that problem's instance, scaled by the size `n`:
+//! (`jitdiff_problems`) gets that problem's instance, scaled by the size `n`:
 //!
 //! | entry | size `n` means | `check` default |
 //! |---|---|---|
@@ -23,7 +23,7 @@
 
 use super::load::Loaded;
 use jitdiff::ir::{ArgValue, Type};
-use jitdiff::problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64, gmm, mlp};
+use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, SplitMix64, gmm, mlp};
 
 /// The seed of the generic rule.
 pub const GENERIC_SEED: u64 = 0x006a_6974_6469_6666;

@@ -18,7 +18,7 @@ pub type Params = [f64; 3];
 /// `-(g/L) sin(theta) - damping omega - friction sgn(omega)` (no friction at `omega == 0`).
 ///
 /// ```
-/// use jitdiff::problems::pendulum::accel;
+/// use jitdiff_problems::pendulum::accel;
 /// assert_eq!(accel(0.0, 1.0, &[9.81, 0.5, 0.25]), -0.75);
 /// assert_eq!(accel(0.0, -1.0, &[9.81, 0.5, 0.25]), 0.75);
 /// ```
@@ -67,7 +67,7 @@ pub fn pendulum_loss(params: &Params, theta0: f64, omega0: f64, dt: f64, steps: 
 /// transcendental calls. Same operation order as [`rk4_step`] in the forward sweep.
 ///
 /// ```
-/// use jitdiff::problems::pendulum::{pendulum_gradient, pendulum_loss};
+/// use jitdiff_problems::pendulum::{pendulum_gradient, pendulum_loss};
 /// let params = [9.81, 0.25, 0.5];
 /// let mut grad = [0.0; 3];
 /// let loss = pendulum_gradient(&params, 1.0, 0.0, 0.01, 100, &mut grad, &mut Vec::new());

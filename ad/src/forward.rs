@@ -38,8 +38,8 @@ pub struct ForwardDerivative {
 /// `width` ∈ {1, 2, 4, 8, 16}. The result is optimised (folding, CSE, DCE) and verified.
 ///
 /// ```
-/// use jitdiff::ad::derive_forward;
-/// use jitdiff::ir::{parse_module, interpret, ArgValue, RuntimeValue};
+/// use jitdiff_ad::derive_forward;
+/// use jitdiff_ir::{parse_module, interpret, ArgValue, RuntimeValue};
 /// let m = parse_module("func @f(x: f64) -> f64 {\nentry:\n    y = sin x\n    ret y\n}").unwrap();
 /// let d = derive_forward(&m, "f", &[true], 1).unwrap();
 /// let out = interpret(&d.module, &d.name, &mut [ArgValue::F64(0.5), ArgValue::F64(1.0)]).unwrap();

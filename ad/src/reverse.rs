@@ -71,8 +71,8 @@ pub struct ReverseDerivative {
 /// slice parameters may be set). The result is optimised and verified.
 ///
 /// ```
-/// use jitdiff::ad::derive_reverse;
-/// use jitdiff::ir::{parse_module, Interpreter, Tape, ArgValue, RuntimeValue};
+/// use jitdiff_ad::derive_reverse;
+/// use jitdiff_ir::{parse_module, Interpreter, Tape, ArgValue, RuntimeValue};
 /// let m = parse_module("func @f(x: f64, y: f64) -> f64 {\nentry:\n    p = fmul x, y\n    s = sin p\n    ret s\n}").unwrap();
 /// let d = derive_reverse(&m, "f", &[true, true]).unwrap();
 /// let vg = d.value_and_grad.unwrap();
