@@ -10,6 +10,7 @@
 //! parameter (in parameter order), and returns `f`'s results, then one tangent per `f64` result.
 
 use super::activity::Activity;
+use super::calls::derived_call;
 use super::custom::CustomRules;
 use super::error::AdError;
 use super::request::{checked_function, derive_from_source, optimize_derived};
@@ -514,22 +515,8 @@ impl Deriver<'_> {
         tangent: &mut Tangents,
         site: Site<'_>,
     ) -> Result<(), AdError> {
-        let Imm::Callee(callee) = inst.imm else { unreachable!("verified call has a callee") };
-        let Callee::Func(callee_id) = callee else {
-            return Err(AdError::NoRule {
-                func: site.func.into(),
-                block: site.block.into(),
-                inst: site.inst,
-                callee: self.source.callee_name(callee).into(),
-            });
-        };
-        let callee_fn = self.source.func(callee_id);
-        let mask: Vec<bool> = inst
-            .args
-            .iter()
-            .zip(&callee_fn.params)
-            .map(|(a, p)| activity.is_active(*a) && (callee_fn.ty(*p) == Type::F64 || callee_fn.ty(*p).is_slice()))
-            .collect();
+        let call = derived_call(self.source, inst, activity, (site.func, site.block, site.inst))?;
+        let (callee_id, mask) = (call.callee, call.mask);
         let derived = self.derive(callee_id, &mask)?;
         let mut call_args = args.to_vec();
         for (a, &on) in inst.args.iter().zip(&mask) {

@@ -6,6 +6,7 @@
 //! - Activity analysis decides which values carry derivatives.
 
 mod activity;
+mod calls;
 mod custom;
 mod error;
 mod forward;
@@ -13,6 +14,7 @@ mod liveness;
 mod loops;
 mod request;
 mod reverse;
+mod shape;
 mod singular;
 mod state;
 

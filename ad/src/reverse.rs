@@ -18,10 +18,12 @@
 //! therefore the tape segment its `_fwd` wrote: fixed-size parts and per-iteration parts alike.
 
 use super::activity::Activity;
+use super::calls::derived_call;
 use super::custom::CustomRules;
 use super::error::AdError;
 use super::loops::Loops;
 use super::request::{check_no_tape_use, checked_function, derive_from_source, optimize_derived};
+use super::shape::Shape;
 use super::singular::Singular;
 use super::state::StatePlan;
 
@@ -29,7 +31,6 @@ mod defer;
 mod forward_stores;
 mod frozen;
 mod pullback;
-use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{
     Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, passes,
     verify_module,
@@ -115,10 +116,12 @@ fn derive_reverse_with_rules_unguarded(
     let stable: Vec<bool> = f.params.iter().map(|&p| f.ty(p) == Type::Slice).collect();
     let (fwd, pullback, value_and_grad, pullbacks, differentials, mut out) = derive_from_source(module, |source| {
         let custom = CustomRules::new(rules);
+        let shapes = Shape::of_module(source);
         let mut deriver = Deriver {
             source,
             out: module.clone(),
             cache: HashMap::new(),
+            shapes: &shapes,
             singular: Singular::analyse(source, &custom),
             custom,
             differentials: vec![],
@@ -213,6 +216,8 @@ struct Deriver<'m> {
     differentials: Vec<(String, usize, usize)>,
     /// Where partials can be infinite, and so which products need strong zeros.
     singular: Singular,
+    /// The control-flow shape of every source function, analysed once.
+    shapes: &'m [Shape],
 }
 
 impl Deriver<'_> {
@@ -269,7 +274,7 @@ impl Deriver<'_> {
         self.cache.insert(key, (fwd_id, pb_id));
 
         let activity = Activity::analyse(source, wrt);
-        let forward = self.build_forward(source, fwd_id, &activity, stable)?;
+        let forward = self.build_forward(id, fwd_id, &activity, stable)?;
         let pullback = self.build_pullback(source, pb_id, wrt, stable, &activity, &forward);
         let mut fwd = forward.func;
         // Plans name forward values, so renumbering waits until the pullback is built.
@@ -321,34 +326,22 @@ impl Deriver<'_> {
     /// `f_fwd`: the primal with tape pushes.
     fn build_forward(
         &mut self,
-        source: &Function,
+        id: FuncId,
         fwd_id: FuncId,
         activity: &Activity,
         stable: &[bool],
     ) -> Result<Forward, AdError> {
-        let cfg = ControlFlow::new(source);
-        let frozen_at = frozen::FrozenArrays::analyse(self.source, source, &cfg);
+        let source = self.source.func(id);
+        let shape = &self.shapes[id.index()];
+        let cfg = &shape.cfg;
+        let frozen_at = frozen::FrozenArrays::analyse(self.source, source, cfg);
         // The local arrays some callee receives as stable (frozen at the call), in `alloc` order.
         let mut frozen: Vec<Value> = vec![];
         let mut func = self.out.functions[fwd_id.index()].clone();
         let mut primal: HashMap<Value, Value> =
             source.params.iter().copied().zip(func.params.iter().copied()).collect();
-        // Incoming edges per block, and the blocks that return.
-        let mut incoming: HashMap<Block, Vec<(Block, usize)>> = HashMap::new();
-        let mut returns = vec![];
-        for &b in cfg.reverse_post_order() {
-            match &source.block(b).term {
-                Some(Terminator::Return(_)) => returns.push(b),
-                Some(t) => {
-                    for (slot, call) in t.successors().into_iter().enumerate() {
-                        incoming.entry(call.block).or_default().push((b, slot));
-                    }
-                }
-                None => {}
-            }
-        }
-        let entry_runs_once = !incoming.contains_key(&Block::ENTRY);
-        let loops = Loops::analyse(source, &cfg, &incoming, &returns);
+        let (returns, entry_runs_once, loops) = (shape.returns.clone(), shape.entry_runs_once, shape.loops.clone());
+        let incoming = shape.incoming.clone();
         let merge_edges: MergeEdges = incoming.into_iter().filter(|(_, edges)| edges.len() > 1).collect();
         // Merge blocks get a parameter saying which edge entered them: the trip count at the
         // header of a counted loop, else the edge's position (pushed on entry).
@@ -377,7 +370,7 @@ impl Deriver<'_> {
             }
         }
         let stable_slices = func.params.iter().zip(stable).filter(|(_, on)| **on).map(|(&p, _)| p).collect();
-        let mut state = StatePlan::new(&func, &cfg, stable_slices, entry_runs_once, &loops, &primal);
+        let mut state = StatePlan::new(&func, cfg, stable_slices, entry_runs_once, &loops, &primal);
         // Blocks on edges leaving counted loops, with the loops they leave: they record the
         // loops' carried values and trip counts once every block is planned.
         let mut leaves: Vec<(Block, Vec<usize>)> = vec![];
@@ -535,22 +528,9 @@ impl Deriver<'_> {
             _ => None,
         };
         if inst.op == Opcode::Call && rule.is_none() && active.iter().any(|&a| a) {
-            let Imm::Callee(callee) = inst.imm else { unreachable!("verified call has a callee") };
-            let Callee::Func(callee_id) = callee else {
-                return Err(AdError::NoRule {
-                    func: func.into(),
-                    block: block.into(),
-                    inst: index,
-                    callee: self.source.callee_name(callee).into(),
-                });
-            };
+            let call = derived_call(self.source, inst, activity, (func, block, index))?;
+            let (callee_id, mask) = (call.callee, call.mask);
             let callee_fn = self.source.func(callee_id);
-            let mask: Vec<bool> = inst
-                .args
-                .iter()
-                .zip(&callee_fn.params)
-                .map(|(a, p)| activity.is_active(*a) && (callee_fn.ty(*p) == Type::F64 || callee_fn.ty(*p).is_slice()))
-                .collect();
             // A callee's slice parameter is stable when the caller passes one of its own stable
             // `slice` parameters to a `slice` parameter (an `mslice` the caller may write later is
             // not), or a local array frozen at this call (see `frozen.rs`).
