@@ -284,7 +284,7 @@ fn table() -> Vec<Row> {
             let f = compile(&programs(), &externs(), &JitOptions::new()).unwrap().function("pop").unwrap();
             fails!(f.call_with_tape(&mut [], &mut Tape::new()))
         }),
-        row("CompiledFn::call", "Runtime(ShadowLength", &["needs length 4", "has 3"], || {
+        row("CompiledFn::call", "ShadowLength", &["needs length 4", "has 3"], || {
             let options = JitOptions::new().shadow_slice("two", 1, 0, 2);
             let f = compile(&programs(), &externs(), &options).unwrap().function("two").unwrap();
             fails!(f.call(&mut [Arg::Slice(&[1.0, 2.0]), Arg::Slice(&[1.0, 2.0, 3.0])]))

@@ -28,161 +28,17 @@ mod exec;
 pub use eval::eval_pure;
 
 use crate::externs::{ExternImpl, ExternRegistry, format_signature};
+pub use crate::fault::{Fault, Site};
 use crate::function::{FuncId, Module};
 use crate::tape::Tape;
 use crate::types::Type;
+pub use crate::values::{ArgValue, RuntimeValue};
 use compile::CompiledFunc;
-use std::fmt;
 
 /// The deepest call nesting allowed: at most this many frames (the entry function's included)
 /// are active at once; a call that would open one more fails with
 /// [`InterpError::CallDepthExceeded`].
 pub const MAX_CALL_DEPTH: usize = 256;
-
-/// A value the interpreter returns (and extern closures produce).
-#[derive(Clone, Debug)]
-pub enum RuntimeValue {
-    /// An `f64`.
-    F64(f64),
-    /// An `i64`.
-    I64(i64),
-    /// A `bool`.
-    Bool(bool),
-    /// The lanes of an `f64xW`.
-    Vector(Vec<f64>),
-}
-
-impl PartialEq for RuntimeValue {
-    /// Floats compare by bit pattern: `NaN == NaN` (same payload) and `0.0 != -0.0`, which is what
-    /// an oracle comparison wants.
-    fn eq(&self, other: &RuntimeValue) -> bool {
-        use RuntimeValue as V;
-        match (self, other) {
-            (V::F64(a), V::F64(b)) => a.to_bits() == b.to_bits(),
-            (V::I64(a), V::I64(b)) => a == b,
-            (V::Bool(a), V::Bool(b)) => a == b,
-            (V::Vector(a), V::Vector(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-            }
-            _ => false,
-        }
-    }
-}
-
-impl RuntimeValue {
-    /// The `f64`, if this is one.
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            RuntimeValue::F64(x) => Some(*x),
-            _ => None,
-        }
-    }
-    /// The `i64`, if this is one.
-    pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            RuntimeValue::I64(x) => Some(*x),
-            _ => None,
-        }
-    }
-    /// The `bool`, if this is one.
-    pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            RuntimeValue::Bool(x) => Some(*x),
-            _ => None,
-        }
-    }
-    /// The lanes, if this is a vector.
-    pub fn as_vector(&self) -> Option<&[f64]> {
-        match self {
-            RuntimeValue::Vector(v) => Some(v),
-            _ => None,
-        }
-    }
-    /// The IR type of this value (`None` for a vector whose width is not a supported one).
-    pub fn ty(&self) -> Option<Type> {
-        match self {
-            RuntimeValue::F64(_) => Some(Type::F64),
-            RuntimeValue::I64(_) => Some(Type::I64),
-            RuntimeValue::Bool(_) => Some(Type::Bool),
-            RuntimeValue::Vector(v) => u8::try_from(v.len()).ok().and_then(Type::vector),
-        }
-    }
-    /// A short description of the kind of value, for error messages.
-    pub fn kind(&self) -> String {
-        match self {
-            RuntimeValue::Vector(v) => format!("vector of {} lanes", v.len()),
-            other => other.ty().map_or_else(String::new, |t| t.to_string()),
-        }
-    }
-}
-
-impl fmt::Display for RuntimeValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RuntimeValue::F64(x) => write!(f, "{x:?}"),
-            RuntimeValue::I64(x) => write!(f, "{x}"),
-            RuntimeValue::Bool(x) => write!(f, "{x}"),
-            RuntimeValue::Vector(v) => write!(f, "{v:?}"),
-        }
-    }
-}
-
-/// An argument for [`Interpreter::call`]. Slices own their data; an `mslice` argument is updated
-/// in place, so after the call the caller reads the final contents from it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ArgValue {
-    /// An `f64`.
-    F64(f64),
-    /// An `i64`.
-    I64(i64),
-    /// A `bool`.
-    Bool(bool),
-    /// An `f64xW`: exactly W lanes.
-    Vector(Vec<f64>),
-    /// A read-only `slice`.
-    Slice(Vec<f64>),
-    /// A mutable `mslice` (also accepted where a `slice` is expected).
-    SliceMut(Vec<f64>),
-}
-
-impl ArgValue {
-    /// A short description of the kind of argument, for error messages.
-    pub fn kind(&self) -> String {
-        match self {
-            ArgValue::F64(_) => "f64".into(),
-            ArgValue::I64(_) => "i64".into(),
-            ArgValue::Bool(_) => "bool".into(),
-            ArgValue::Vector(v) => format!("vector of {} lanes", v.len()),
-            ArgValue::Slice(_) => "slice".into(),
-            ArgValue::SliceMut(_) => "mslice".into(),
-        }
-    }
-    /// The slice contents, if this is a slice argument.
-    pub fn as_slice(&self) -> Option<&[f64]> {
-        match self {
-            ArgValue::Slice(s) | ArgValue::SliceMut(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-/// Where something happened: function, block label, instruction index in the block (equal to the
-/// number of instructions for the terminator).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Site {
-    /// The function's name.
-    pub func: String,
-    /// The block's label.
-    pub block: String,
-    /// The instruction's index in the block; the block's instruction count means its terminator.
-    pub inst: usize,
-}
-
-impl fmt::Display for Site {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "@{}, block {}, inst {}", self.func, self.block, self.inst)
-    }
-}
 
 /// Why an interpreted call failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -212,50 +68,10 @@ pub enum InterpError {
         /// What was given.
         found: String,
     },
-    /// A `load`/`store`/`vload`/`vstore` index out of bounds.
-    #[error("index {index} out of bounds for a slice of length {len} at {site}")]
-    OutOfBounds {
-        /// Where.
-        site: Site,
-        /// The index operand (for `vload`/`vstore` the vector index: lanes `W*index..W*index+W`).
-        index: i64,
-        /// The slice's length.
-        len: usize,
-    },
-    /// `idiv`/`irem` by zero.
-    #[error("integer division by zero at {site}")]
-    DivisionByZero {
-        /// Where.
-        site: Site,
-    },
-    /// A call would nest deeper than [`MAX_CALL_DEPTH`] frames.
-    #[error("call depth limit of {MAX_CALL_DEPTH} frames exceeded at {site} (unbounded recursion?)")]
-    CallDepthExceeded {
-        /// The call that would have opened one frame too many.
-        site: Site,
-    },
-    /// `tpop` with nothing left before the tape's read cursor.
-    #[error("tape underflow at {site}: tpop with no entry left before the read cursor (more pops than pushes?)")]
-    TapeUnderflow {
-        /// The `tpop`.
-        site: Site,
-    },
-    /// `tpush` could not grow the tape.
-    #[error(
-        "could not grow the tape at {site}: memory allocation failed or the tape reached its limit (JitOptions::tape_limit, Tape::set_limit_bytes; 4 GiB by default)"
-    )]
-    TapeAllocation {
-        /// The `tpush`.
-        site: Site,
-    },
-    /// `alloc` with a negative length, or one whose memory could not be allocated.
-    #[error("alloc of length {len} failed at {site}: the length must be >= 0 and the memory available")]
-    AllocFailed {
-        /// The `alloc`.
-        site: Site,
-        /// The requested length.
-        len: i64,
-    },
+    /// A run-time fault of IR that verifies (out-of-bounds index, division by zero, call depth,
+    /// tape, alloc, a failing extern): the same [`Fault`] native code reports.
+    #[error(transparent)]
+    Fault(#[from] Fault),
     /// The step limit set by [`Interpreter::with_step_limit`] ran out.
     #[error("step limit of {limit} instructions exceeded (infinite loop?)")]
     StepLimitExceeded {
@@ -282,16 +98,6 @@ pub enum InterpError {
         /// The call.
         site: Site,
     },
-    /// An extern implementation reported an error (or returned values of the wrong kinds).
-    #[error("extern @{name} failed at {site}: {message}")]
-    ExternFailed {
-        /// The symbol.
-        name: String,
-        /// What went wrong.
-        message: String,
-        /// The call.
-        site: Site,
-    },
     /// The module is not well formed (only possible for IR that does not pass the verifier).
     #[error("malformed IR at {site}: {message} (run the verifier for a full report)")]
     Malformed {
@@ -306,34 +112,22 @@ impl InterpError {
     /// The variant's name (`"OutOfBounds"`, `"DivisionByZero"` ...), for expected-error tests.
     pub fn kind_name(&self) -> &'static str {
         match self {
+            InterpError::Fault(fault) => fault.kind_name(),
             InterpError::UnknownFunction(_) => "UnknownFunction",
             InterpError::ArgCount { .. } => "ArgCount",
             InterpError::ArgType { .. } => "ArgType",
-            InterpError::OutOfBounds { .. } => "OutOfBounds",
-            InterpError::DivisionByZero { .. } => "DivisionByZero",
-            InterpError::CallDepthExceeded { .. } => "CallDepthExceeded",
-            InterpError::TapeUnderflow { .. } => "TapeUnderflow",
-            InterpError::TapeAllocation { .. } => "TapeAllocation",
-            InterpError::AllocFailed { .. } => "AllocFailed",
             InterpError::StepLimitExceeded { .. } => "StepLimitExceeded",
             InterpError::ExternNotRegistered { .. } => "ExternNotRegistered",
             InterpError::ExternSignature { .. } => "ExternSignature",
-            InterpError::ExternFailed { .. } => "ExternFailed",
             InterpError::Malformed { .. } => "Malformed",
         }
     }
     /// Where the error happened, when it happened inside a function.
     pub fn site(&self) -> Option<&Site> {
         match self {
-            InterpError::OutOfBounds { site, .. }
-            | InterpError::DivisionByZero { site }
-            | InterpError::CallDepthExceeded { site }
-            | InterpError::TapeUnderflow { site }
-            | InterpError::TapeAllocation { site }
-            | InterpError::AllocFailed { site, .. }
-            | InterpError::ExternNotRegistered { site, .. }
+            InterpError::Fault(fault) => Some(fault.site()),
+            InterpError::ExternNotRegistered { site, .. }
             | InterpError::ExternSignature { site, .. }
-            | InterpError::ExternFailed { site, .. }
             | InterpError::Malformed { site, .. } => Some(site),
             InterpError::UnknownFunction(_)
             | InterpError::ArgCount { .. }

@@ -14,6 +14,7 @@ pub mod arbitrary;
 pub mod builder;
 mod contain;
 mod externs;
+mod fault;
 mod function;
 pub mod interp;
 mod local_arrays;
@@ -24,6 +25,7 @@ mod spans;
 mod tape;
 pub mod text;
 mod types;
+mod values;
 pub mod verifier;
 
 pub use contain::contain_panics;

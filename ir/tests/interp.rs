@@ -1,7 +1,7 @@
 //! Reference interpreter: semantics, slices, calls, vectors, externs and every error kind.
 
 use jitdiff_ir::{
-    ArgValue, ExternArg, ExternError, ExternRegistry, Function, Imm, InstData, InterpError, Interpreter,
+    ArgValue, ExternArg, ExternError, ExternRegistry, Fault, Function, Imm, InstData, InterpError, Interpreter,
     MAX_CALL_DEPTH, MathFn, Module, OP_TABLE, Opcode, RuntimeValue, Shape, Site, Terminator, Type, interpret, math,
     parse_module, verify_module,
 };
@@ -361,7 +361,7 @@ entry:
         ArgValue::Vector(vec![0.0, 0.0]),
     ];
     let err = interpret(&m, "v", &mut args).unwrap_err();
-    assert_eq!(err, InterpError::OutOfBounds { site: site("v", "entry", 2), index: 1, len: 7 });
+    assert_eq!(err, InterpError::Fault(Fault::OutOfBounds { site: site("v", "entry", 2), index: 1, len: 7 }));
 }
 
 extern "C" fn weighted(a: f64, b: f64) -> f64 {
@@ -414,11 +414,11 @@ fn externs_plain_functions_and_closures_with_slices() {
     let err = interp.call("use_externs", &mut args).unwrap_err();
     assert_eq!(
         err,
-        InterpError::ExternFailed {
+        InterpError::Fault(Fault::ExternFailed {
             name: "dot".into(),
             message: "lengths differ: 1 and 3".into(),
             site: site("use_externs", "entry", 2)
-        }
+        })
     );
 }
 
@@ -476,10 +476,10 @@ entry:
     );
     for i in [-1i64, 3, i64::MAX, i64::MIN] {
         let err = interpret(&m, "get", &mut [ArgValue::Slice(vec![0.0; 3]), ArgValue::I64(i)]).unwrap_err();
-        assert_eq!(err, InterpError::OutOfBounds { site: site("get", "body", 1), index: i, len: 3 });
+        assert_eq!(err, InterpError::Fault(Fault::OutOfBounds { site: site("get", "body", 1), index: i, len: 3 }));
         let mut args = [ArgValue::SliceMut(vec![0.0; 3]), ArgValue::I64(i)];
         let err = interpret(&m, "put", &mut args).unwrap_err();
-        assert_eq!(err, InterpError::OutOfBounds { site: site("put", "entry", 1), index: i, len: 3 });
+        assert_eq!(err, InterpError::Fault(Fault::OutOfBounds { site: site("put", "entry", 1), index: i, len: 3 }));
         assert_eq!(args[0], ArgValue::SliceMut(vec![0.0; 3]));
     }
     assert!(err_text(&m, "get").contains("@get, block body, inst 1"));
@@ -495,7 +495,7 @@ fn division_by_zero_is_an_error_and_min_by_minus_one_wraps() {
         "func @d(a: i64, b: i64) -> i64 {\nentry:\n    q = idiv a, b\n    r = irem a, b\n    s = iadd q, r\n    ret s\n}\n",
     );
     let err = interpret(&m, "d", &mut [ArgValue::I64(5), ArgValue::I64(0)]).unwrap_err();
-    assert_eq!(err, InterpError::DivisionByZero { site: site("d", "entry", 0) });
+    assert_eq!(err, InterpError::Fault(Fault::DivisionByZero { site: site("d", "entry", 0) }));
     assert_eq!(err.kind_name(), "DivisionByZero");
     let out = interpret(&m, "d", &mut [ArgValue::I64(i64::MIN), ArgValue::I64(-1)]).unwrap();
     assert_eq!(out, vec![RuntimeValue::I64(i64::MIN)]);
@@ -536,7 +536,7 @@ fn call_depth_limit_is_exact_and_safe_on_a_small_stack() {
         .join()
         .unwrap();
     assert_eq!(result.0.unwrap(), vec![RuntimeValue::I64(MAX_CALL_DEPTH as i64 - 1)]);
-    assert_eq!(result.1.unwrap_err(), InterpError::CallDepthExceeded { site: site("depth", "step", 2) });
+    assert_eq!(result.1.unwrap_err(), InterpError::Fault(Fault::CallDepthExceeded { site: site("depth", "step", 2) }));
     assert_eq!(result.2.unwrap_err().kind_name(), "CallDepthExceeded");
 }
 

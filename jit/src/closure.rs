@@ -7,14 +7,14 @@
 //! slices from pointer and length — calls the closure, checks what it returned and writes the
 //! results back. A closure error, a panic, or results of the wrong kinds make the trampoline
 //! return non-zero, which native code turns into the call site's `ExternFailed` status; the
-//! message is recorded as the thread's last [`Fault`](crate::fault::Fault).
+//! message is recorded as the thread's last [`ExternFailure`](crate::extern_failure::ExternFailure).
 //!
 //! Slices are lent exactly as the interpreter lends them: an `mslice` passed twice is an error
 //! (two `&mut` to the same memory), and a read-only use of memory that is also passed mutably
 //! gets a snapshot taken before the call.
 
 use crate::abi::{slot_count, slots_of};
-use crate::fault::{self, Fault};
+use crate::extern_failure::{self, ExternFailure};
 use jitdiff_ir::{ExternArg, ExternClosure, RuntimeValue, Type};
 
 /// Everything the trampoline needs to call one closure extern.
@@ -49,7 +49,7 @@ pub(crate) extern "C" fn closure_trampoline(ctx: *const ClosureCtx, args: *const
     match outcome {
         Ok(()) => 0,
         Err(message) => {
-            fault::record(Fault::Extern { name: ctx.name.clone(), message });
+            extern_failure::record(ExternFailure { name: ctx.name.clone(), message });
             1
         }
     }

@@ -1,6 +1,6 @@
 //! Errors: [`JitError`] when compiling or looking a function up, [`CallError`] when calling one.
 
-use jitdiff_ir::{ExternError, Site, Type, VerifyError};
+use jitdiff_ir::{ExternError, Fault, Site, Type, VerifyError};
 
 /// Why a module could not be compiled, or a function not found in it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -67,110 +67,7 @@ impl From<VerifyError> for JitError {
     }
 }
 
-/// A run-time error raised by native code: the same variants, sites and messages as the
-/// interpreter's run-time errors ([`jitdiff_ir::InterpError`]), so the two can be compared —
-/// except [`RuntimeError::ShadowLength`], a precondition only native code compiled with shadow
-/// declarations has.
-///
-/// Displays as e.g. `index 7 out of bounds for a slice of length 5 at @f, block body, inst 3`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum RuntimeError {
-    /// A `load`/`store`/`vload`/`vstore` index out of bounds.
-    #[error("index {index} out of bounds for a slice of length {len} at {site}")]
-    OutOfBounds {
-        /// Where.
-        site: Site,
-        /// The index operand (for `vload`/`vstore` the vector index: lanes `W*index..W*index+W`).
-        index: i64,
-        /// The slice's length.
-        len: usize,
-    },
-    /// `idiv`/`irem` by zero.
-    #[error("integer division by zero at {site}")]
-    DivisionByZero {
-        /// Where.
-        site: Site,
-    },
-    /// A call would nest deeper than `MAX_CALL_DEPTH` frames.
-    #[error("call depth limit of {} frames exceeded at {site} (unbounded recursion?)", jitdiff_ir::MAX_CALL_DEPTH)]
-    CallDepthExceeded {
-        /// The call that would have opened one frame too many.
-        site: Site,
-    },
-    /// `tpop` with nothing left before the tape's read cursor.
-    #[error("tape underflow at {site}: tpop with no entry left before the read cursor (more pops than pushes?)")]
-    TapeUnderflow {
-        /// The `tpop`.
-        site: Site,
-    },
-    /// `tpush` could not grow the tape.
-    #[error(
-        "could not grow the tape at {site}: memory allocation failed or the tape reached its limit (JitOptions::tape_limit, Tape::set_limit_bytes; 4 GiB by default)"
-    )]
-    TapeAllocation {
-        /// The `tpush`.
-        site: Site,
-    },
-    /// `alloc` with a negative length, or whose memory could not be allocated.
-    #[error("alloc of length {len} failed at {site}: the length must be >= 0 and the memory available")]
-    AllocFailed {
-        /// The `alloc`.
-        site: Site,
-        /// The requested length.
-        len: i64,
-    },
-    /// A slice declared the shadow of another ([`JitOptions::shadow_slice`](crate::JitOptions::shadow_slice))
-    /// does not have `lanes` entries per element of it. Checked when the function is entered.
-    #[error("{mismatch} (at {site})")]
-    ShadowLength {
-        /// The function's entry.
-        site: Site,
-        /// The parameters and their lengths (boxed: errors stay small).
-        mismatch: Box<ShadowMismatch>,
-    },
-    /// A closure extern returned an error, panicked, or returned values of the wrong kinds.
-    #[error("extern @{name} failed at {site}: {message}")]
-    ExternFailed {
-        /// The symbol.
-        name: String,
-        /// What went wrong.
-        message: String,
-        /// The call.
-        site: Site,
-    },
-}
-
-impl RuntimeError {
-    /// The variant's name, the same as [`InterpError::kind_name`](jitdiff_ir::InterpError::kind_name)
-    /// gives for the corresponding interpreter error.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            RuntimeError::OutOfBounds { .. } => "OutOfBounds",
-            RuntimeError::DivisionByZero { .. } => "DivisionByZero",
-            RuntimeError::CallDepthExceeded { .. } => "CallDepthExceeded",
-            RuntimeError::TapeUnderflow { .. } => "TapeUnderflow",
-            RuntimeError::TapeAllocation { .. } => "TapeAllocation",
-            RuntimeError::AllocFailed { .. } => "AllocFailed",
-            RuntimeError::ShadowLength { .. } => "ShadowLength",
-            RuntimeError::ExternFailed { .. } => "ExternFailed",
-        }
-    }
-    /// Where the error happened.
-    pub fn site(&self) -> &Site {
-        match self {
-            RuntimeError::OutOfBounds { site, .. }
-            | RuntimeError::DivisionByZero { site }
-            | RuntimeError::CallDepthExceeded { site }
-            | RuntimeError::TapeUnderflow { site }
-            | RuntimeError::TapeAllocation { site }
-            | RuntimeError::AllocFailed { site, .. }
-            | RuntimeError::ShadowLength { site, .. }
-            | RuntimeError::ExternFailed { site, .. } => site,
-        }
-    }
-}
-
-/// The detail of [`RuntimeError::ShadowLength`].
+/// The detail of [`CallError::ShadowLength`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "shadow slice {shadow} must hold {lanes} entries per element of {primal}: {primal} has length {primal_len}, \
@@ -238,9 +135,34 @@ pub enum CallError {
         /// The buffer length given.
         got: usize,
     },
-    /// Native code raised a run-time error.
+    /// A slice declared the shadow of another ([`JitOptions::shadow_slice`](crate::JitOptions::shadow_slice))
+    /// does not have `lanes` entries per element of it. Checked when the function is entered.
+    #[error("{mismatch} (at {site})")]
+    ShadowLength {
+        /// The function's entry.
+        site: Site,
+        /// The parameters and their lengths (boxed: errors stay small).
+        mismatch: Box<ShadowMismatch>,
+    },
+    /// Native code raised a run-time fault: the same [`Fault`], at the same site, as the
+    /// interpreter reports for the same call.
     #[error(transparent)]
-    Runtime(#[from] RuntimeError),
+    Runtime(#[from] Fault),
+}
+
+impl CallError {
+    /// The variant's name, as [`InterpError::kind_name`](jitdiff_ir::InterpError::kind_name)
+    /// gives it (a run-time fault's own name: `"OutOfBounds"`, ...).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            CallError::Runtime(fault) => fault.kind_name(),
+            CallError::ShadowLength { .. } => "ShadowLength",
+            CallError::ArgCount { .. } => "ArgCount",
+            CallError::ArgType { .. } => "ArgType",
+            CallError::VectorLength { .. } => "VectorLength",
+            CallError::ResultCount { .. } => "ResultCount",
+        }
+    }
 }
 
 fn arg_hint(ty: Type) -> &'static str {

@@ -2,13 +2,14 @@
 
 use crate::abi::{EntryFn, MIN_OUT_SLOTS, slot_count, slots_of};
 use crate::closure::ClosureCtx;
-use crate::error::{CallError, JitError, RuntimeError, ShadowMismatch};
-use crate::fault::{self, Fault};
+use crate::error::{CallError, JitError, ShadowMismatch};
+use crate::extern_failure::{self, ExternFailure};
 use crate::lower::{ConstantPool, OwnedJit};
 use crate::shadow::BoundsCheckStats;
 use crate::sites::{SiteKind, SiteTable};
 use crate::tape::NativeTape;
 use crate::typed::{NativeArgs, NativeResults, TypedFn};
+use jitdiff_ir::Fault;
 use jitdiff_ir::{ArgValue, RuntimeValue, Site, Tape, Type};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -377,9 +378,9 @@ impl CompiledFn {
     /// (index and length of an out-of-bounds access).
     pub(crate) fn runtime_error(&self, status: i32, detail: [u64; 2]) -> CallError {
         let module = &self.module;
-        let fault = fault::take();
+        let failure = extern_failure::take();
         let Some(site) = module.sites.get(status) else {
-            return CallError::Runtime(RuntimeError::ExternFailed {
+            return CallError::Runtime(Fault::ExternFailed {
                 name: "<native code>".into(),
                 message: format!("unknown failure status {status} (a jitdiff bug: please report it)"),
                 site: Site { func: self.name().to_string(), block: String::new(), inst: 0 },
@@ -391,15 +392,15 @@ impl CompiledFn {
             block: module.block_labels.get(func).and_then(|b| b.get(site.block.index())).cloned().unwrap_or_default(),
             inst: site.inst as usize,
         };
-        CallError::Runtime(match (site.kind, fault) {
+        let fault = match (site.kind, failure) {
             (SiteKind::OutOfBounds, _) => {
-                RuntimeError::OutOfBounds { site: ir_site, index: detail[0] as i64, len: detail[1] as usize }
+                Fault::OutOfBounds { site: ir_site, index: detail[0] as i64, len: detail[1] as usize }
             }
-            (SiteKind::DivisionByZero, _) => RuntimeError::DivisionByZero { site: ir_site },
-            (SiteKind::CallDepthExceeded, _) => RuntimeError::CallDepthExceeded { site: ir_site },
-            (SiteKind::TapeUnderflow, _) => RuntimeError::TapeUnderflow { site: ir_site },
-            (SiteKind::TapeAllocation, _) => RuntimeError::TapeAllocation { site: ir_site },
-            (SiteKind::AllocFailed, _) => RuntimeError::AllocFailed { site: ir_site, len: detail[0] as i64 },
+            (SiteKind::DivisionByZero, _) => Fault::DivisionByZero { site: ir_site },
+            (SiteKind::CallDepthExceeded, _) => Fault::CallDepthExceeded { site: ir_site },
+            (SiteKind::TapeUnderflow, _) => Fault::TapeUnderflow { site: ir_site },
+            (SiteKind::TapeAllocation, _) => Fault::TapeAllocation { site: ir_site },
+            (SiteKind::AllocFailed, _) => Fault::AllocFailed { site: ir_site, len: detail[0] as i64 },
             (SiteKind::ShadowLength { shadow, primal, lanes }, _) => {
                 let names = module.functions.get(func).map(|f| &f.param_names[..]).unwrap_or_default();
                 let name = |p: u32| names.get(p as usize).cloned().unwrap_or_else(|| format!("parameter {p}"));
@@ -410,15 +411,16 @@ impl CompiledFn {
                     shadow_len: detail[0] as usize,
                     primal_len: detail[1] as usize,
                 };
-                RuntimeError::ShadowLength { site: ir_site, mismatch: Box::new(mismatch) }
+                return CallError::ShadowLength { site: ir_site, mismatch: Box::new(mismatch) };
             }
-            (SiteKind::ExternFailed, Some(Fault::Extern { name, message })) => {
-                RuntimeError::ExternFailed { name, message, site: ir_site }
+            (SiteKind::ExternFailed, Some(ExternFailure { name, message })) => {
+                Fault::ExternFailed { name, message, site: ir_site }
             }
             (SiteKind::ExternFailed, _) => {
-                RuntimeError::ExternFailed { name: String::new(), message: "unknown failure".into(), site: ir_site }
+                Fault::ExternFailed { name: String::new(), message: "unknown failure".into(), site: ir_site }
             }
-        })
+        };
+        CallError::Runtime(fault)
     }
 }
 

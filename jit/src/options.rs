@@ -110,7 +110,7 @@ impl JitOptions {
     /// Declare that slice parameter `shadow` of `@function` holds `lanes` entries per element of
     /// slice parameter `primal` — a tangent slice and its primal. The compiled function checks
     /// `len(shadow) == lanes * len(primal)` when it is entered (failing with
-    /// [`RuntimeError::ShadowLength`](crate::RuntimeError::ShadowLength) otherwise, before any
+    /// [`CallError::ShadowLength`](crate::CallError::ShadowLength) otherwise, before any
     /// other instruction runs) and in exchange skips the bounds check of an access to one of
     /// the two slices at an index value that a dominating, already checked access to the other
     /// (or to the same slice) used with a covering width. Safe: the entry check and the earlier

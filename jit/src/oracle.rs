@@ -3,9 +3,9 @@
 //! for out-of-bounds, name and message for a failed extern), the final contents of every
 //! `mslice` argument and, with [`differential_call_with_tape`], the final tape.
 
-use crate::error::{CallError, RuntimeError};
+use crate::error::CallError;
 use crate::handle::{Arg, CompiledModule};
-use jitdiff_ir::{ArgValue, InterpError, Interpreter, RuntimeValue, Tape};
+use jitdiff_ir::{ArgValue, Fault, InterpError, Interpreter, RuntimeValue, Tape};
 
 /// What a call that behaved the same under both did.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,31 +166,14 @@ fn same_tape(want: &Tape, have: &Tape) -> Result<(), String> {
     }
 }
 
-fn same_error(want: &InterpError, have: &RuntimeError) -> Result<(), &'static str> {
-    if want.kind_name() != have.kind_name() {
-        return Err("different error kinds");
-    }
-    if want.site() != Some(have.site()) {
-        return Err("different error sites");
-    }
-    match (want, have) {
-        (InterpError::OutOfBounds { index, len, .. }, RuntimeError::OutOfBounds { index: i, len: l, .. })
-            if (index, len) != (i, l) =>
-        {
-            Err("different index or length")
-        }
-        (InterpError::AllocFailed { len, .. }, RuntimeError::AllocFailed { len: l, .. }) => {
-            if len == l {
-                Ok(())
-            } else {
-                Err("AllocFailed with a different length")
-            }
-        }
-        (InterpError::ExternFailed { name, message, .. }, RuntimeError::ExternFailed { name: n, message: m, .. })
-            if (name, message) != (n, m) =>
-        {
-            Err("different extern failure")
-        }
-        _ => Ok(()),
+/// The interpreter's error and native code's fault are the same [`Fault`] (kind, site and
+/// details): one type, compared as values.
+fn same_error(want: &InterpError, have: &Fault) -> Result<(), &'static str> {
+    match want {
+        InterpError::Fault(fault) if fault == have => Ok(()),
+        InterpError::Fault(fault) if fault.kind_name() != have.kind_name() => Err("different error kinds"),
+        InterpError::Fault(fault) if fault.site() != have.site() => Err("different error sites"),
+        InterpError::Fault(_) => Err("different details"),
+        _ => Err("the interpreter failed before running"),
     }
 }

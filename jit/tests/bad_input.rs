@@ -3,7 +3,7 @@
 
 use jitdiff_ir::{BlockData, ExternRegistry, Function, Imm, InstData, Module, Opcode, RuntimeValue, Terminator, Type};
 use jitdiff_ir::{ExternError, parse_module};
-use jitdiff_jit::{Arg, CallError, CompiledModule, JitError, JitOptions, RuntimeError, compile};
+use jitdiff_jit::{Arg, CallError, CompiledModule, Fault, JitError, JitOptions, compile};
 
 const MODULE: &str = "func @f(x: slice, y: mslice, v: f64x4, k: i64, s: f64, b: bool) -> f64 {
 entry:
@@ -81,7 +81,7 @@ fn short_slices_and_wild_indices_are_out_of_bounds_errors() {
         let mut args =
             [Arg::Slice(&x), Arg::SliceMut(&mut y), Arg::Vector(&v), Arg::I64(k), Arg::F64(0.0), Arg::Bool(false)];
         match f.call(&mut args) {
-            Err(CallError::Runtime(RuntimeError::OutOfBounds { site, index, len })) => {
+            Err(CallError::Runtime(Fault::OutOfBounds { site, index, len })) => {
                 assert_eq!(index, k);
                 // The load of x fails first when k is outside x; otherwise the store into y.
                 let (inst, want_len) = if k >= 0 && (k as usize) < x_len { (1, y_len) } else { (0, x_len) };

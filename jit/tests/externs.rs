@@ -2,7 +2,7 @@
 //! trampoline — results, errors, slice lending and signature checks agree with the interpreter.
 
 use jitdiff_ir::{ArgValue, ExternArg, ExternError, ExternRegistry, Interpreter, RuntimeValue, Type, parse_module};
-use jitdiff_jit::{Agreement, Arg, CallError, JitError, JitOptions, RuntimeError, compile, differential_call};
+use jitdiff_jit::{Agreement, Arg, CallError, Fault, JitError, JitOptions, compile, differential_call};
 
 extern "C" fn scale(x: f64) -> f64 {
     1.5 * x + 0.25
@@ -175,7 +175,7 @@ fn a_panicking_closure_is_an_error_not_an_abort() {
     externs.register_closure("boom", vec![Type::F64], vec![Type::F64], |_| panic!("kaboom"));
     let f = compile(&module, &externs, &JitOptions::new()).unwrap().function("f").unwrap();
     match f.call(&mut [Arg::F64(1.0)]) {
-        Err(CallError::Runtime(RuntimeError::ExternFailed { name, message, site })) => {
+        Err(CallError::Runtime(Fault::ExternFailed { name, message, site })) => {
             assert_eq!(name, "boom");
             assert!(message.contains("kaboom"), "{message}");
             assert_eq!((site.func.as_str(), site.block.as_str(), site.inst), ("f", "entry", 0));

@@ -4,8 +4,7 @@
 
 use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, Module, parse_module};
 use jitdiff_jit::{
-    Agreement, Arg, BoundsCheckStats, CallError, CompiledModule, JitError, JitOptions, RuntimeError, compile,
-    differential_call,
+    Agreement, Arg, BoundsCheckStats, CallError, CompiledModule, JitError, JitOptions, compile, differential_call,
 };
 
 /// The scalar JVP of Extended Rosenbrock, as forward mode derives it (tests/filetests/jvp_rosenbrock.ir).
@@ -63,13 +62,6 @@ fn stats(compiled: &CompiledModule, f: &str) -> BoundsCheckStats {
     compiled.function(f).unwrap().bounds_check_stats()
 }
 
-fn runtime(e: CallError) -> RuntimeError {
-    match e {
-        CallError::Runtime(r) => r,
-        other => panic!("expected a run-time error, got {other:?}"),
-    }
-}
-
 #[test]
 fn the_tangent_loads_of_the_rosenbrock_jvp_lose_their_checks() {
     let (_, plain) = build(ROSENBROCK_JVP, &JitOptions::new());
@@ -98,8 +90,8 @@ fn a_tangent_of_the_wrong_length_is_an_error_before_any_access() {
     let x = vec![1.0; 10];
     for d_len in [0usize, 1, 9, 11, 20] {
         let d = vec![0.5; d_len];
-        let err = runtime(f.call(&mut [Arg::Slice(&x), Arg::Slice(&d)]).unwrap_err());
-        let RuntimeError::ShadowLength { site, mismatch } = &err else { panic!("d_x of length {d_len}: {err:?}") };
+        let err = f.call(&mut [Arg::Slice(&x), Arg::Slice(&d)]).unwrap_err();
+        let CallError::ShadowLength { site, mismatch } = &err else { panic!("d_x of length {d_len}: {err:?}") };
         assert_eq!((mismatch.shadow.as_str(), mismatch.primal.as_str(), mismatch.lanes), ("d_x", "x", 1));
         assert_eq!((mismatch.shadow_len, mismatch.primal_len), (d_len, 10));
         assert_eq!((site.func.as_str(), site.block.as_str(), site.inst), ("rosenbrock_jvp", "entry", 0));
@@ -234,7 +226,7 @@ fn no_input_reads_outside_the_slices_and_matching_lengths_agree_with_the_interpr
                         let got = native.call(&mut borrowed);
                         runs += 1;
                         if d_len != 4 * n {
-                            let e = runtime(got.unwrap_err());
+                            let e = got.unwrap_err();
                             assert_eq!(e.kind_name(), "ShadowLength", "@{f} n={n} d_len={d_len} i={i}");
                             continue;
                         }
@@ -263,8 +255,8 @@ entry:
     let caller = compiled.function("caller").unwrap();
     let x = vec![1.0; 8];
     // x is passed as its own shadow: 8 entries, not 4 * 8.
-    let e = runtime(caller.call(&mut [Arg::Slice(&x), Arg::I64(1)]).unwrap_err());
-    let RuntimeError::ShadowLength { site, mismatch } = e else { panic!("{e:?}") };
+    let e = caller.call(&mut [Arg::Slice(&x), Arg::I64(1)]).unwrap_err();
+    let CallError::ShadowLength { site, mismatch } = e else { panic!("{e:?}") };
     assert_eq!((site.func.as_str(), mismatch.shadow_len, mismatch.primal_len), ("same_block", 8, 8));
 }
 

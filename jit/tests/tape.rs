@@ -3,7 +3,7 @@
 //! grows the tape, and tape instructions behind the typed fast path.
 
 use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue, Site, Tape, parse_module};
-use jitdiff_jit::{Agreement, Arg, CallError, CompiledModule, JitOptions, RuntimeError, compile};
+use jitdiff_jit::{Agreement, Arg, CallError, CompiledModule, Fault, JitOptions, compile};
 use jitdiff_jit::{differential_call_with_tape, same_value};
 
 const PROGRAM: &str = include_str!("../../tests/filetests/run_tape.ir");
@@ -76,12 +76,12 @@ fn native_underflow_names_the_tpop_and_leaves_the_tape_consistent() {
     let replay = compiled.function("replay").unwrap();
     let mut tape = tape;
     let err = replay.call_with_tape(&mut [Arg::I64(3)], &mut tape).unwrap_err();
-    let CallError::Runtime(RuntimeError::TapeUnderflow { site }) = &err else { panic!("{err:?}") };
+    let CallError::Runtime(Fault::TapeUnderflow { site }) = &err else { panic!("{err:?}") };
     assert_eq!(site, &Site { func: "replay".into(), block: "body".into(), inst: 0 });
     assert!(err.to_string().starts_with("tape underflow at @replay, block body, inst 0"), "{err}");
     // A plain call runs on a fresh tape.
     let err = replay.call(&mut [Arg::I64(1)]).unwrap_err();
-    assert!(matches!(err, CallError::Runtime(RuntimeError::TapeUnderflow { .. })), "{err}");
+    assert!(matches!(err, CallError::Runtime(Fault::TapeUnderflow { .. })), "{err}");
 }
 
 #[test]
@@ -182,7 +182,7 @@ fn ten_million_native_pushes_grow_the_tape_and_pop_back_exactly() {
         tape.reset_cursor();
     }
     let err = drain.call_with_tape(&mut [Arg::I64(N as i64 + 1)], &mut tape).unwrap_err();
-    assert!(matches!(err, CallError::Runtime(RuntimeError::TapeUnderflow { .. })), "{err}");
+    assert!(matches!(err, CallError::Runtime(Fault::TapeUnderflow { .. })), "{err}");
     tape.release();
     assert_eq!((tape.len(), tape.bytes()), (0, 0));
 }
@@ -244,7 +244,7 @@ entry:
         } else {
             assert_eq!(out, Agreement::Failed("TapeUnderflow"), "{entries} entries");
             let err = compiled.function("three").unwrap().call_with_tape(&mut [], &mut tape.clone()).unwrap_err();
-            let CallError::Runtime(RuntimeError::TapeUnderflow { site }) = &err else { panic!("{err:?}") };
+            let CallError::Runtime(Fault::TapeUnderflow { site }) = &err else { panic!("{err:?}") };
             assert_eq!(site, &Site { func: "three".into(), block: "entry".into(), inst: entries }, "{err}");
         }
         assert_eq!(after.cursor(), 0);
@@ -286,7 +286,7 @@ exit:
     let fill = limited.function("fill").unwrap();
     let mut tape = Tape::new();
     let err = fill.call_with_tape(&mut [Arg::I64(1 << 40)], &mut tape).unwrap_err();
-    let CallError::Runtime(RuntimeError::TapeAllocation { site }) = &err else { panic!("{err:?}") };
+    let CallError::Runtime(Fault::TapeAllocation { site }) = &err else { panic!("{err:?}") };
     assert_eq!(site, &Site { func: "fill".into(), block: "body".into(), inst: 0 });
     assert!(err.to_string().contains("tape reached its limit (JitOptions::tape_limit"), "{err}");
     assert_eq!(tape.len(), 8192, "64 KiB of entries, no more");

@@ -5,7 +5,7 @@
 
 use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue, Site, Tape, parse_module};
 use jitdiff_jit::alloc_count::{CountingAllocator, allocations_on_this_thread, fail_allocations_over};
-use jitdiff_jit::{Agreement, Arg, CallError, JitOptions, RuntimeError, compile, differential_call_with_tape};
+use jitdiff_jit::{Agreement, Arg, CallError, Fault, JitOptions, compile, differential_call_with_tape};
 use std::sync::Mutex;
 
 #[global_allocator]
@@ -84,7 +84,7 @@ fn a_refused_allocation_is_a_tape_allocation_error_on_both() {
     assert_eq!(agreement, Agreement::Failed("TapeAllocation"));
     assert_eq!((len, native_len), (1 << 20, 1 << 20), "the tape keeps what was pushed before the failure");
     let err = native.unwrap_err();
-    let CallError::Runtime(RuntimeError::TapeAllocation { site }) = &err else { panic!("{err:?}") };
+    let CallError::Runtime(Fault::TapeAllocation { site }) = &err else { panic!("{err:?}") };
     assert_eq!(site, &Site { func: "fill".into(), block: "body".into(), inst: 0 });
     assert!(err.to_string().starts_with("could not grow the tape at @fill, block body, inst 0"), "{err}");
 }

@@ -2,7 +2,7 @@
 //! report their own thread's details, and handles outlive the module handle they came from.
 
 use jitdiff_ir::{ExternRegistry, RuntimeValue, parse_module};
-use jitdiff_jit::{Arg, CallError, JitOptions, RuntimeError, compile};
+use jitdiff_jit::{Arg, CallError, Fault, JitOptions, compile};
 
 const MODULE: &str = "func @weighted(x: slice, w: f64) -> f64 {
 entry:
@@ -55,7 +55,7 @@ fn many_threads_call_one_handle_concurrently() {
                     // reported must be this call's, not another thread's.
                     let k = n as i64 + (t as i64) * 1000 + call as i64;
                     match at.call(&mut [Arg::Slice(&x), Arg::I64(k)]) {
-                        Err(CallError::Runtime(RuntimeError::OutOfBounds { index, len, .. })) => {
+                        Err(CallError::Runtime(Fault::OutOfBounds { index, len, .. })) => {
                             assert_eq!((index, len), (k, n), "thread {t}, call {call}")
                         }
                         other => panic!("thread {t}: expected OutOfBounds, got {other:?}"),

@@ -8,7 +8,7 @@
 
 use super::compile::{CBlock, CInst, CTerm, CompiledFunc, Edge, Operand, Span};
 use super::eval::{self, EvalError};
-use super::{ArgValue, ExternBinding, InterpError, Interpreter, MAX_CALL_DEPTH, RuntimeValue, Site};
+use super::{ArgValue, ExternBinding, Fault, InterpError, Interpreter, MAX_CALL_DEPTH, RuntimeValue, Site};
 use crate::externs::{ExternArg, ExternImpl};
 use crate::tape::{Tape, TapeError};
 use crate::types::Type;
@@ -176,9 +176,9 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
             match exit {
                 Exit::Call { func, args } => {
                     if self.frames.len() >= MAX_CALL_DEPTH {
-                        return Err(InterpError::CallDepthExceeded {
+                        return Err(InterpError::Fault(Fault::CallDepthExceeded {
                             site: site(cf, &cf.blocks[frame.block], frame.pc),
-                        });
+                        }));
                     }
                     let callee = self.func(func as usize)?;
                     let (rb, lb) = (self.regs.len(), self.lanes.len());
@@ -278,7 +278,7 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         regs[dst as usize] = match eval::int_binary(op, i!(a), i!(b)) {
                             Ok(x) => x as u64,
                             Err(EvalError::DivisionByZero) => {
-                                return Err(InterpError::DivisionByZero { site: here(frame.pc) });
+                                return Err(InterpError::Fault(Fault::DivisionByZero { site: here(frame.pc) }));
                             }
                             Err(e) => return Err(wrong_op(e)),
                         }
@@ -308,7 +308,9 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         let sl = slices.get(regs[s as usize] as usize).ok_or_else(|| bad_handle(here(frame.pc)))?;
                         let (index, len) = (i!(i), sl.data.len());
                         let x = usize::try_from(index).ok().and_then(|k| sl.data.get(k));
-                        let x = x.ok_or_else(|| InterpError::OutOfBounds { site: here(frame.pc), index, len })?;
+                        let x = x.ok_or_else(|| {
+                            InterpError::Fault(Fault::OutOfBounds { site: here(frame.pc), index, len })
+                        })?;
                         regs[dst as usize] = x.to_bits();
                     }
                     CInst::Store { s, i, x } => {
@@ -318,7 +320,9 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         }
                         let (index, len) = (i!(i), sl.data.len());
                         let slot = usize::try_from(index).ok().and_then(|k| sl.data.get_mut(k));
-                        *slot.ok_or_else(|| InterpError::OutOfBounds { site: here(frame.pc), index, len })? = f!(x);
+                        *slot.ok_or_else(|| {
+                            InterpError::Fault(Fault::OutOfBounds { site: here(frame.pc), index, len })
+                        })? = f!(x);
                     }
                     CInst::VUnary { op, dst, a, w } => {
                         for k in 0..w as usize {
@@ -334,10 +338,8 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                     CInst::VLoad { dst, s, i, w } => {
                         let sl = slices.get(regs[s as usize] as usize).ok_or_else(|| bad_handle(here(frame.pc)))?;
                         let (index, len) = (i!(i), sl.data.len());
-                        let range = vector_range(index, w, len).ok_or_else(|| InterpError::OutOfBounds {
-                            site: here(frame.pc),
-                            index,
-                            len,
+                        let range = vector_range(index, w, len).ok_or_else(|| {
+                            InterpError::Fault(Fault::OutOfBounds { site: here(frame.pc), index, len })
                         })?;
                         lanes[dst as usize..dst as usize + w as usize].copy_from_slice(&sl.data[range]);
                     }
@@ -347,10 +349,8 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                             return Err(malformed(here(frame.pc), "store to a read-only slice"));
                         }
                         let (index, len) = (i!(i), sl.data.len());
-                        let range = vector_range(index, w, len).ok_or_else(|| InterpError::OutOfBounds {
-                            site: here(frame.pc),
-                            index,
-                            len,
+                        let range = vector_range(index, w, len).ok_or_else(|| {
+                            InterpError::Fault(Fault::OutOfBounds { site: here(frame.pc), index, len })
                         })?;
                         sl.data[range].copy_from_slice(&lanes[x as usize..x as usize + w as usize]);
                     }
@@ -371,7 +371,8 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         let len = i!(n);
                         let mut data = Vec::new();
                         let size = usize::try_from(len).ok().filter(|&k| data.try_reserve_exact(k).is_ok());
-                        let size = size.ok_or_else(|| InterpError::AllocFailed { site: here(frame.pc), len })?;
+                        let size =
+                            size.ok_or_else(|| InterpError::Fault(Fault::AllocFailed { site: here(frame.pc), len }))?;
                         data.resize(size, 0.0);
                         regs[dst as usize] = slices.len() as u64;
                         slices.push(SliceRef { data: SliceData::Local(data), mutable: true });
@@ -409,8 +410,8 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
 
 fn tape_error(e: TapeError, site: Site) -> InterpError {
     match e {
-        TapeError::Underflow => InterpError::TapeUnderflow { site },
-        TapeError::Allocation => InterpError::TapeAllocation { site },
+        TapeError::Underflow => InterpError::Fault(Fault::TapeUnderflow { site }),
+        TapeError::Allocation => InterpError::Fault(Fault::TapeAllocation { site }),
     }
 }
 
@@ -487,7 +488,7 @@ impl ExternCallError {
             ExternCallError::Signature { declared, registered } => {
                 InterpError::ExternSignature { name, declared, registered, site }
             }
-            ExternCallError::Failed(message) => InterpError::ExternFailed { name, message, site },
+            ExternCallError::Failed(message) => InterpError::Fault(Fault::ExternFailed { name, message, site }),
             ExternCallError::Malformed(message) => malformed(site, message),
         }
     }

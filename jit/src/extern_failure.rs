@@ -8,20 +8,21 @@ use std::cell::RefCell;
 
 /// What the status code does not say.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Fault {
-    Extern { name: String, message: String },
+pub(crate) struct ExternFailure {
+    pub name: String,
+    pub message: String,
 }
 
 thread_local! {
-    static LAST_FAULT: RefCell<Option<Fault>> = const { RefCell::new(None) };
+    static LAST_FAULT: RefCell<Option<ExternFailure>> = const { RefCell::new(None) };
 }
 
 /// Record the detail of a failure about to be reported.
-pub(crate) fn record(fault: Fault) {
-    LAST_FAULT.with(|slot| *slot.borrow_mut() = Some(fault));
+pub(crate) fn record(failure: ExternFailure) {
+    LAST_FAULT.with(|slot| *slot.borrow_mut() = Some(failure));
 }
 
 /// Take the detail of the last failure on this thread.
-pub(crate) fn take() -> Option<Fault> {
+pub(crate) fn take() -> Option<ExternFailure> {
     LAST_FAULT.with(|slot| slot.borrow_mut().take())
 }
