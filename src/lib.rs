@@ -26,6 +26,8 @@
 //! pullback state ([`GradientFn`]); finite differences on the compiled primal ([`fd`]) and gradient
 //! checks of AD against them ([`check`]). See ARCHITECTURE.md.
 
+#![warn(missing_docs)]
+
 pub use jitdiff_ad as ad;
 pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
@@ -47,7 +49,9 @@ pub use error::Error;
 pub use grad::{GradientFn, Pullback};
 pub use hvp::HvpFn;
 pub use jitdiff_rules::{RuleError, RuleSet, ScalarRule};
-pub use jvp::{ForwardFn, Jacobian, JvpOutput, with_tangent_shadows};
+#[cfg(feature = "testing")]
+pub use jvp::with_tangent_shadows;
+pub use jvp::{ForwardFn, Jacobian, JvpOutput};
 pub use rng::SplitMix64;
 pub use rule_test::{RuleTestConfig, RuleTestError, RuleTestReport, test_rule};
 

@@ -304,9 +304,9 @@ const IMMEDIATES: [Imm; 13] = [
     Imm::Type(Type::F64x(4)),
     Imm::Type(Type::F64x(5)),
     Imm::Type(Type::I64),
-    Imm::Callee(Callee::Func(FuncId(0))),
-    Imm::Callee(Callee::Func(FuncId(99))),
-    Imm::Callee(Callee::Extern(ExternId(0))),
+    Imm::Callee(Callee::Func(FuncId::from_index(0))),
+    Imm::Callee(Callee::Func(FuncId::from_index(99))),
+    Imm::Callee(Callee::Extern(ExternId::from_index(0))),
 ];
 
 /// A direct edit of a parsed module: `(what, a, b, c, d)`, indices taken modulo the lengths
@@ -316,7 +316,7 @@ type Edit = (u8, usize, usize, usize, usize);
 fn apply_edit(m: &mut Module, (what, a, b, c, d): Edit) {
     let n_funcs = m.functions.len().max(1);
     let Some(f) = m.functions.get_mut(a % n_funcs) else { return };
-    let value = |n: usize, count: usize| Value((n % (count + 2)) as u32);
+    let value = |n: usize, count: usize| Value::from_index(n % (count + 2));
     let count = f.values.len();
     if what == 0 {
         if let Some(v) = f.values.get_mut(b % count.max(1)) {
@@ -337,7 +337,7 @@ fn apply_edit(m: &mut Module, (what, a, b, c, d): Edit) {
             if let Some(t) = &mut block.term {
                 let retargeted = match t.successors_mut().into_iter().next() {
                     Some(call) => {
-                        call.block = Block((c % (n_blocks + 1)) as u32);
+                        call.block = Block::from_index(c % (n_blocks + 1));
                         true
                     }
                     None => false,

@@ -123,8 +123,7 @@ pub fn tape_users(module: &Module) -> HashSet<FuncId> {
     let mut changed = true;
     while changed {
         changed = false;
-        for (index, f) in module.functions.iter().enumerate() {
-            let id = FuncId(index as u32);
+        for (id, f) in module.func_ids().zip(&module.functions) {
             if users.contains(&id) {
                 continue;
             }

@@ -4,7 +4,7 @@
 //! call exactly like a primitive.
 
 use super::error::AdError;
-use jitdiff_ir::{Callee, ExternId, FuncId, Imm, Module, Opcode, Type, Value};
+use jitdiff_ir::{Callee, Imm, Module, Opcode, Type, Value};
 use jitdiff_rules::{BlockEmitter, Coef, Linearization, RuleSet, ScalarRule, Term};
 use std::collections::HashMap;
 
@@ -46,7 +46,7 @@ impl<'r> CustomRules<'r> {
         if params.iter().any(|&t| t != Type::F64) || returns != [Type::F64] {
             return Err(bad("custom rules cover functions of f64 parameters with one f64 result".into()));
         }
-        let partials = self.install(out, rule);
+        let partials = self.install(out, rule)?;
         let (rule_params, rule_returns) = out.callee_signature(partials).expect("just installed");
         let n = params.len();
         if rule_params != vec![Type::F64; n + 1] || rule_returns != vec![Type::F64; n] {
@@ -66,47 +66,35 @@ impl<'r> CustomRules<'r> {
 
     /// Copy the rule's module into `out` (functions renamed if their names are taken, calls and
     /// externs remapped) and return the partials callee there.
-    fn install(&mut self, out: &mut Module, rule: &ScalarRule) -> Callee {
+    fn install(&mut self, out: &mut Module, rule: &ScalarRule) -> Result<Callee, AdError> {
         let key = format!("{}\u{0}{}", rule.origin(), rule.partials());
         if let Some(&callee) = self.installed.get(&key) {
-            return callee;
+            return Ok(callee);
         }
-        let module = rule.module();
-        let externs: Vec<ExternId> = module
-            .externs
-            .iter()
-            .map(|decl| {
-                out.extern_id(&decl.name).unwrap_or_else(|| {
-                    out.externs.push(decl.clone());
-                    ExternId(out.externs.len() as u32 - 1)
-                })
-            })
-            .collect();
-        let base = out.functions.len() as u32;
-        for f in &module.functions {
-            let mut copy = f.clone();
-            let mut name = f.name.clone();
+        // Rename the rule's functions where the output module has the name already.
+        let mut module = rule.module().clone();
+        for f in &mut module.functions {
+            let base = f.name.clone();
             let mut k = 2;
-            while out.func_id(&name).is_some() {
-                name = format!("{}_{k}", f.name);
+            while out.func_id(&f.name).is_some() {
+                f.name = format!("{base}_{k}");
                 k += 1;
             }
-            copy.name = name;
-            for inst in copy.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
-                if let Imm::Callee(c) = &mut inst.imm {
-                    *c = match *c {
-                        Callee::Func(id) => Callee::Func(FuncId(base + id.0)),
-                        Callee::Extern(id) => Callee::Extern(externs[id.index()]),
-                    };
-                }
-            }
-            out.functions.push(copy);
         }
-        let callee = match module.func_id(rule.partials()) {
-            Some(id) => Callee::Func(FuncId(base + id.0)),
-            None => Callee::Extern(externs[module.extern_id(rule.partials()).expect("checked at creation").index()]),
+        let ids = out.append(&module);
+        let callee = match rule.module().func_id(rule.partials()) {
+            Some(id) => Callee::Func(ids[id.index()]),
+            None => match out.extern_id(rule.partials()) {
+                Some(id) => Callee::Extern(id),
+                None => {
+                    return Err(AdError::Internal {
+                        func: rule.partials().into(),
+                        message: "a rule's partials function went missing".into(),
+                    });
+                }
+            },
         };
         self.installed.insert(key, callee);
-        callee
+        Ok(callee)
     }
 }

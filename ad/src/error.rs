@@ -52,7 +52,6 @@ pub enum AdError {
         /// The slice parameter's name.
         slice: String,
     },
-    /// An active call to an extern with no registered rule.
     /// A custom rule that does not fit the function it is registered for.
     #[error("the custom rule for @{function} (from {origin}) does not fit: {message}")]
     BadRule {
@@ -63,6 +62,7 @@ pub enum AdError {
         /// What is wrong.
         message: String,
     },
+    /// An active call to an extern with no registered rule.
     #[error(
         "@{func}, block {block}, inst {inst}: active call to extern @{callee}, which has no differentiation rule; register one or make the call inactive"
     )]

@@ -137,8 +137,7 @@ impl Deriver<'_> {
         derived.returns = source.returns.clone();
         let float_returns = source.returns.iter().filter(|t| **t == Type::F64).count();
         derived.returns.extend(std::iter::repeat_n(self.tangent_type(), float_returns));
-        let new_id = FuncId(self.out.functions.len() as u32);
-        self.out.functions.push(derived);
+        let new_id = self.out.push_function(derived);
         self.cache.insert((id, wrt.to_vec()), new_id);
 
         let body = self.transform_body(id, wrt, new_id, tangent_params)?;
@@ -476,10 +475,10 @@ impl Deriver<'_> {
                 }
             }
             Opcode::TPop if inst.imm == Imm::Type(Type::F64) => {
-                let mut parts = vec![Value(0); lanes as usize];
-                for lane in (0..lanes).rev() {
-                    parts[lane as usize] = em.emit(Opcode::TPop, &[], Imm::Type(Type::F64));
-                }
+                // Popped last lane first.
+                let mut parts: Vec<Value> =
+                    (0..lanes).map(|_| em.emit(Opcode::TPop, &[], Imm::Type(Type::F64))).collect();
+                parts.reverse();
                 let block = em.block();
                 em.func().block_mut(block).insts.push(InstData {
                     op: Opcode::TPop,

@@ -5,6 +5,8 @@
 //!   state on a tape, and a pullback).
 //! - Activity analysis decides which values carry derivatives.
 
+#![warn(missing_docs)]
+
 mod activity;
 mod calls;
 mod custom;

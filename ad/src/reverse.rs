@@ -267,10 +267,8 @@ impl Deriver<'_> {
             .filter(|(p, on)| **on && source.ty(**p) == Type::F64)
             .map(|_| Type::F64)
             .collect();
-        let fwd_id = FuncId(self.out.functions.len() as u32);
-        let pb_id = FuncId(fwd_id.0 + 1);
-        self.out.functions.push(fwd);
-        self.out.functions.push(pullback);
+        let fwd_id = self.out.push_function(fwd);
+        let pb_id = self.out.push_function(pullback);
         self.cache.insert(key, (fwd_id, pb_id));
 
         let activity = Activity::analyse(source, wrt);
@@ -347,14 +345,14 @@ impl Deriver<'_> {
         // header of a counted loop, else the edge's position (pushed on entry).
         let mut from_params: HashMap<Block, Value> = HashMap::new();
         let mut trip_params: HashMap<Block, Value> = HashMap::new();
-        for (index, block) in source.blocks.iter().enumerate() {
+        for (source_block, block) in source.block_ids().zip(&source.blocks) {
             let b = func.add_block(&block.name);
             for &p in &block.params {
                 primal.insert(p, func.add_block_param(b, source.ty(p), source.values[p.index()].name.as_deref()));
             }
             if loops.headed_by(b).is_some() {
                 trip_params.insert(b, func.add_block_param(b, Type::I64, Some("trip")));
-            } else if merge_edges.contains_key(&Block(index as u32)) {
+            } else if merge_edges.contains_key(&source_block) {
                 from_params.insert(b, func.add_block_param(b, Type::I64, Some("from")));
             }
         }

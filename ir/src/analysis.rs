@@ -166,7 +166,7 @@ impl ControlFlow {
     /// let m = parse_module("func @f(c: bool) {\nentry:\n    jump head\nhead:\n    br c, head, exit\nexit:\n    ret\n}\n").unwrap();
     /// let cfg = ControlFlow::new(&m.functions[0]);
     /// let loops = cfg.natural_loops();
-    /// assert_eq!((loops.len(), loops[0].header, loops[0].size), (1, Block(1), 1));
+    /// assert_eq!((loops.len(), loops[0].header.index(), loops[0].size), (1, 1, 1));
     /// assert_eq!(cfg.loop_depths(&loops), vec![0, 1, 0]);
     /// ```
     pub fn natural_loops(&self) -> Vec<NaturalLoop> {

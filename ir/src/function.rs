@@ -5,47 +5,47 @@ use crate::types::Type;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::{SmallVec, smallvec};
 
+// The entities below are indices, created only by the functions and modules that own what they
+// index (so no code outside this crate fabricates one from a raw integer); with the `testing`
+// feature, `from_index` makes any, for tests that build malformed IR on purpose.
+
 /// An SSA value: an index into [`Function::values`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Value(pub u32);
+pub struct Value(pub(crate) u32);
 
 /// A basic block: an index into [`Function::blocks`]. Block 0 is the entry block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Block(pub u32);
+pub struct Block(pub(crate) u32);
 
 /// A function of a module: an index into [`Module::functions`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FuncId(pub u32);
+pub struct FuncId(pub(crate) u32);
 
 /// A declared extern: an index into [`Module::externs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ExternId(pub u32);
+pub struct ExternId(pub(crate) u32);
 
-impl Value {
-    /// The index as `usize`.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
+macro_rules! entity {
+    ($($entity:ident),*) => {$(
+        impl $entity {
+            /// The index as `usize`.
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+            /// The entity with index `index`: for tests that build malformed IR on purpose
+            /// (feature `testing`). Everything else gets entities from what owns them.
+            #[cfg(feature = "testing")]
+            pub const fn from_index(index: usize) -> $entity {
+                $entity(index as u32)
+            }
+        }
+    )*};
 }
+entity!(Value, Block, FuncId, ExternId);
+
 impl Block {
     /// The entry block of every function.
     pub const ENTRY: Block = Block(0);
-    /// The index as `usize`.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-impl FuncId {
-    /// The index as `usize`.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-impl ExternId {
-    /// The index as `usize`.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
 }
 
 /// What a call instruction calls.
@@ -380,6 +380,10 @@ impl Function {
         self.blocks[block.index()].params.push(v);
         v
     }
+    /// The id of every block, in order (block 0 is the entry).
+    pub fn block_ids(&self) -> impl ExactSizeIterator<Item = Block> + use<> {
+        (0..self.blocks.len() as u32).map(Block)
+    }
     /// A block's data.
     pub fn block(&self, b: Block) -> &BlockData {
         &self.blocks[b.index()]
@@ -563,5 +567,53 @@ impl Module {
     /// Canonicalize every function (see [`Function::canonicalize`]).
     pub fn canonicalize(&mut self) {
         self.functions.iter_mut().for_each(Function::canonicalize);
+    }
+    /// The id of every function, in order.
+    pub fn func_ids(&self) -> impl ExactSizeIterator<Item = FuncId> + use<> {
+        (0..self.functions.len() as u32).map(FuncId)
+    }
+    /// Append a function; its id.
+    ///
+    /// ```
+    /// use jitdiff_ir::{Function, Module};
+    /// let mut m = Module::new();
+    /// let id = m.push_function(Function::new("f", vec![]));
+    /// assert_eq!(m.func_id("f"), Some(id));
+    /// ```
+    pub fn push_function(&mut self, function: Function) -> FuncId {
+        self.functions.push(function);
+        FuncId(self.functions.len() as u32 - 1)
+    }
+    /// The id the next [`push_function`](Self::push_function) will return.
+    pub fn next_func_id(&self) -> FuncId {
+        FuncId(self.functions.len() as u32)
+    }
+    /// Append an extern declaration; its id.
+    pub fn push_extern(&mut self, decl: ExternDecl) -> ExternId {
+        self.externs.push(decl);
+        ExternId(self.externs.len() as u32 - 1)
+    }
+    /// Append every function of `other` (calls among them renumbered, their externs declared
+    /// here by name, reusing a declaration of the same name); the ids they get, in order.
+    pub fn append(&mut self, other: &Module) -> Vec<FuncId> {
+        let base = self.functions.len() as u32;
+        let externs: Vec<ExternId> = other
+            .externs
+            .iter()
+            .map(|decl| self.extern_id(&decl.name).unwrap_or_else(|| self.push_extern(decl.clone())))
+            .collect();
+        for f in &other.functions {
+            let mut copy = f.clone();
+            for inst in copy.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
+                if let Imm::Callee(callee) = &mut inst.imm {
+                    *callee = match *callee {
+                        Callee::Func(id) => Callee::Func(FuncId(base + id.0)),
+                        Callee::Extern(id) => Callee::Extern(externs[id.index()]),
+                    };
+                }
+            }
+            self.functions.push(copy);
+        }
+        (0..other.functions.len() as u32).map(|k| FuncId(base + k)).collect()
     }
 }

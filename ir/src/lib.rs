@@ -8,6 +8,8 @@
 //!
 //! This crate knows nothing of Cranelift or of differentiation.
 
+#![warn(missing_docs)]
+
 pub mod analysis;
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
@@ -29,16 +31,16 @@ mod values;
 pub mod verifier;
 
 pub use contain::contain_panics;
-pub use externs::*;
+pub use externs::{ExternArg, ExternClosure, ExternError, ExternImpl, ExternRegistry};
 pub use function::{
     Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Terminator,
     Value, ValueData, is_anonymous_value_name,
 };
-pub use interp::*;
+pub use interp::{ArgValue, Fault, InterpError, Interpreter, MAX_CALL_DEPTH, RuntimeValue, Site, interpret};
 pub use local_arrays::LocalArrays;
 pub use opcode::{CondCode, MathFn, OP_TABLE, OpInfo, Opcode, Shape};
 pub use spans::{FuncSpans, Pos, SourceMap};
 pub use tape::{Tape, TapeError};
-pub use text::*;
+pub use text::{ParseError, ParseErrorKind, parse_module, parse_module_with_spans, print_function, print_module};
 pub use types::{Type, VECTOR_WIDTHS};
-pub use verifier::*;
+pub use verifier::{InstRef, VerifyError, VerifyErrorKind, verify_all, verify_module, verify_module_with_spans};

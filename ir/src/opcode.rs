@@ -12,10 +12,16 @@ use std::fmt;
 pub enum Shape {
     /// No operands; the immediate gives the value (`fconst 1.5`, `iconst 3`, `bconst true`).
     Const,
-    /// `(F) -> F`; `lanes` says whether `f64xW` operands are allowed.
-    FloatUnary { lanes: bool },
-    /// `(F, F) -> F`; `lanes` says whether `f64xW` operands are allowed.
-    FloatBinary { lanes: bool },
+    /// `(F) -> F`.
+    FloatUnary {
+        /// Whether `f64xW` operands are allowed.
+        lanes: bool,
+    },
+    /// `(F, F) -> F`.
+    FloatBinary {
+        /// Whether `f64xW` operands are allowed.
+        lanes: bool,
+    },
     /// `(f64, i64) -> f64`.
     Powi,
     /// `(i64) -> i64`.

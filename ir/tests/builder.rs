@@ -298,7 +298,7 @@ fn operands<'a>(f: &'a FunctionBuilder, op: Opcode) -> (Vec<Var<'a>>, Imm) {
         Shape::Splat => (vec![x], Imm::Type(Type::F64x(8))),
         Shape::Extract => (vec![v], Imm::Lane(3)),
         Shape::Insert => (vec![v, x], Imm::Lane(1)),
-        Shape::Call => (vec![x], Imm::Callee(Callee::Func(jitdiff_ir::FuncId(0)))),
+        Shape::Call => (vec![x], Imm::Callee(Callee::Func(jitdiff_ir::FuncId::from_index(0)))),
         Shape::TapePush => (vec![b], Imm::None),
         Shape::TapePop => (vec![], Imm::Type(Type::I64)),
         Shape::Alloc => (vec![k], Imm::None),

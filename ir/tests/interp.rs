@@ -582,9 +582,9 @@ fn bad_arguments_are_rejected_before_running() {
 fn malformed_functions_are_errors_not_panics() {
     let inst = |op, args: Vec<u32>, imm, results: Vec<u32>| InstData {
         op,
-        args: args.into_iter().map(jitdiff_ir::Value).collect(),
+        args: args.into_iter().map(|v| jitdiff_ir::Value::from_index(v as usize)).collect(),
         imm,
-        results: results.into_iter().map(jitdiff_ir::Value).collect(),
+        results: results.into_iter().map(|v| jitdiff_ir::Value::from_index(v as usize)).collect(),
     };
     let mut cases: Vec<Function> = vec![];
     // No terminator.
@@ -596,7 +596,7 @@ fn malformed_functions_are_errors_not_panics() {
     let x = f.add_param(Type::I64, None);
     let e = f.add_block("entry");
     let y = f.new_value(Type::F64);
-    f.block_mut(e).insts.push(inst(Opcode::Sin, vec![x.0], Imm::None, vec![y.0]));
+    f.block_mut(e).insts.push(inst(Opcode::Sin, vec![x.index() as u32], Imm::None, vec![y.index() as u32]));
     f.block_mut(e).term = Some(Terminator::Return(vec![y]));
     cases.push(f);
     // A value that does not exist, and a return of the wrong arity.
@@ -613,7 +613,7 @@ fn malformed_functions_are_errors_not_panics() {
     f.block_mut(e).insts.push(inst(
         Opcode::Call,
         vec![],
-        Imm::Callee(jitdiff_ir::Callee::Func(jitdiff_ir::FuncId(7))),
+        Imm::Callee(jitdiff_ir::Callee::Func(jitdiff_ir::FuncId::from_index(7))),
         vec![],
     ));
     f.block_mut(e).term = Some(Terminator::Return(vec![]));
@@ -657,7 +657,7 @@ fn eval_pure_and_the_interpreter_agree() {
             _ => unreachable!(),
         };
         let got = interpret(&m, "f", &mut [to_arg(&a), to_arg(&b)]).unwrap();
-        assert_eq!(Some(got[0].clone()), jitdiff_ir::eval_pure(op, &Imm::None, &[a, b]), "{op}");
+        assert_eq!(Some(got[0].clone()), jitdiff_ir::interp::eval_pure(op, &Imm::None, &[a, b]), "{op}");
     }
 }
 

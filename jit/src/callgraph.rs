@@ -56,7 +56,7 @@ mod tests {
             .map(|&c| InstData {
                 op: Opcode::Call,
                 args: vec![],
-                imm: Imm::Callee(Callee::Func(jitdiff_ir::FuncId(c))),
+                imm: Imm::Callee(Callee::Func(jitdiff_ir::FuncId::from_index(c as usize))),
                 results: vec![],
             })
             .collect();

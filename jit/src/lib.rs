@@ -146,6 +146,8 @@
 //! nested calls of a function with a very large spill area can still exhaust a small thread
 //! stack (stack probes make that a clean stack-overflow abort, never a memory corruption).
 
+#![warn(missing_docs)]
+
 mod abi;
 mod callgraph;
 mod closure;
@@ -156,6 +158,7 @@ mod handle;
 mod isa;
 mod lower;
 mod options;
+#[cfg(feature = "testing")]
 mod oracle;
 mod shadow;
 mod sites;
@@ -163,6 +166,7 @@ mod symbols;
 mod tape;
 mod typed;
 
+#[cfg(feature = "testing")]
 pub mod alloc_count;
 pub use compile::compile;
 pub use error::{CallError, JitError, ShadowMismatch};
@@ -170,6 +174,7 @@ pub use handle::{Arg, CompiledFn, CompiledModule};
 pub use jitdiff_ir::Fault;
 pub use jitdiff_ir::contain_panics;
 pub use options::{JitOptions, OptLevel, RegAlloc};
+#[cfg(feature = "testing")]
 pub use oracle::{Agreement, Disagreement, differential_call, differential_call_with_tape, same_f64, same_value};
 pub use shadow::{BoundsCheckStats, ShadowSlice};
 pub use typed::{MAX_TYPED_SLOTS, NativeArgs, NativeResults, Scalar, TypedFn};

@@ -62,8 +62,9 @@ mod tests {
     #[test]
     fn statuses_round_trip_and_zero_is_no_site() {
         let mut t = SiteTable::default();
-        let a = Site { kind: SiteKind::OutOfBounds, func: FuncId(0), block: Block(1), inst: 2 };
-        let b = Site { kind: SiteKind::DivisionByZero, func: FuncId(1), block: Block(0), inst: 0 };
+        let (f0, f1) = (FuncId::from_index(0), FuncId::from_index(1));
+        let a = Site { kind: SiteKind::OutOfBounds, func: f0, block: Block::from_index(1), inst: 2 };
+        let b = Site { kind: SiteKind::DivisionByZero, func: f1, block: Block::ENTRY, inst: 0 };
         let (sa, sb) = (t.add(a), t.add(b));
         assert_ne!(sa, 0);
         assert_eq!(t.get(sa), Some(&a));

@@ -9,6 +9,8 @@
 //! Custom rules for functions and externs ([`ScalarRule`]) live in [`RuleSet`]s, which stack so
 //! that rules can be registered retroactively, by name, and overridden (see `custom.rs`).
 
+#![warn(missing_docs)]
+
 mod custom;
 mod emit;
 mod linearize;

@@ -89,8 +89,8 @@ fn find_pair(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, depths: &[u32]
     let &[latch] = latches.as_slice() else { return None };
     // Every exit leaves from the header, so each body block dominating the latch runs exactly
     // once per iteration that is not the last header visit.
-    for (b, block) in func.blocks.iter().enumerate() {
-        if !inside(Block(b as u32)) || Block(b as u32) == header {
+    for (b, block) in func.block_ids().zip(&func.blocks) {
+        if !inside(b) || b == header {
             continue;
         }
         let term = block.term.as_ref()?;
@@ -101,7 +101,7 @@ fn find_pair(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, depths: &[u32]
     // The loop's memory traffic: no calls, one mslice only.
     let mut slice: Option<Value> = None;
     let mut defs: HashMap<Value, &InstData> = HashMap::new();
-    for (_, block) in func.blocks.iter().enumerate().filter(|(b, _)| inside(Block(*b as u32))) {
+    for (_, block) in func.block_ids().zip(&func.blocks).filter(|(b, _)| inside(*b)) {
         for inst in &block.insts {
             if inst.op == Opcode::Call {
                 return None;
@@ -135,8 +135,7 @@ fn find_pair(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, depths: &[u32]
     // The accumulations into `slice`, in blocks that run once per iteration.
     let mut accumulations = vec![];
     let mut accesses = 0;
-    for (b, block) in func.blocks.iter().enumerate() {
-        let b = Block(b as u32);
+    for (b, block) in func.block_ids().zip(&func.blocks) {
         if !inside(b) {
             continue;
         }
@@ -201,8 +200,7 @@ fn affine(
     let Some(inst) = defs.get(&v) else {
         // Defined outside the loop (or a parameter of another loop block, which is not an
         // induction variable: refuse those).
-        let is_loop_param =
-            func.blocks.iter().enumerate().any(|(b, block)| inside(Block(b as u32)) && block.params.contains(&v));
+        let is_loop_param = func.block_ids().zip(&func.blocks).any(|(b, block)| inside(b) && block.params.contains(&v));
         if is_loop_param {
             return None;
         }
@@ -314,10 +312,10 @@ fn apply(func: &mut Function, pair: Pair) {
     let pending = func.add_block_param(header, Type::F64, Some("pending"));
     let at = func.add_block_param(header, Type::I64, Some("pending_at"));
     // Edges into the header: the back edge carries this iteration's deferred amount and index.
-    for (b, block) in func.blocks.iter_mut().enumerate() {
+    for (b, block) in func.block_ids().zip(func.blocks.iter_mut()) {
         let Some(term) = &mut block.term else { continue };
         for call in term.successors_mut().into_iter().filter(|c| c.block == header) {
-            if Block(b as u32) == latch {
+            if b == latch {
                 call.args.extend([deferred.amount, deferred.index]);
             } else {
                 call.args.extend([zero, none]);

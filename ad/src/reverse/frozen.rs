@@ -39,19 +39,18 @@ impl FrozenArrays {
         }
         // Every write of an array: stores, and calls that may write it (`mslice` parameters).
         let mut writes: Vec<(Block, usize, Value)> = vec![];
-        for (b, block) in f.blocks.iter().enumerate() {
+        for (b, block) in f.block_ids().zip(&f.blocks) {
             for (index, inst) in block.insts.iter().enumerate() {
                 let written: Vec<Value> = match (inst.op, inst.imm) {
                     (Opcode::Store | Opcode::VStore, _) => inst.args.first().copied().into_iter().collect(),
                     (Opcode::Call, Imm::Callee(callee)) => writable_args(module, callee, &inst.args),
                     _ => vec![],
                 };
-                writes.extend(written.into_iter().filter(|a| arrays.contains(a)).map(|a| (Block(b as u32), index, a)));
+                writes.extend(written.into_iter().filter(|a| arrays.contains(a)).map(|a| (b, index, a)));
             }
         }
         let mut at_call = HashMap::new();
-        for (b, block) in f.blocks.iter().enumerate() {
-            let b = Block(b as u32);
+        for (b, block) in f.block_ids().zip(&f.blocks) {
             let calls: Vec<(usize, Callee)> = block
                 .insts
                 .iter()

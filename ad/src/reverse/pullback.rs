@@ -387,8 +387,7 @@ impl Deriver<'_> {
         out.extend(grads);
         func.block_mut(entry).term = Some(Terminator::Return(out));
         func.canonicalize();
-        self.out.functions.push(func);
-        FuncId(self.out.functions.len() as u32 - 1)
+        self.out.push_function(func)
     }
 }
 

@@ -115,7 +115,8 @@ pub fn float_to_int(x: f64) -> i64 {
 /// fit the op's shape.
 ///
 /// ```
-/// use jitdiff_ir::{eval_pure, Imm, Opcode, RuntimeValue};
+/// use jitdiff_ir::interp::eval_pure;
+/// use jitdiff_ir::{Imm, Opcode, RuntimeValue};
 /// let r = eval_pure(Opcode::FAdd, &Imm::None, &[RuntimeValue::F64(1.5), RuntimeValue::F64(2.0)]);
 /// assert_eq!(r, Some(RuntimeValue::F64(3.5)));
 /// assert_eq!(eval_pure(Opcode::IDiv, &Imm::None, &[RuntimeValue::I64(1), RuntimeValue::I64(0)]), None);

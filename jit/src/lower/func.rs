@@ -279,10 +279,10 @@ impl FuncLowerer<'_, '_> {
         // copies are lowered (after everything else): they are sealed at the end.
         let mut seal_late = vec![false; f.blocks.len()];
         for l in &self.versioned {
-            for (b, &inside) in l.body.iter().enumerate() {
+            for (b, &inside) in f.block_ids().zip(&l.body) {
                 if inside {
-                    seal_late[b] = true;
-                    for &succ in self.cfg.successors(Block(b as u32)) {
+                    seal_late[b.index()] = true;
+                    for &succ in self.cfg.successors(b) {
                         seal_late[succ.index()] = true;
                     }
                 }
@@ -354,10 +354,10 @@ impl FuncLowerer<'_, '_> {
             let header = self.versioned[k].header;
             let dispatch = self.block_with_params(&f.block(header).params);
             self.versioned[k].dispatch = Some(dispatch);
-            for b in 0..f.blocks.len() {
-                if self.versioned[k].body[b] {
-                    let blk = self.block_with_params(&f.blocks[b].params);
-                    self.versioned[k].fast.insert(Block(b as u32), blk);
+            for b in f.block_ids() {
+                if self.versioned[k].body[b.index()] {
+                    let blk = self.block_with_params(&f.block(b).params);
+                    self.versioned[k].fast.insert(b, blk);
                 }
             }
         }

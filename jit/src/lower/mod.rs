@@ -154,8 +154,7 @@ pub(crate) fn lower_module(
     let perf_map = std::env::var_os("JITDIFF_PERF_MAP").is_some();
     let mut code_sizes: Vec<(ClifFuncId, usize, String)> = vec![];
     let mut fctx = FunctionBuilderContext::new();
-    for (index, f) in ir.functions.iter().enumerate() {
-        let fid = jitdiff_ir::FuncId(index as u32);
+    for ((index, f), fid) in ir.functions.iter().enumerate().zip(ir.func_ids()) {
         let define_error = |e: cranelift_module::ModuleError| JitError::Codegen {
             function: f.name.clone(),
             message: format!("{e:?}"),

@@ -117,8 +117,7 @@ fn definitions(f: &Function) -> Vec<Option<Result<(Block, usize), Block>>> {
     for &p in &f.params {
         def[p.index()] = Some(Err(Block::ENTRY));
     }
-    for (b, block) in f.blocks.iter().enumerate() {
-        let b = Block(b as u32);
+    for (b, block) in f.block_ids().zip(&f.blocks) {
         for &p in &block.params {
             def[p.index()] = Some(Err(b));
         }
@@ -244,9 +243,8 @@ fn plan_loop(
     let mut accesses = vec![];
     let mut unchecked = HashMap::new();
     let mut memo = HashMap::new();
-    for (bi, block) in f.blocks.iter().enumerate() {
-        let b = Block(bi as u32);
-        if !l.body[bi] || b == l.header {
+    for (b, block) in f.block_ids().zip(&f.blocks) {
+        if !l.body[b.index()] || b == l.header {
             continue;
         }
         for (k, inst) in block.insts.iter().enumerate() {
