@@ -12,26 +12,9 @@ use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const LONG_LOOP: &str = "func @long(x: f64, n: i64) -> f64 {
-entry:
-    zero = iconst 0
-    one = iconst 1
-    acc0 = fconst 0.0
-    jump head(zero, acc0)
-head(i: i64, acc: f64):
-    more = icmp lt i, n
-    br more, body, exit(acc)
-body:
-    fi = itof i
-    t = fmul x, fi
-    s = sin t
-    acc2 = fadd acc, s
-    i2 = iadd i, one
-    jump head(i2, acc2)
-exit(r: f64):
-    ret r
-}
-";
+#[path = "api/fixtures.rs"]
+mod fixtures;
+use fixtures::LONG_LOOP;
 
 /// A `/proc/self/status` figure in KiB (`VmRSS`: resident now; `VmHWM`: peak resident).
 fn status_kib(field: &str) -> u64 {

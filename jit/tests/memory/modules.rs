@@ -1,19 +1,9 @@
 //! Compiling and dropping many modules does not leak their code memory: every `JITModule` is
-//! freed when its last handle drops. (Its own test binary, so no other test shares the RSS.)
+//! freed when its last handle drops.
 
+use super::{SERIAL, rss_kib, status_kib};
 use jitdiff_ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff_jit::{Arg, JitOptions, compile};
-
-/// A `/proc/self/status` figure in KiB (`VmRSS:` resident now, `VmHWM:` peak resident).
-fn status_kib(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = status.lines().find(|l| l.starts_with(field)).expect("the field's line");
-    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number of KiB")
-}
-
-fn rss_kib() -> u64 {
-    status_kib("VmRSS:")
-}
 
 fn compile_call_drop(k: u32) {
     let text = format!(
@@ -29,6 +19,7 @@ fn compile_call_drop(k: u32) {
 
 #[test]
 fn compiling_and_dropping_ten_thousand_functions_keeps_memory_flat() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for k in 0..500 {
         compile_call_drop(k);
     }

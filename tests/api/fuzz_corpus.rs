@@ -4,7 +4,7 @@
 //! harness regressions must go through parse → verify → round trip → interpreter vs JIT →
 //! derivatives without a panic.
 
-#[path = "fuzz_pipeline/mod.rs"]
+#[path = "../fuzz_pipeline/mod.rs"]
 mod fuzz_pipeline;
 
 use std::path::{Path, PathBuf};

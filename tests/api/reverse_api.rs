@@ -2,14 +2,12 @@
 //! benchmark problems, `value_and_grad` allocates nothing after warm-up, a `Pullback` can be
 //! applied to many cotangents, and a long loop differentiates with its tape released afterwards.
 
+use super::fixtures::LONG_LOOP;
 use jitdiff::ir::{ArgValue, Interpreter, Tape, parse_module};
 use jitdiff::jit::Arg;
-use jitdiff::jit::alloc_count::{CountingAllocator, allocations_on_this_thread};
+use jitdiff::jit::alloc_count::allocations_on_this_thread;
 use jitdiff::{GradientFn, ir::ExternRegistry};
 use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn native_args(values: &[ArgValue]) -> Vec<Arg<'_>> {
     values
@@ -146,31 +144,10 @@ fn a_pullback_serves_many_cotangents() {
 }
 
 /// sum_{i < n} sin(x * i) over a loop of n iterations: d/dx = sum i cos(x i).
-const LONG_LOOP: &str = "
-func @f(x: f64, n: i64) -> f64 {
-entry:
-    zero = iconst 0
-    one = iconst 1
-    acc0 = fconst 0.0
-    jump head(zero, acc0)
-head(i: i64, acc: f64):
-    more = icmp lt i, n
-    br more, body, exit(acc)
-body:
-    fi = itof i
-    xi = fmul x, fi
-    s = sin xi
-    acc2 = fadd acc, s
-    inext = iadd i, one
-    jump head(inext, acc2)
-exit(r: f64):
-    ret r
-}";
-
 #[test]
 fn ten_million_iterations_differentiate_and_release_their_tape() {
     let module = parse_module(LONG_LOOP).unwrap();
-    let mut f = GradientFn::new(&module, "f", &[true, false]).unwrap();
+    let mut f = GradientFn::new(&module, "long", &[true, false]).unwrap();
     let n = 10_000_000i64;
     let x = 1e-7;
     let mut grad = [0.0];
@@ -197,35 +174,9 @@ fn ten_million_iterations_differentiate_and_release_their_tape() {
 /// same handle works.
 #[test]
 fn a_tape_limit_stops_a_runaway_gradient() {
-    let module = parse_module(
-        "func @f(x: f64, n: i64) -> f64 {
-entry:
-    zero = iconst 0
-    one = iconst 1
-    jump head(zero, x)
-head(i: i64, acc: f64):
-    more = icmp lt i, n
-    br more, body, exit(acc)
-body:
-    s = sin acc
-    half = fconst 0.5
-    big = fcmp gt s, half
-    br big, shrink, keep
-shrink:
-    t = fmul s, half
-    jump next(t)
-keep:
-    jump next(s)
-next(u: f64):
-    i2 = iadd i, one
-    jump head(i2, u)
-exit(r: f64):
-    ret r
-}",
-    )
-    .unwrap();
+    let module = parse_module(LONG_LOOP).unwrap();
     let options = jitdiff::jit::JitOptions::new().tape_limit(1 << 20);
-    let mut g = GradientFn::with_externs(&module, "f", &[true, false], &ExternRegistry::new(), &options).unwrap();
+    let mut g = GradientFn::with_externs(&module, "long", &[true, false], &ExternRegistry::new(), &options).unwrap();
     let mut grad = [0.0];
     let err = g.value_and_grad(&mut [Arg::F64(0.3), Arg::I64(1 << 40)], &mut grad).unwrap_err();
     assert!(err.to_string().contains("could not grow the tape"), "{err}");

@@ -4,7 +4,7 @@
 
 use jitdiff_ir::{ArgValue, Interpreter, Module, RuntimeValue, Site, Tape, Type, builder::ModuleBuilder, parse_module};
 
-const PROGRAM: &str = include_str!("../../tests/filetests/run_tape.ir");
+const PROGRAM: &str = include_str!("../../../tests/filetests/run_tape.ir");
 
 fn program() -> Module {
     let m = parse_module(PROGRAM).unwrap();

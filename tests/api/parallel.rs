@@ -7,7 +7,7 @@ use jitdiff::parallel::{SampleSum, SampleSumError};
 use jitdiff_problems::mlp::{Mlp, mlp_gradient};
 use jitdiff_problems::relative_error;
 
-const MLP_SAMPLE_IR: &str = include_str!("../examples/ir/mlp_sample.ir");
+const MLP_SAMPLE_IR: &str = include_str!("../../examples/ir/mlp_sample.ir");
 
 /// The MLP instance's weights as one vector and its data as `[x | y]` samples.
 fn flatten(m: &Mlp) -> (Vec<f64>, Vec<f64>) {

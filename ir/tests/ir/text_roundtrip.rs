@@ -420,7 +420,7 @@ fn the_empty_module_is_the_empty_text() {
     assert_eq!(print_module(&Module::new()), "");
 }
 
-const IR_DOC: &str = include_str!("../../docs/ir.md");
+const IR_DOC: &str = include_str!("../../../docs/ir.md");
 
 /// The fenced ```ir examples of docs/ir.md.
 fn doc_examples() -> Vec<String> {

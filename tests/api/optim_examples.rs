@@ -3,15 +3,15 @@
 #![cfg(feature = "argmin")]
 
 #[allow(dead_code)] // the example's `main`
-#[path = "../examples/rosenbrock_lbfgs.rs"]
+#[path = "../../examples/rosenbrock_lbfgs.rs"]
 mod rosenbrock_lbfgs;
 
 #[allow(dead_code)]
-#[path = "../examples/pendulum_fit.rs"]
+#[path = "../../examples/pendulum_fit.rs"]
 mod pendulum_fit;
 
 #[allow(dead_code)]
-#[path = "../examples/newton_cg.rs"]
+#[path = "../../examples/newton_cg.rs"]
 mod newton_cg;
 
 #[test]

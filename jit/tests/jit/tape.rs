@@ -6,7 +6,7 @@ use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue, Si
 use jitdiff_jit::{Agreement, Arg, CallError, CompiledModule, Fault, JitOptions, compile};
 use jitdiff_jit::{differential_call_with_tape, same_value};
 
-const PROGRAM: &str = include_str!("../../tests/filetests/run_tape.ir");
+const PROGRAM: &str = include_str!("../../../tests/filetests/run_tape.ir");
 
 fn program() -> (Module, CompiledModule) {
     let m = parse_module(PROGRAM).unwrap();

@@ -6,12 +6,9 @@
 
 use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::jit::Arg;
-use jitdiff::jit::alloc_count::{CountingAllocator, allocations_on_this_thread};
+use jitdiff::jit::alloc_count::allocations_on_this_thread;
 use jitdiff::{ForwardFn, GradientFn};
 use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 const CALLS: usize = 10_000;
 

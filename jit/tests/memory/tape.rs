@@ -1,17 +1,12 @@
 //! Tape memory: `Tape::release` gives a large tape's memory back to the system, a refused
 //! allocation is a `TapeAllocation` error (interpreter and JIT alike, never an abort), and a call
-//! on a tape with room allocates nothing. Its own test binary: it installs the counting
-//! allocator and reads the process's RSS; a lock keeps its tests from overlapping.
+//! on a tape with room allocates nothing.
 
 use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue, Site, Tape, parse_module};
-use jitdiff_jit::alloc_count::{CountingAllocator, allocations_on_this_thread, fail_allocations_over};
+use jitdiff_jit::alloc_count::{allocations_on_this_thread, fail_allocations_over};
 use jitdiff_jit::{Agreement, Arg, CallError, Fault, JitOptions, compile, differential_call_with_tape};
-use std::sync::Mutex;
 
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-static SERIAL: Mutex<()> = Mutex::new(());
+use super::{SERIAL, rss_kib};
 
 const FILL: &str = "\
 func @fill(n: i64) {
@@ -37,12 +32,6 @@ entry:
     ret y
 }
 ";
-
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
-    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("VmRSS value")
-}
 
 #[test]
 fn release_returns_a_large_tapes_memory() {

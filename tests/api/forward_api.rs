@@ -2,12 +2,9 @@
 //! allocation per call after the first, and the in/out tangent of an `mslice`.
 
 use jitdiff::ir::{ExternRegistry, RuntimeValue, parse_module};
-use jitdiff::jit::alloc_count::{CountingAllocator, allocations_on_this_thread};
+use jitdiff::jit::alloc_count::allocations_on_this_thread;
 use jitdiff::jit::{Arg, JitOptions, compile};
 use jitdiff::{Error, ForwardFn};
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// f(x) = (x0 * x1, sin(x2), x0 + x1 + x2) for a slice x of length 3.
 const VECTOR_FN: &str = "

@@ -1,0 +1,35 @@
+//! The library end to end, through its public API: one test binary (each module below was a
+//! binary of its own; linking 40-odd binaries dominated a cold `cargo test`). Separate binaries
+//! remain for what must run alone: the random-program harness and the IR file tests (their own
+//! runners, `harness = false`) and the memory figures of `tests/resources.rs` (process RSS, which
+//! other tests running in parallel would disturb).
+
+// Counts this thread's allocations, for the tests that assert a call allocates nothing
+// (`no_alloc`, `forward_api`, `reverse_api`); other threads' allocations do not disturb them.
+#[global_allocator]
+static ALLOCATOR: jitdiff::jit::alloc_count::CountingAllocator = jitdiff::jit::alloc_count::CountingAllocator;
+
+mod fixtures;
+
+mod bad_input;
+mod errors;
+mod examples;
+mod fd;
+mod forward;
+mod forward_api;
+mod forward_jit;
+mod forward_shadow;
+mod fuzz_corpus;
+mod hand_gradients;
+mod hvp;
+mod jit_examples;
+mod no_alloc;
+mod no_panic;
+mod nondifferentiable;
+mod optim;
+mod optim_examples;
+mod parallel;
+mod reverse;
+mod reverse_api;
+mod reverse_state;
+mod rules;
