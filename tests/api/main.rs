@@ -23,6 +23,7 @@ mod fuzz_corpus;
 mod hand_gradients;
 mod hvp;
 mod jit_examples;
+mod layering;
 mod no_alloc;
 mod no_panic;
 mod nondifferentiable;
