@@ -22,7 +22,7 @@
 //! assert!((g[1] - 2.0 * 6.0f64.cos()).abs() < 1e-9);
 //! ```
 
-use crate::jvp::Jacobian;
+use crate::forward::Jacobian;
 use jitdiff_ir::{ArgValue, ExternRegistry, Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, CallError, CompiledFn, JitError, JitOptions, compile};
 use rayon::prelude::*;

@@ -5,8 +5,8 @@
 
 use crate::ad::{ForwardDerivative, derive_forward_with_rules, derive_reverse_with_rules};
 use crate::error::Error;
-use crate::grad::with_rule_externs;
-use crate::grad::{reborrow, zero_of};
+use crate::gradient::with_rule_externs;
+use crate::gradient::{reborrow, zero_of};
 use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Tape, Type};
 use jitdiff_jit::{Arg, CompiledFn, CompiledModule, JitOptions, compile};

@@ -36,9 +36,9 @@ pub use jitdiff_rules as rules;
 pub mod check;
 mod error;
 pub mod fd;
-mod grad;
+mod forward;
+mod gradient;
 mod hvp;
-mod jvp;
 #[cfg(feature = "argmin")]
 pub mod optim;
 pub mod parallel;
@@ -46,12 +46,12 @@ mod rng;
 mod rule_test;
 
 pub use error::Error;
-pub use grad::{GradientFn, Pullback};
+#[cfg(feature = "testing")]
+pub use forward::with_tangent_shadows;
+pub use forward::{ForwardFn, Jacobian, JvpOutput};
+pub use gradient::{GradientFn, Pullback};
 pub use hvp::HvpFn;
 pub use jitdiff_rules::{RuleError, RuleSet, ScalarRule};
-#[cfg(feature = "testing")]
-pub use jvp::with_tangent_shadows;
-pub use jvp::{ForwardFn, Jacobian, JvpOutput};
 pub use rng::SplitMix64;
 pub use rule_test::{RuleTestConfig, RuleTestError, RuleTestReport, test_rule};
 

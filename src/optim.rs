@@ -31,7 +31,7 @@ pub use argmin;
 pub use argmin_math;
 
 use crate::error::Error;
-use crate::grad::GradientFn;
+use crate::gradient::GradientFn;
 use crate::parallel::SampleSum;
 use argmin::core::{CostFunction, Gradient};
 use jitdiff_ir::{ArgValue, ExternRegistry, Module};

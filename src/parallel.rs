@@ -33,7 +33,7 @@
 //! ```
 
 use crate::error::Error;
-use crate::grad::GradientFn;
+use crate::gradient::GradientFn;
 use jitdiff_ir::{ArgValue, ExternRegistry, Module};
 use jitdiff_jit::{Arg, JitOptions};
 use rayon::prelude::*;

@@ -13,7 +13,7 @@
 
 use crate::ad::{derive_forward_with_rules, derive_reverse_with_rules};
 use crate::error::Error;
-use crate::grad::with_rule_externs;
+use crate::gradient::with_rule_externs;
 use crate::rng::SplitMix64;
 use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, Module, Tape, Type, parse_module, print_module};
 use jitdiff_rules::RuleSet;

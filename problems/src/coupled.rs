@@ -77,12 +77,12 @@ fn derivative_ir<'a>(f: &'a FunctionBuilder, s: &[Var<'a>]) -> Vec<Var<'a>> {
     let (theta, omega) = s.split_at(n);
     let mut d = omega.to_vec();
     for i in 0..n {
-        let mut a = -(f.c(GRAVITY_OVER_LENGTH) * theta[i].sin()) - f.c(DAMPING) * omega[i];
+        let mut a = -(f.float(GRAVITY_OVER_LENGTH) * theta[i].sin()) - f.float(DAMPING) * omega[i];
         if i > 0 {
-            a += f.c(SPRING) * (theta[i - 1] - theta[i]);
+            a += f.float(SPRING) * (theta[i - 1] - theta[i]);
         }
         if i + 1 < n {
-            a += f.c(SPRING) * (theta[i + 1] - theta[i]);
+            a += f.float(SPRING) * (theta[i + 1] - theta[i]);
         }
         d.push(a);
     }
@@ -90,12 +90,14 @@ fn derivative_ir<'a>(f: &'a FunctionBuilder, s: &[Var<'a>]) -> Vec<Var<'a>> {
 }
 
 fn rk4_step<'a>(f: &'a FunctionBuilder, s: &[Var<'a>], dt: f64) -> Vec<Var<'a>> {
-    let axpy = |k: &[Var<'a>], h: f64| -> Vec<Var<'a>> { s.iter().zip(k).map(|(&s, &k)| s + f.c(h) * k).collect() };
+    let axpy = |k: &[Var<'a>], h: f64| -> Vec<Var<'a>> { s.iter().zip(k).map(|(&s, &k)| s + f.float(h) * k).collect() };
     let k1 = derivative_ir(f, s);
     let k2 = derivative_ir(f, &axpy(&k1, dt * 0.5));
     let k3 = derivative_ir(f, &axpy(&k2, dt * 0.5));
     let k4 = derivative_ir(f, &axpy(&k3, dt));
-    (0..s.len()).map(|i| s[i] + f.c(dt / 6.0) * (k1[i] + f.c(2.0) * k2[i] + f.c(2.0) * k3[i] + k4[i])).collect()
+    (0..s.len())
+        .map(|i| s[i] + f.float(dt / 6.0) * (k1[i] + f.float(2.0) * k2[i] + f.float(2.0) * k3[i] + k4[i]))
+        .collect()
 }
 
 /// A deterministic initial state for `pendulums` pendulums: angles spread in ±0.5, at rest.

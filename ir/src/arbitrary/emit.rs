@@ -24,7 +24,7 @@ impl Generator<'_> {
     pub(super) fn float<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) -> F<'a> {
         if env.floats.is_empty() || self.chance(6) {
             let c = self.float_const();
-            let x = F { v: f.c(c), bound: c.abs() };
+            let x = F { v: f.float(c), bound: c.abs() };
             env.floats.push(x);
             return x;
         }
@@ -443,8 +443,8 @@ impl Generator<'_> {
         let fallback = self.float_const();
         let v = match self.index_for(f, env, s, 1) {
             Some(i) => f.load(s, i),
-            None if self.cfg.allow_branches => self.guarded(f, env, s, 1, |f, i| f.load(s, i), |f| f.c(fallback)),
-            None => f.c(fallback),
+            None if self.cfg.allow_branches => self.guarded(f, env, s, 1, |f, i| f.load(s, i), |f| f.float(fallback)),
+            None => f.float(fallback),
         };
         self.keep(env, v, self.iface().max(fallback.abs()));
     }
@@ -507,10 +507,15 @@ impl Generator<'_> {
                 let fallback = self.float_const();
                 let v = match self.index_for(f, env, s, lanes) {
                     Some(i) => f.vload(lanes, s, i),
-                    None if self.cfg.allow_branches => {
-                        self.guarded(f, env, s, lanes, |f, i| f.vload(lanes, s, i), |f| f.splat(lanes, f.c(fallback)))
-                    }
-                    None => f.splat(lanes, f.c(fallback)),
+                    None if self.cfg.allow_branches => self.guarded(
+                        f,
+                        env,
+                        s,
+                        lanes,
+                        |f, i| f.vload(lanes, s, i),
+                        |f| f.splat(lanes, f.float(fallback)),
+                    ),
+                    None => f.splat(lanes, f.float(fallback)),
                 };
                 self.keep(env, v, self.iface().max(fallback.abs()));
             }

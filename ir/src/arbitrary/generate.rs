@@ -454,7 +454,7 @@ impl<'c> Generator<'c> {
             Kind::FloatUnary => self.float_unary(f, env),
             Kind::FloatConst => {
                 let c = self.float_const();
-                self.keep(env, f.c(c), c.abs());
+                self.keep(env, f.float(c), c.abs());
             }
             Kind::Powi => self.powi(f, env),
             Kind::IntArith => self.int_arith(f, env),

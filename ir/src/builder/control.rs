@@ -33,7 +33,7 @@ impl FunctionBuilder {
     /// // sum of i * x for i in 0..n, and the count of iterations
     /// mb.function("tri", &[("x", Type::F64), ("n", Type::I64)], &[Type::F64, Type::I64], |f| {
     ///     let (x, n) = (f.param(0), f.param(1));
-    ///     let (s, k) = f.for_range(0, n, (f.c(0.0), f.int(0)), |_, i, (s, k)| (s + i.itof() * x, k + 1));
+    ///     let (s, k) = f.for_range(0, n, (f.float(0.0), f.int(0)), |_, i, (s, k)| (s + i.itof() * x, k + 1));
     ///     f.ret(&[s, k]);
     /// })?;
     /// # Ok::<(), jitdiff_ir::builder::BuildError>(())
@@ -106,7 +106,7 @@ impl FunctionBuilder {
     /// let mut mb = ModuleBuilder::new();
     /// mb.function("relu", &[("x", Type::F64)], &[Type::F64], |f| {
     ///     let x = f.param(0);
-    ///     let y = f.if_else(x.gt(0.0), |_| x, |f| f.c(0.0));
+    ///     let y = f.if_else(x.gt(0.0), |_| x, |f| f.float(0.0));
     ///     f.ret(&[y]);
     /// })?;
     /// let module = mb.finish()?;

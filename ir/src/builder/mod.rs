@@ -20,7 +20,7 @@
 //! mb.function("rosenbrock", &[("x", Type::Slice)], &[Type::F64], |f| {
 //!     let x = f.param(0);
 //!     let n = f.len(x);
-//!     let [sum] = f.for_range(0, n - 1, [f.c(0.0)], |f, i, [acc]| {
+//!     let [sum] = f.for_range(0, n - 1, [f.float(0.0)], |f, i, [acc]| {
 //!         let (xi, xn) = (f.load(x, i), f.load(x, i + 1));
 //!         [acc + 100.0 * (xn - xi * xi).powi(2) + (1.0 - xi).powi(2)]
 //!     });

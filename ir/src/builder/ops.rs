@@ -41,8 +41,8 @@ binary_ops! {
 }
 
 impl FunctionBuilder {
-    /// An `f64` constant (`fconst`).
-    pub fn c(&self, x: f64) -> Var<'_> {
+    /// An `f64` constant (`fconst`); the pair of [`int`](Self::int).
+    pub fn float(&self, x: f64) -> Var<'_> {
         self.fconst(x)
     }
     /// An `f64` constant (`fconst`).

@@ -186,7 +186,7 @@ impl<'a> Operand<'a> for Var<'a> {
 }
 impl<'a> Operand<'a> for f64 {
     fn into_var(self, fb: &'a FunctionBuilder, like: Type) -> Var<'a> {
-        let c = fb.c(self);
+        let c = fb.float(self);
         match like {
             Type::F64x(w) => fb.splat(w, c),
             _ => c,

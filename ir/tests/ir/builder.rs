@@ -12,7 +12,7 @@ fn rosenbrock_module() -> Module {
     mb.function("rosenbrock", &[("x", Type::Slice)], &[Type::F64], |f| {
         let x = f.param(0);
         let n = f.len(x);
-        let [sum] = f.for_range(0, n - 1, [f.c(0.0)], |f, i, [acc]| {
+        let [sum] = f.for_range(0, n - 1, [f.float(0.0)], |f, i, [acc]| {
             let (xi, xn) = (f.load(x, i), f.load(x, i + 1));
             [acc + 100.0 * (xn - xi * xi).powi(2) + (1.0 - xi).powi(2)]
         });
@@ -75,7 +75,7 @@ fn nested_loops_thread_carried_values() {
     mb.function("pairs", &[("x", Type::Slice)], &[Type::F64, Type::I64], |f| {
         let x = f.param(0);
         let n = f.len(x);
-        let (total, count) = f.for_range(0, n, (f.c(0.0), f.int(0)), |f, i, (acc, count)| {
+        let (total, count) = f.for_range(0, n, (f.float(0.0), f.int(0)), |f, i, (acc, count)| {
             let xi = f.load(x, i);
             f.for_range(0, i + 1, (acc, count), |f, j, (acc, count)| (acc + xi * f.load(x, j), count + 1))
         });
@@ -104,7 +104,7 @@ fn if_else_inside_a_loop_joins_values() {
     let mut mb = ModuleBuilder::new();
     mb.function("leaky_sum", &[("x", Type::Slice)], &[Type::F64, Type::I64], |f| {
         let x = f.param(0);
-        let (s, pos) = f.for_range(0, f.len(x), (f.c(0.0), f.int(0)), |f, i, (s, pos)| {
+        let (s, pos) = f.for_range(0, f.len(x), (f.float(0.0), f.int(0)), |f, i, (s, pos)| {
             let xi = f.load(x, i);
             let (y, p) = f.if_else(xi.gt(0.0), |_| (xi, pos + 1), |_| (-0.5 * xi, pos));
             (s + y, p)
@@ -209,7 +209,7 @@ fn vectors_splat_load_store_extract_insert() {
     let mut mb = ModuleBuilder::new();
     mb.function("pairs2", &[("x", Type::Slice), ("out", Type::SliceMut)], &[Type::F64, Type::F64], |f| {
         let (x, out) = (f.param(0), f.param(1));
-        let [last] = f.for_range(0, f.len(x) / 2, [f.splat(2, f.c(0.0))], |f, k, _| {
+        let [last] = f.for_range(0, f.len(x) / 2, [f.splat(2, f.float(0.0))], |f, k, _| {
             let v = f.vload(2, x, k) * 2.0 + 1.0;
             f.vstore(out, k, v);
             [v]
@@ -386,13 +386,13 @@ fn misuse_of_control_flow_is_reported() {
     assert!(type_message(&e).contains("ret gives (i64)"));
 
     let e = build_err(|f| {
-        let r = f.for_range(0, f.param(0), [f.c(0.0)], |_, _, c| c);
+        let r = f.for_range(0, f.param(0), [f.float(0.0)], |_, _, c| c);
         f.ret(&r);
     });
     assert!(type_message(&e).contains("bounds must be i64"));
 
     let e = build_err(|f| {
-        let [r] = f.for_range(0, f.param(1), [f.c(0.0)], |_, i, _| [i]);
+        let [r] = f.for_range(0, f.param(1), [f.float(0.0)], |_, i, _| [i]);
         f.ret(&[r]);
     });
     assert!(type_message(&e).contains("for_range body gives (i64)"));
@@ -404,13 +404,13 @@ fn misuse_of_control_flow_is_reported() {
     assert!(type_message(&e).contains("slices are only parameters"));
 
     let e = build_err(|f| {
-        let r = f.if_else(f.param(1).gt(0), |f| f.c(1.0), |f| f.int(1));
+        let r = f.if_else(f.param(1).gt(0), |f| f.float(1.0), |f| f.int(1));
         f.ret(&[r]);
     });
     assert!(type_message(&e).contains("else side"));
 
     let e = build_err(|f| {
-        let r = f.if_else(f.param(0), |f| f.c(1.0), |f| f.c(2.0));
+        let r = f.if_else(f.param(0), |f| f.float(1.0), |f| f.float(2.0));
         f.ret(&[r]);
     });
     assert!(type_message(&e).contains("bool condition"));

@@ -3,7 +3,7 @@
 
 use crate::ad::{ForwardDerivative, derive_forward_with_rules};
 use crate::error::Error;
-use crate::grad::with_rule_externs;
+use crate::gradient::with_rule_externs;
 use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, JitOptions, compile};
