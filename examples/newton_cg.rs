@@ -23,7 +23,7 @@
 //! Newton-CG and L-BFGS stop at the same rule, `|grad f| < TOLERANCE`. `N` (default 2) is the
 //! dimension of the Extended Rosenbrock function; from N = 4 on it has a second local minimum
 //! (f ≈ 3.99 near x1 ≈ -1), which Newton-CG finds from this start while L-BFGS finds the global
-//! one. `tests/optim_examples.rs` runs [`compare`] in CI.
+//! one. `tests/api/optim_examples.rs` runs [`compare`] in CI.
 
 use jitdiff::HvpFn;
 use jitdiff::ir::{ArgValue, parse_module};

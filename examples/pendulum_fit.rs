@@ -10,7 +10,7 @@
 //! cargo run --release --example pendulum_fit
 //! ```
 //!
-//! `tests/optim_examples.rs` runs [`fit`] in CI.
+//! `tests/api/optim_examples.rs` runs [`fit`] in CI.
 
 use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::optim::Objective;

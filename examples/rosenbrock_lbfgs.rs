@@ -5,7 +5,7 @@
 //! cargo run --release --example rosenbrock_lbfgs [-- N]
 //! ```
 //!
-//! `tests/optim_examples.rs` runs [`solve`] in CI.
+//! `tests/api/optim_examples.rs` runs [`solve`] in CI.
 
 use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::optim::Objective;

@@ -304,7 +304,7 @@ pub struct Gmm {
 }
 
 impl Gmm {
-    /// The (d, K, n) sizes of DESIGN.md.
+    /// The (d, K, n) sizes of the benchmarks (ADBench's).
     pub const STANDARD_SIZES: [(usize, usize, usize); 3] = [(2, 5, 1000), (10, 25, 1000), (20, 50, 10_000)];
 
     /// Deterministic pseudo-random data in the manner of ADBench's generator: alphas, icf and x

@@ -1,4 +1,4 @@
-//! The four benchmark problems of DESIGN.md, each as IR text and as a plain-Rust reference.
+//! The benchmark problems of jitdiff, each as IR text and as a plain-Rust reference.
 //!
 //! | module | IR entry | what it exercises |
 //! |---|---|---|
@@ -9,7 +9,7 @@
 //!
 //! Every problem module holds: the IR text (`*_IR`, the file under `examples/ir/`), the reference
 //! primal as a free function on plain slices (the "hand-written Rust" baseline of the benchmarks),
-//! an instance struct with a deterministic input generator at the DESIGN.md sizes, and the
+//! an instance struct with a deterministic input generator at the benchmarked sizes, and the
 //! conversion of an instance to interpreter arguments. Hand-written gradients belong in the same
 //! module, beside the primal they differentiate.
 //!
@@ -73,7 +73,7 @@ pub trait Problem {
     }
 }
 
-/// Every problem at the sizes DESIGN.md benchmarks: Rosenbrock n = 10, 1000, 100 000; GMM
+/// Every problem at the sizes the benchmarks use: Rosenbrock n = 10, 1000, 100 000; GMM
 /// (d, K, n) = (2, 5, 1000), (10, 25, 1000), (20, 50, 10 000); the pendulum with 1000 steps; the
 /// 32 → 64 → 1 MLP on a batch of 256.
 pub fn standard_problems() -> Vec<Box<dyn Problem>> {

@@ -40,7 +40,7 @@ pub struct Rosenbrock {
 }
 
 impl Rosenbrock {
-    /// The sizes benchmarked (DESIGN.md: n = 10 … 100 000).
+    /// The sizes benchmarked (n = 10 … 100 000).
     pub const STANDARD_SIZES: [usize; 3] = [10, 1_000, 100_000];
 
     /// The instance of size `n` at the standard starting point.

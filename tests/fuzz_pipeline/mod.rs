@@ -1,5 +1,5 @@
 //! The fuzzing pipeline, shared by the libFuzzer target (`fuzz/fuzz_targets/pipeline.rs`) and
-//! the corpus test (`tests/fuzz_corpus.rs`): text → parse → verify → print/parse round trip →
+//! the corpus test (`tests/api/fuzz_corpus.rs`): text → parse → verify → print/parse round trip →
 //! for each function: run in the interpreter and the JIT on bounded inputs (a step limit; the
 //! JIT runs only what the interpreter finished) and compare → derive forward (W = 1, 2) and
 //! reverse → the derived IR verifies, compiles and runs alike in the interpreter and the JIT.

@@ -476,7 +476,7 @@ fn every_opcode_is_covered_by_these_tests() {
         "fconst", "iconst", "bconst", "fadd", "fsub", "fmul", "fdiv", "fneg", "powi", "iadd", "isub", "imul", "idiv",
         "irem", "ineg", "and", "or", "not", "fcmp", "icmp", "select", "itof", "ftoi", "len", "load", "store", "vload",
         "vstore", "splat", "extract", "insert", "call", "alloc",
-        // Covered by jit/tests/tape.rs and tape_memory.rs (they need tapes shared across calls).
+        // Covered by jit/tests/jit/tape.rs and jit/tests/memory/tape.rs (they need tapes shared across calls).
         "tpush", "tpop",
     ];
     for op in Opcode::all() {
