@@ -83,7 +83,11 @@ impl Lowerer<'_> {
                 Ok(Lowered::Value(Operand { value: self.ssa.op(Opcode::IToF, &[op.value]), ty: Ty::F64 }))
             }
             ("f64", Ty::F64) => Ok(Lowered::Value(op)),
-            _ => Err(unsupported(span, format!("`{ty}::from` of `{}`", op.ty), format!("use `as`: `x as {ty}`"))),
+            _ => Err(unsupported(
+                span,
+                format!("conversions `{ty}::from` of `{}`", op.ty),
+                format!("use `as`: `x as {ty}`"),
+            )),
         }
     }
 

@@ -48,7 +48,10 @@ impl Lowerer<'_> {
                     ),
                 ));
             }
-            None => return Err(type_error(else_span, &then_ty, &else_value.ty(), None)),
+            None => {
+                let else_expr = e.else_branch.as_ref().map(|(_, x)| &**x);
+                return Err(type_error(else_span, &then_ty, &else_value.ty(), else_expr));
+            }
         };
         self.edge_to(&mut join, else_value.values());
         let results = self.finish_join(join, "endif", &value_types(&ty));
@@ -168,7 +171,7 @@ impl Lowerer<'_> {
     /// The loop a `break`/`continue` refers to (innermost, or by label).
     fn target_loop(&self, label: Option<&syn::Lifetime>, span: Span, what: &str) -> Result<usize> {
         if self.closure_floor.is_some() && self.loops.is_empty() {
-            return Err(unsupported(span, format!("`{what}` inside closures"), "use a `for` loop"));
+            return Err(unsupported(span, format!("`{what}` expressions inside closures"), "use a `for` loop"));
         }
         match label {
             None => self.loops.len().checked_sub(1).ok_or_else(|| {
@@ -245,7 +248,7 @@ impl Lowerer<'_> {
 
     pub(crate) fn lower_return(&mut self, r: &syn::ExprReturn) -> Result<Lowered> {
         if self.closure_floor.is_some() {
-            return Err(unsupported(r.span(), "`return` inside closures", "use a `for` loop"));
+            return Err(unsupported(r.span(), "`return` expressions inside closures", "use a `for` loop"));
         }
         let ret = self.ret.clone();
         let value = match &r.expr {

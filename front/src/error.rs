@@ -102,6 +102,16 @@ pub enum FrontErrorKind {
         /// What exists instead.
         instead: String,
     },
+    /// A method the type does not have (in the subset).
+    #[error("no method `{method}` on `{ty}`; {instead}")]
+    UnknownMethod {
+        /// The receiver's type.
+        ty: String,
+        /// The method.
+        method: String,
+        /// What exists instead.
+        instead: String,
+    },
     /// Operand or argument types that do not fit.
     #[error("mismatched types: expected `{expected}`, found `{found}`; {instead}")]
     TypeMismatch {

@@ -76,7 +76,7 @@ impl Lowerer<'_> {
                 "iterate over the range directly: `for i in a..b { ... }`",
             )),
             E::Struct(s) => Err(unsupported(s.span(), "structs", "pass each field as its own parameter")),
-            E::Try(t) => Err(unsupported(t.span(), "the `?` operator", "return plain values and test them with `if`")),
+            E::Try(t) => Err(unsupported(t.span(), "`?` operators", "return plain values and test them with `if`")),
             E::Async(_) | E::Await(_) => {
                 Err(unsupported(expr.span(), "`async` and `.await`", "write ordinary synchronous code"))
             }
@@ -385,6 +385,10 @@ fn literal_text(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(f), .. }) => Some(f.base10_digits().to_string()),
         syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => literal_text(&u.expr).map(|t| format!("-{t}")),
         syn::Expr::Paren(p) => literal_text(&p.expr),
+        syn::Expr::Block(b) => match b.block.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] => literal_text(e),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -400,7 +404,7 @@ pub(crate) fn arith_opcode(op: &syn::BinOp, ty: &Ty, span: Span) -> Result<Opcod
         (B::Rem(_), Ty::F64) => {
             return Err(unsupported(
                 span,
-                "`%` on `f64` values",
+                "remainders (`%`) of `f64` values",
                 "the IR has no float remainder; use `x - (x / y).floor() * y` where that approximation is fine, or integers",
             ));
         }
@@ -412,12 +416,12 @@ pub(crate) fn arith_opcode(op: &syn::BinOp, ty: &Ty, span: Span) -> Result<Opcod
         (_, Ty::Bool) => {
             return Err(unsupported(
                 span,
-                "arithmetic on `bool` values",
+                "arithmetic operators on `bool` values",
                 "convert with `if b { 1.0 } else { 0.0 }` first",
             ));
         }
         _ => {
-            return Err(unsupported(span, "this operator", "use `+`, `-`, `*`, `/` or `%` on numbers"));
+            return Err(unsupported(span, "operators of this kind", "use `+`, `-`, `*`, `/` or `%` on numbers"));
         }
     })
 }

@@ -58,7 +58,7 @@ impl Lowerer<'_> {
                 let syn::Expr::Closure(closure) = &m.args[1] else {
                     return Err(unsupported(
                         m.args[1].span(),
-                        "`fold` with anything but a closure written in place",
+                        "`fold` calls without a closure written in place",
                         "write the closure in the call: `.fold(0.0, |acc, v| acc + v)`",
                     ));
                 };
@@ -71,7 +71,7 @@ impl Lowerer<'_> {
             other => {
                 return Err(unsupported(
                     m.method.span(),
-                    format!("the iterator method `{other}`"),
+                    format!("iterator methods such as `{other}`"),
                     "consume iterators with `sum`, `product`, `fold`, `count` or a `for` loop",
                 ));
             }

@@ -98,7 +98,7 @@ fn closure_arg(m: &syn::ExprMethodCall) -> Result<&syn::ExprClosure> {
         (1, Some(syn::Expr::Closure(c))) => Ok(c),
         _ => Err(unsupported(
             m.span(),
-            format!("`{}` with anything but one closure written in place", m.method),
+            format!("`{}` calls without one closure written in place", m.method),
             format!("write the closure in the call: `.{}(|v| ...)`", m.method),
         )),
     }
@@ -156,7 +156,7 @@ fn parse_source(expr: &syn::Expr) -> Result<Source<'_>> {
                 "take" => Ok(Source::Take(inner()?, arg(1)?)),
                 "map" | "filter" => Err(unsupported(
                     m.method.span(),
-                    format!("`{name}` before `enumerate`, `zip`, `rev`, `step_by`, `skip` or `take`"),
+                    format!("`{name}` adapters before `enumerate`, `zip`, `rev`, `step_by`, `skip` or `take`"),
                     "put `map` and `filter` last in the chain, or use a `for` loop",
                 )),
                 "windows" | "chunks" | "chunks_exact" => Err(unsupported(
@@ -166,7 +166,7 @@ fn parse_source(expr: &syn::Expr) -> Result<Source<'_>> {
                 )),
                 _ => Err(unsupported(
                     m.method.span(),
-                    format!("the iterator method `{name}`"),
+                    format!("iterator methods such as `{name}`"),
                     "use `iter`, `enumerate`, `zip`, `rev`, `step_by`, `skip`, `take`, `map`, `filter`, `sum`, `product`, `fold`, `count`, or a `for` loop",
                 )),
             }
@@ -407,7 +407,7 @@ impl Lowerer<'_> {
             )),
             (syn::Pat::Tuple(_), _) => Err(invalid(pat.span(), "this item is a single value; bind it to one name")),
             (other, _) => {
-                Err(unsupported(other.span(), "this kind of pattern", "bind a name, `&name`, `(a, b)` or `_`"))
+                Err(unsupported(other.span(), "patterns of this kind", "bind a name, `&name`, `(a, b)` or `_`"))
             }
         }
     }

@@ -10,7 +10,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 /// Methods of `f64` that map to one IR primitive of the same meaning.
-const UNARY: [(&str, Opcode); 15] = [
+const UNARY: [(&str, Opcode); 17] = [
     ("sin", Opcode::Sin),
     ("cos", Opcode::Cos),
     ("tan", Opcode::Tan),
@@ -26,18 +26,20 @@ const UNARY: [(&str, Opcode); 15] = [
     ("ln_1p", Opcode::Log1p),
     ("sqrt", Opcode::Sqrt),
     ("abs", Opcode::Abs),
+    ("floor", Opcode::Floor),
+    ("ceil", Opcode::Ceil),
 ];
 
 /// `f64` methods whose IR primitives are being added (`IR: new primitives`): Rust name, IR
-/// spelling, number of arguments besides the receiver.
-const PENDING: [(&str, &str, usize); 7] = [
-    ("exp2", "exp2", 0),
-    ("log2", "log2", 0),
-    ("log10", "log10", 0),
-    ("cbrt", "cbrt", 0),
-    ("round", "round", 0),
-    ("trunc", "trunc", 0),
-    ("mul_add", "fma", 2),
+/// spelling, number of arguments besides the receiver, and what to write while the IR lacks it.
+const PENDING: [(&str, &str, usize, &str); 7] = [
+    ("exp2", "exp2", 0, "`2f64.powf(x)`"),
+    ("log2", "log2", 0, "`x.ln() / std::f64::consts::LN_2`"),
+    ("log10", "log10", 0, "`x.ln() / std::f64::consts::LN_10`"),
+    ("cbrt", "cbrt", 0, "`x.signum() * x.abs().powf(1.0 / 3.0)`"),
+    ("round", "round", 0, "`if x < 0.0 { (x - 0.5).ceil() } else { (x + 0.5).floor() }`"),
+    ("trunc", "trunc", 0, "`if x < 0.0 { x.ceil() } else { x.floor() }`"),
+    ("mul_add", "fma", 2, "`x * a + b` (rounded twice)"),
 ];
 
 /// Every `f64` method the front end knows, for error messages.
@@ -126,7 +128,7 @@ impl Lowerer<'_> {
             arg_count(name, args, 0, span)?;
             return float(self.ssa.op(op, &[x]));
         }
-        if let Some(&(_, spelling, count)) = PENDING.iter().find(|(n, ..)| *n == name) {
+        if let Some(&(_, spelling, count, meanwhile)) = PENDING.iter().find(|(n, ..)| *n == name) {
             arg_count(name, args, count, span)?;
             let Some(op) = Opcode::from_spelling(spelling) else {
                 return Err(FrontError::new(
@@ -134,9 +136,7 @@ impl Lowerer<'_> {
                     FrontErrorKind::NotYetSupported {
                         construct: format!("`f64::{name}`"),
                         why: format!("the IR has no `{spelling}` primitive yet"),
-                        instead:
-                            "write it with the supported functions (e.g. `x.ln() / std::f64::consts::LN_2` for `log2`)"
-                                .into(),
+                        instead: format!("write {meanwhile} meanwhile"),
                     },
                 ));
             };
@@ -229,17 +229,17 @@ impl Lowerer<'_> {
             )),
             "asinh" | "acosh" | "atanh" => Err(unsupported(
                 name_span,
-                format!("`f64::{name}` (no IR primitive)"),
+                format!("calls of `f64::{name}` (no IR primitive)"),
                 "write the formula, e.g. `(x + (x * x + 1.0).sqrt()).ln()` for `asinh`",
             )),
             "copysign" | "is_sign_negative" | "is_sign_positive" => Err(unsupported(
                 name_span,
-                format!("`f64::{name}` (the IR cannot read a float's sign bit)"),
+                format!("calls of `f64::{name}` (the IR cannot read a float's sign bit)"),
                 "compare with zero instead (`x < 0.0`)",
             )),
             "rem_euclid" | "div_euclid" => Err(unsupported(
                 name_span,
-                format!("`f64::{name}` (no IR primitive)"),
+                format!("calls of `f64::{name}` (no IR primitive)"),
                 "use `floor`: `x - (x / y).floor() * y`",
             )),
             _ => Err(unknown_method(
@@ -308,9 +308,11 @@ impl Lowerer<'_> {
                 let negated = self.ssa.op(Opcode::INeg, &[x]);
                 Ok(Lowered::Value(Operand { value: self.ssa.select(negative, negated, x), ty }))
             }
-            "pow" => {
-                Err(unsupported(name_span, "integer `pow`", "multiply out (`n * n`), or compute in `f64` with `powi`"))
-            }
+            "pow" => Err(unsupported(
+                name_span,
+                "integer `pow` calls",
+                "multiply out (`n * n`), or compute in `f64` with `powi`",
+            )),
             _ => Err(unknown_method(
                 name_span,
                 name,
@@ -343,6 +345,6 @@ fn not_yet(span: Span, name: &str, why: &str, instead: &str) -> FrontError {
 fn unknown_method(span: Span, name: &str, ty: &Ty, instead: &str) -> FrontError {
     FrontError::new(
         span,
-        FrontErrorKind::Unknown { what: format!("method on `{ty}`"), name: name.to_string(), instead: instead.into() },
+        FrontErrorKind::UnknownMethod { ty: ty.to_string(), method: name.to_string(), instead: instead.into() },
     )
 }

@@ -227,7 +227,7 @@ fn use_item(tree: &syn::UseTree, ctx: &mut ModuleCtx, prefix: &mut Vec<String>) 
         syn::UseTree::Rename(r) => import(path(), &r.ident, &r.rename, ctx),
         other => Err(unsupported(
             other.span(),
-            "`use` of anything but `std::f64::consts`",
+            "`use` items other than `use std::f64::consts::...`",
             "refer to `std::f64::consts::PI` (or `use std::f64::consts::PI;`) and define everything else in the source",
         )),
     }
@@ -243,7 +243,7 @@ fn import(path: String, original: &syn::Ident, local: &syn::Ident, ctx: &mut Mod
         ("" | "f64", "f64" | "consts") => Ok(()),
         _ => Err(unsupported(
             original.span(),
-            "`use` of anything but `std::f64::consts`",
+            "`use` items other than `use std::f64::consts::...`",
             "refer to `std::f64::consts::PI` (or `use std::f64::consts::PI;`) and define everything else in the source",
         )),
     }

@@ -173,7 +173,7 @@ impl Lowerer<'_> {
                     }
                     Ty::Int(_) => Err(unsupported(
                         u.span(),
-                        "bitwise `!` on integers",
+                        "bitwise negations (`!`) of integers",
                         "the IR has no bit operations; use arithmetic (`-x - 1` is `!x` for signed integers)",
                     )),
                     other => {
@@ -188,7 +188,7 @@ impl Lowerer<'_> {
                     other => Err(invalid(u.span(), format!("cannot dereference `{}`; remove the `*`", other.ty()))),
                 }
             }
-            _ => Err(unsupported(u.span(), "this unary operator", "use `-`, `!` or `*`")),
+            _ => Err(unsupported(u.span(), "unary operators of this kind", "use `-`, `!` or `*`")),
         }
     }
 

@@ -44,7 +44,7 @@ impl Lowerer<'_> {
         if let Some(init) = &local.init
             && let Some((else_token, _)) = &init.diverge
         {
-            return Err(unsupported(else_token.span(), "`let ... else`", "use `if`/`else` and `return`"));
+            return Err(unsupported(else_token.span(), "`let ... else` statements", "use `if`/`else` and `return`"));
         }
         let (pat, annotated) = match &local.pat {
             syn::Pat::Type(pt) => {
@@ -143,7 +143,7 @@ impl Lowerer<'_> {
             }
             other => Err(unsupported(
                 other.span(),
-                "this kind of pattern",
+                "patterns of this kind",
                 "bind a name (`let x = ...`) or a tuple of names (`let (a, b) = ...`)",
             )),
         }

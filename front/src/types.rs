@@ -237,8 +237,8 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
         syn::Type::Slice(_) => {
             Err(unsupported(ty.span(), "unsized slice types", "take the slice by reference: `&[f64]` or `&mut [f64]`"))
         }
-        syn::Type::Never(_) => Err(unsupported(ty.span(), "the never type `!`", "return a value")),
-        syn::Type::Infer(_) => Err(unsupported(ty.span(), "`_` in types", "write the type out")),
+        syn::Type::Never(_) => Err(unsupported(ty.span(), "never types (`!`)", "return a value")),
+        syn::Type::Infer(_) => Err(unsupported(ty.span(), "inferred types (`_`)", "write the type out")),
         syn::Type::ImplTrait(_) | syn::Type::TraitObject(_) => {
             Err(unsupported(ty.span(), "traits", "write separate `fn`s for `f64`"))
         }
@@ -248,7 +248,7 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
         syn::Type::Ptr(_) => Err(unsupported(ty.span(), "raw pointers", "use `&[f64]` or `&mut [f64]`")),
         _ => Err(unsupported(
             ty.span(),
-            "this kind of type",
+            "types of this kind",
             "use `f64`, an integer type, `bool`, `&[f64]` or `&mut [f64]`",
         )),
     }
