@@ -105,7 +105,8 @@ fn produces_active(op: Opcode, args: &[Value], active: &HashSet<Value>) -> bool 
     let any = |vals: &[Value]| vals.iter().any(|v| active.contains(v));
     match op {
         // Piecewise constant or not float-valued: never active.
-        Opcode::Floor | Opcode::Ceil | Opcode::Sign | Opcode::IToF | Opcode::FToI | Opcode::Len => false,
+        op if jitdiff_rules::is_piecewise_constant(op) => false,
+        Opcode::IToF | Opcode::FToI | Opcode::Len => false,
         Opcode::FCmp | Opcode::ICmp | Opcode::And | Opcode::Or | Opcode::Not => false,
         Opcode::FConst | Opcode::IConst | Opcode::BConst => false,
         // select: the condition carries no derivative; the arms do.

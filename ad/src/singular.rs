@@ -77,7 +77,7 @@ impl Singular {
 
 /// Whether a singular primitive's value is finite at a point where its partial is infinite.
 fn finite_where_singular(op: Opcode) -> bool {
-    !matches!(op, Opcode::Ln | Opcode::Log1p | Opcode::FDiv | Opcode::Powi)
+    !matches!(op, Opcode::Ln | Opcode::Log1p | Opcode::Log2 | Opcode::Log10 | Opcode::FDiv | Opcode::Powi)
 }
 
 /// The constant operands a function defines.

@@ -57,8 +57,13 @@ unary_std! {
     sqrt => sqrt, exp => exp, ln => ln, sin => sin, cos => cos, tan => tan, tanh => tanh,
     abs => abs, log1p => ln_1p, expm1 => exp_m1, floor => floor, ceil => ceil, atan => atan,
     asin => asin, acos => acos, sinh => sinh, cosh => cosh,
+    exp2 => exp2, log2 => log2, log10 => log10, cbrt => cbrt, round => round, trunc => trunc,
 }
 
+/// `fma(a, b, c) = a * b + c` with one rounding, as Rust's `f64::mul_add`.
+pub extern "C" fn fma(a: f64, b: f64, c: f64) -> f64 {
+    a.mul_add(b, c)
+}
 /// `pow(x, y)`, as Rust's `f64::powf`.
 pub extern "C" fn pow(x: f64, y: f64) -> f64 {
     x.powf(y)

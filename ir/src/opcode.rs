@@ -22,6 +22,8 @@ pub enum Shape {
         /// Whether `f64xW` operands are allowed.
         lanes: bool,
     },
+    /// `(f64, f64, f64) -> f64`.
+    FloatTernary,
     /// `(f64, i64) -> f64`.
     Powi,
     /// `(i64) -> i64`.
@@ -80,6 +82,8 @@ pub enum MathFn {
     Binary(extern "C" fn(f64, f64) -> f64),
     /// `powi`.
     Powi(extern "C" fn(f64, i64) -> f64),
+    /// A three-argument math function (`fma`).
+    Ternary(extern "C" fn(f64, f64, f64) -> f64),
 }
 
 /// Everything the table says about one opcode.
@@ -147,12 +151,19 @@ op_table! {
     Sinh => "sinh", FloatUnary { lanes: false }, U(math::sinh), "Hyperbolic sine.";
     Cosh => "cosh", FloatUnary { lanes: false }, U(math::cosh), "Hyperbolic cosine.";
     Sign => "sign", FloatUnary { lanes: false }, U(math::sign), "-1, 0 or 1.";
+    Exp2 => "exp2", FloatUnary { lanes: false }, U(math::exp2), "2^x.";
+    Log2 => "log2", FloatUnary { lanes: false }, U(math::log2), "Base-2 logarithm.";
+    Log10 => "log10", FloatUnary { lanes: false }, U(math::log10), "Base-10 logarithm.";
+    Cbrt => "cbrt", FloatUnary { lanes: false }, U(math::cbrt), "Cube root (of negative numbers too).";
+    Round => "round", FloatUnary { lanes: false }, U(math::round), "Round to nearest, half away from zero.";
+    Trunc => "trunc", FloatUnary { lanes: false }, U(math::trunc), "Round toward zero.";
     Min => "min", FloatBinary { lanes: false }, B(math::min), "Minimum: `a < b ? a : b`.";
     Max => "max", FloatBinary { lanes: false }, B(math::max), "Maximum: `a > b ? a : b`.";
     Pow => "pow", FloatBinary { lanes: false }, B(math::pow), "x^y for real y.";
     Atan2 => "atan2", FloatBinary { lanes: false }, B(math::atan2), "atan2(y, x).";
     Hypot => "hypot", FloatBinary { lanes: false }, B(math::hypot), "sqrt(x^2 + y^2) without overflow.";
     Powi => "powi", Powi, MathFn::Powi(math::powi), "x^n for integer n.";
+    Fma => "fma", FloatTernary, MathFn::Ternary(math::fma), "`fma a, b, c`: a * b + c with one rounding.";
     IAdd => "iadd", IntBinary, N, "Integer addition (wrapping).";
     ISub => "isub", IntBinary, N, "Integer subtraction (wrapping).";
     IMul => "imul", IntBinary, N, "Integer multiplication (wrapping).";
@@ -256,6 +267,7 @@ impl Opcode {
                 Some(a)
             }
             Powi => (arity_ok(2) && t(0)? == Type::F64 && t(1)? == Type::I64).then_some(Some(Type::F64))?,
+            FloatTernary => (arity_ok(3) && args.iter().all(|&a| a == Type::F64)).then_some(Some(Type::F64))?,
             IntUnary => (arity_ok(1) && t(0)? == Type::I64).then_some(Some(Type::I64))?,
             IntBinary => (arity_ok(2) && t(0)? == Type::I64 && t(1)? == Type::I64).then_some(Some(Type::I64))?,
             BoolUnary => (arity_ok(1) && t(0)? == Type::Bool).then_some(Some(Type::Bool))?,

@@ -45,6 +45,7 @@ pub(crate) fn register_math(jb: &mut JITBuilder) {
             MathFn::Unary(f) => f as *const u8,
             MathFn::Binary(f) => f as *const u8,
             MathFn::Powi(f) => f as *const u8,
+            MathFn::Ternary(f) => f as *const u8,
         };
         jb.symbol(math_symbol(info.opcode), ptr);
     }

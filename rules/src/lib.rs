@@ -17,4 +17,4 @@ mod linearize;
 
 pub use custom::{PartialsCallback, RuleError, RuleSet, ScalarRule};
 pub use emit::{BlockEmitter, Emit};
-pub use linearize::{Coef, Linearization, Term, has_singular_partials, linearize};
+pub use linearize::{Coef, Linearization, Term, has_singular_partials, is_piecewise_constant, linearize};

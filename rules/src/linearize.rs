@@ -23,7 +23,9 @@
 //! | `pow x, y` | y = 0 | 0 for `x` (also at x = 0, where `y x^(y-1)` is `0 · inf`) |
 //! | `pow x, y` | x = 0 | `y x^(y-1)` for `x` (+inf for 0 < y < 1); 0 for `y` |
 //! | `powi x, n` | n = 0 | 0 (also at x = 0); `n = i64::MIN` uses `x^n / x` for `x^(n-1)` |
-//! | `floor`, `ceil`, `sign` | everywhere | 0 (piecewise constant: `ZeroTangent`) |
+//! | `log2`, `log10` | 0 | +inf |
+//! | `cbrt` | 0 | +inf |
+//! | `floor`, `ceil`, `round`, `trunc`, `sign` | everywhere | 0 (piecewise constant: `ZeroTangent`) |
 //!
 //! ## Strong zeros
 //!
@@ -81,6 +83,17 @@ pub enum Linearization {
     /// Memory, calls and lane shuffles: the transform handles these itself, since their
     /// derivatives read and write tangent slices or callee rules rather than scale operands.
     Structural,
+}
+
+/// Is `op` a float operation whose derivative is zero wherever it exists (`floor`, `ceil`,
+/// `round`, `trunc`, `sign`)? Activity analysis stops at these: nothing downstream pays.
+///
+/// ```
+/// assert!(jitdiff_rules::is_piecewise_constant(jitdiff_ir::Opcode::Round));
+/// assert!(!jitdiff_rules::is_piecewise_constant(jitdiff_ir::Opcode::Exp));
+/// ```
+pub fn is_piecewise_constant(op: Opcode) -> bool {
+    matches!(op, Opcode::Floor | Opcode::Ceil | Opcode::Sign | Opcode::Round | Opcode::Trunc)
 }
 
 /// The linearization of `op` applied to `args` with result `result`, emitting whatever partials
@@ -175,7 +188,34 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
             push(0, Scale(em.bin(O::FSub, one, y2)));
         }
         O::Abs => push(0, Scale(em.un(O::Sign, args[0]))),
-        O::Floor | O::Ceil | O::Sign => return Linearization::Zero,
+        // Kept in step with `is_piecewise_constant` by a test over the op table.
+        O::Floor | O::Ceil | O::Sign | O::Round | O::Trunc => return Linearization::Zero,
+        O::Exp2 => {
+            // d 2^x = ln 2 · 2^x, from the result.
+            let ln2 = em.fconst(std::f64::consts::LN_2);
+            push(0, Scale(em.bin(O::FMul, ln2, result)));
+        }
+        O::Log2 | O::Log10 => {
+            // 1 / (x ln b): infinite at 0, where the value is -inf.
+            let ln_base = em.fconst(if op == O::Log2 { std::f64::consts::LN_2 } else { std::f64::consts::LN_10 });
+            let d = em.bin(O::FMul, args[0], ln_base);
+            let one = em.fconst(1.0);
+            push(0, ScaleStrong(em.bin(O::FDiv, one, d)));
+        }
+        O::Cbrt => {
+            // 1 / (3 y²) from the result y: +inf at 0, where the value is 0.
+            let y2 = em.bin(O::FMul, result, result);
+            let three = em.fconst(3.0);
+            let d = em.bin(O::FMul, three, y2);
+            let one = em.fconst(1.0);
+            push(0, ScaleStrong(em.bin(O::FDiv, one, d)));
+        }
+        O::Fma => {
+            // a b + c: b for a, a for b, 1 for c.
+            push(0, Scale(args[1]));
+            push(1, Scale(args[0]));
+            push(2, One);
+        }
         O::Atan => {
             let one = em.fconst(1.0);
             let x2 = em.bin(O::FMul, args[0], args[0]);
@@ -297,7 +337,21 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
 /// ```
 pub fn has_singular_partials(op: Opcode) -> bool {
     use Opcode as O;
-    matches!(op, O::Sqrt | O::Ln | O::Log1p | O::Pow | O::Powi | O::Asin | O::Acos | O::FDiv | O::FMulSz)
+    matches!(
+        op,
+        O::Sqrt
+            | O::Ln
+            | O::Log1p
+            | O::Log2
+            | O::Log10
+            | O::Cbrt
+            | O::Pow
+            | O::Powi
+            | O::Asin
+            | O::Acos
+            | O::FDiv
+            | O::FMulSz
+    )
 }
 
 impl Linearization {
@@ -306,6 +360,34 @@ impl Linearization {
         match self {
             Linearization::Terms(t) => t,
             _ => &[],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emit::BlockEmitter;
+    use jitdiff_ir::{Function, Shape, Type};
+
+    /// Activity analysis trusts `is_piecewise_constant`; linearization must agree with it for
+    /// every float operation of the op table.
+    #[test]
+    fn piecewise_constant_ops_are_exactly_those_with_a_zero_linearization() {
+        for op in Opcode::all() {
+            let arity = match op.info().shape {
+                Shape::FloatUnary { .. } => 1,
+                Shape::FloatBinary { .. } => 2,
+                Shape::FloatTernary => 3,
+                _ => continue,
+            };
+            let mut f = Function::new("f", vec![Type::F64]);
+            let entry = f.add_block("entry");
+            let args: Vec<Value> = (0..arity).map(|_| f.add_param(Type::F64, None)).collect();
+            let mut em = BlockEmitter::new(&mut f, entry);
+            let y = em.emit(op, &args, Imm::None);
+            let zero = matches!(linearize(op, &mut em, &args, y, &vec![true; arity]), Linearization::Zero);
+            assert_eq!(zero, is_piecewise_constant(op), "{}", op.spelling());
         }
     }
 }

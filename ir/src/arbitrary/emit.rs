@@ -204,6 +204,9 @@ impl Generator<'_> {
         const SMOOTH: [Opcode; 7] = [FAdd, FSub, FMul, FDiv, Pow, Atan2, Hypot];
         const ALL: [Opcode; 9] = [FAdd, FSub, FMul, FDiv, Min, Max, Pow, Atan2, Hypot];
         let ops: &[Opcode] = if self.cfg.smooth_only && !self.cfg.allow_kinks { &SMOOTH } else { &ALL };
+        if self.chance(10) {
+            return self.fma(f, env);
+        }
         let op = ops[self.below(ops.len())];
         let a = self.float(f, env);
         let mut b = self.float_except(f, env, a.v);
@@ -234,13 +237,28 @@ impl Generator<'_> {
         self.keep(env, v, bound);
     }
 
+    /// `fma a, b, c`: the one ternary float op.
+    fn fma<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) {
+        let a = self.float(f, env);
+        let b = self.float(f, env);
+        let c = self.float(f, env);
+        if !self.cfg.smooth_only {
+            return self.keep(env, f.op(Opcode::Fma, &[a.v, b.v, c.v]), f64::INFINITY);
+        }
+        let (a, b, c) = (self.tame(a, LIMIT), self.tame(b, LIMIT), self.tame(c, LIMIT));
+        let v = f.op(Opcode::Fma, &[a.v, b.v, c.v]);
+        self.keep(env, v, a.bound * b.bound + c.bound);
+    }
+
     pub(super) fn float_unary<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) {
         use Opcode::*;
-        const SMOOTH: [Opcode; 15] =
-            [FNeg, Sqrt, Exp, Ln, Sin, Cos, Tan, Tanh, Log1p, Expm1, Atan, Asin, Acos, Sinh, Cosh];
-        const ALL: [Opcode; 19] = [
+        const SMOOTH: [Opcode; 19] = [
+            FNeg, Sqrt, Exp, Ln, Sin, Cos, Tan, Tanh, Log1p, Expm1, Atan, Asin, Acos, Sinh, Cosh, Exp2, Log2, Log10,
+            Cbrt,
+        ];
+        const ALL: [Opcode; 25] = [
             FNeg, Sqrt, Exp, Ln, Sin, Cos, Tan, Tanh, Abs, Log1p, Expm1, Floor, Ceil, Atan, Asin, Acos, Sinh, Cosh,
-            Sign,
+            Sign, Exp2, Log2, Log10, Cbrt, Round, Trunc,
         ];
         let ops: &[Opcode] = if self.cfg.smooth_only && !self.cfg.allow_kinks { &SMOOTH } else { &ALL };
         let op = ops[self.below(ops.len())];
@@ -254,8 +272,11 @@ impl Generator<'_> {
             FNeg => (-a.v, a.bound),
             Sqrt => ((a.v * a.v + 1.0).sqrt(), square_plus_one(a).sqrt()),
             Ln => ((a.v * a.v + 1.0).ln(), square_plus_one(a).ln()),
+            Log2 | Log10 => (f.op(op, &[a.v * a.v + 1.0]), square_plus_one(a).log2()),
+            // cbrt's derivative is infinite at zero: keep its argument at least 1.
+            Cbrt => (f.op(op, &[a.v * a.v + 1.0]), square_plus_one(a).cbrt()),
             Log1p => ((a.v * a.v).log1p(), square_plus_one(a).ln()),
-            Exp | Expm1 | Sinh | Cosh => {
+            Exp | Exp2 | Expm1 | Sinh | Cosh => {
                 let a = self.tame(a, 5.0);
                 (f.op(op, &[a.v]), a.bound.exp())
             }
@@ -264,7 +285,7 @@ impl Generator<'_> {
             Acos => ((a.v.tanh() * 0.9).acos(), PI),
             Atan => (a.v.atan(), FRAC_PI_2),
             Abs => (f.op(op, &[a.v]), a.bound),
-            Floor | Ceil => (f.op(op, &[a.v]), a.bound + 1.0),
+            Floor | Ceil | Round | Trunc => (f.op(op, &[a.v]), a.bound + 1.0),
             _ => (f.op(op, &[a.v]), 1.0), // sin, cos, tanh, sign
         };
         self.keep(env, v, bound);

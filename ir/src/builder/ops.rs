@@ -32,6 +32,7 @@ unary_ops! {
     fneg => FNeg, sqrt => Sqrt, exp => Exp, ln => Ln, sin => Sin, cos => Cos, tan => Tan,
     tanh => Tanh, abs => Abs, log1p => Log1p, expm1 => Expm1, floor => Floor, ceil => Ceil,
     atan => Atan, asin => Asin, acos => Acos, sinh => Sinh, cosh => Cosh, sign => Sign,
+    exp2 => Exp2, log2 => Log2, log10 => Log10, cbrt => Cbrt, round => Round, trunc => Trunc,
     ineg => INeg, not => Not, itof => IToF, ftoi => FToI, len => Len, alloc => Alloc,
 }
 binary_ops! {
@@ -41,6 +42,10 @@ binary_ops! {
 }
 
 impl FunctionBuilder {
+    /// Emit `fma a, b, c`: `a * b + c` with one rounding (opcode [`Opcode::Fma`]).
+    pub fn fma<'a>(&'a self, a: Var<'a>, b: Var<'a>, c: Var<'a>) -> Var<'a> {
+        self.op(Opcode::Fma, &[a, b, c])
+    }
     /// An `f64` constant (`fconst`); the pair of [`int`](Self::int).
     pub fn float(&self, x: f64) -> Var<'_> {
         self.fconst(x)

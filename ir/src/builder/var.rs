@@ -123,6 +123,12 @@ impl<'a> Var<'a> {
     pub fn hypot(self, y: impl Operand<'a>) -> Var<'a> {
         self.binary(Opcode::Hypot, y)
     }
+    /// `self * b + c` with one rounding (`fma`), as Rust's `f64::mul_add`.
+    pub fn mul_add(self, b: impl Operand<'a>, c: impl Operand<'a>) -> Var<'a> {
+        let b = b.into_var(self.fb, Type::F64);
+        let c = c.into_var(self.fb, Type::F64);
+        self.fb.op(Opcode::Fma, &[self, b, c])
+    }
     /// The smaller of two floats (`min`, the `minsd` rule).
     pub fn min(self, y: impl Operand<'a>) -> Var<'a> {
         self.binary(Opcode::Min, y)
@@ -170,7 +176,8 @@ macro_rules! float_unary_methods {
 float_unary_methods! {
     sqrt => Sqrt, exp => Exp, ln => Ln, sin => Sin, cos => Cos, tan => Tan, tanh => Tanh, abs => Abs,
     log1p => Log1p, expm1 => Expm1, floor => Floor, ceil => Ceil, atan => Atan, asin => Asin,
-    acos => Acos, sinh => Sinh, cosh => Cosh, sign => Sign,
+    acos => Acos, sinh => Sinh, cosh => Cosh, sign => Sign, exp2 => Exp2, log2 => Log2, log10 => Log10,
+    cbrt => Cbrt, round => Round, trunc => Trunc,
 }
 
 /// A right-hand operand: a [`Var`] or a literal (`f64` becomes `fconst`, splatted next to a

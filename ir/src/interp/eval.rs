@@ -53,6 +53,15 @@ pub fn powi(x: f64, n: i64) -> f64 {
     }
 }
 
+/// `fma a, b, c`: `a * b + c` with one rounding.
+#[inline]
+pub fn fma(a: f64, b: f64, c: f64) -> f64 {
+    match Opcode::Fma.info().math {
+        MathFn::Ternary(f) => f(a, b, c),
+        _ => crate::math::fma(a, b, c),
+    }
+}
+
 /// An integer binary op. Arithmetic wraps; `idiv`/`irem` by zero is an error; `MIN / -1` wraps to
 /// `MIN` and `MIN % -1` is 0.
 #[inline]
@@ -152,6 +161,10 @@ pub fn eval_pure(op: Opcode, imm: &Imm, args: &[RuntimeValue]) -> Option<Runtime
         },
         Shape::Powi => match args {
             [V::F64(x), V::I64(n)] => Some(V::F64(powi(*x, *n))),
+            _ => None,
+        },
+        Shape::FloatTernary => match args {
+            [V::F64(a), V::F64(b), V::F64(c)] => Some(V::F64(fma(*a, *b, *c))),
             _ => None,
         },
         Shape::IntUnary => match args {

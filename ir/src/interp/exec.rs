@@ -271,6 +271,7 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         regs[dst as usize] = eval::float_binary(op, f!(a), f!(b)).map_err(wrong_op)?.to_bits()
                     }
                     CInst::Powi { dst, a, b } => regs[dst as usize] = eval::powi(f!(a), i!(b)).to_bits(),
+                    CInst::Fma { dst, a, b, c } => regs[dst as usize] = eval::fma(f!(a), f!(b), f!(c)).to_bits(),
                     CInst::IUnary { op, dst, a } => {
                         regs[dst as usize] = eval::int_unary(op, i!(a)).map_err(wrong_op)? as u64
                     }

@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn bad_words_and_literals_are_reported_where_they_stand() {
-        assert_eq!(error_at(&body("    y = fma x, x\n    ret y\n")), (3, 9, "UnknownOpcode"));
+        assert_eq!(error_at(&body("    y = fmadd x, x\n    ret y\n")), (3, 9, "UnknownOpcode"));
         assert_eq!(error_at(&body("    c = fcmp lte x, x\n    ret x\n")), (3, 14, "UnknownCondition"));
         assert_eq!(error_at(&body("    k = iconst 1.5\n    ret x\n")), (3, 16, "BadNumber"));
         assert_eq!(error_at(&body("    k = iconst 99999999999999999999\n    ret x\n")), (3, 16, "BadNumber"));

@@ -281,6 +281,7 @@ fn operands<'a>(f: &'a FunctionBuilder, op: Opcode) -> (Vec<Var<'a>>, Imm) {
         Shape::FloatUnary { .. } => (vec![x], Imm::None),
         Shape::FloatBinary { .. } => (vec![x, x], Imm::None),
         Shape::Powi => (vec![x, k], Imm::None),
+        Shape::FloatTernary => (vec![x, x, x], Imm::None),
         Shape::IntUnary => (vec![k], Imm::None),
         Shape::IntBinary => (vec![k, k], Imm::None),
         Shape::BoolUnary => (vec![b], Imm::None),

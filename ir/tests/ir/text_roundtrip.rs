@@ -54,6 +54,13 @@ entry:
     b3 = atan2 b2, y
     b4 = hypot b3, x
     b5 = powi b4, n
+    w0 = exp2 b5
+    w1 = log2 w0
+    w2 = log10 w1
+    w3 = cbrt w2
+    w4 = round w3
+    w5 = trunc w4
+    t0 = fma w5, x, y
     i0 = iadd n, c1
     i1 = isub i0, n
     i2 = imul i1, i0
@@ -69,7 +76,7 @@ entry:
     k3 = fcmp le x, y
     k4 = fcmp gt x, y
     k5 = icmp ge n, i5
-    sel = select k5, b5, x
+    sel = select k5, t0, x
     f = itof i5
     g = ftoi sel
     len_s = len s

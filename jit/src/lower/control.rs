@@ -52,9 +52,14 @@ impl FuncLowerer<'_, '_> {
     }
 
     /// The negation of a boolean IR value: the inverted comparison when the value is a compare
-    /// of this function (fused into the branch), else `cond == 0`.
+    /// of the branching block (fused into the branch), else `cond == 0`. Only there: a compare
+    /// from another block may read values that do not reach this one as themselves (a loop
+    /// counter seen from an exit shared by the two copies of a versioned loop), whereas the
+    /// compare's own result does.
     fn negated_condition(&mut self, cond: Value) -> clif::Value {
-        if let Some(&(op, cc, a, b)) = self.compares.get(&cond) {
+        if let Some(&(block, op, cc, a, b)) = self.compares.get(&cond)
+            && block == self.at_block
+        {
             let (x, y) = (self.scalar(a), self.scalar(b));
             return if op == Opcode::FCmp {
                 self.b.ins().fcmp(super::inst::float_cc(cc).complement(), x, y)

@@ -12,10 +12,14 @@
 //! Zeros keep their signs, and a NaN `a` is the only NaN operand of either form, so it
 //! propagates alike. (With `|C| < 1` the overflow case would differ, and `0 * inf` is NaN where
 //! `0 * a` is not, so such constants are left alone.)
+//!
+//! Only an `fadd` of the product's own block is looked through: reading `a` in another block
+//! could read a value that reaches there only as the `fadd`'s result (out of a versioned loop,
+//! whose two copies meet at its exits through the escaping values' variables).
 
 use super::func::FuncLowerer;
 use cranelift_codegen::ir::{self as clif, InstBuilder};
-use jitdiff_ir::{Function, Imm, Opcode, Type, Value};
+use jitdiff_ir::{Block, Function, Imm, Opcode, Type, Value};
 use std::collections::{HashMap, HashSet};
 
 /// Is rewriting `C * (a + a)` as `2C * a` exact for this `C`?
@@ -27,8 +31,8 @@ pub(crate) fn doubling_is_exact(c: f64) -> bool {
 pub(crate) struct Doubling {
     /// `fconst` values whose constant qualifies, with the constant.
     constants: HashMap<Value, f64>,
-    /// `f64` values defined by `fadd a, a`, with their `a`.
-    doubles: HashMap<Value, Value>,
+    /// `f64` values defined by `fadd a, a`, with their block and their `a`.
+    doubles: HashMap<Value, (Block, Value)>,
     /// Constants some rewritable `fmul` uses.
     wanted: HashSet<Value>,
     /// The lowered `2C` of each wanted constant, once its `fconst` is lowered.
@@ -39,31 +43,37 @@ impl Doubling {
     /// Find the rewritable products of `f`.
     pub fn of(f: &Function) -> Doubling {
         let insts = || f.blocks.iter().flat_map(|b| &b.insts);
+        let block_insts = || f.block_ids().flat_map(|block| f.block(block).insts.iter().map(move |i| (block, i)));
         let constants = insts()
             .filter_map(|i| match (i.op, i.imm, i.results.first()) {
                 (Opcode::FConst, Imm::F64(c), Some(&r)) if doubling_is_exact(c) => Some((r, c)),
                 _ => None,
             })
             .collect();
-        let doubles = insts()
-            .filter_map(|i| match (i.op, &i.args[..], i.results.first()) {
-                (Opcode::FAdd, &[a, b], Some(&r)) if a == b && f.ty(a) == Type::F64 => Some((r, a)),
+        let doubles = block_insts()
+            .filter_map(|(block, i)| match (i.op, &i.args[..], i.results.first()) {
+                (Opcode::FAdd, &[a, b], Some(&r)) if a == b && f.ty(a) == Type::F64 => Some((r, (block, a))),
                 _ => None,
             })
             .collect();
         let mut d = Doubling { constants, doubles, wanted: HashSet::new(), twice: HashMap::new() };
-        let wanted: HashSet<Value> =
-            insts().filter(|i| i.op == Opcode::FMul).filter_map(|i| d.rewrite(&i.args)).map(|(c, _)| c).collect();
+        let wanted: HashSet<Value> = block_insts()
+            .filter(|(_, i)| i.op == Opcode::FMul)
+            .filter_map(|(block, i)| d.rewrite(&i.args, block))
+            .map(|(c, _)| c)
+            .collect();
         d.wanted = wanted;
         d
     }
 
-    /// For `fmul x, y` with these operands: the constant `C` and the `a` of `a + a`, if the
-    /// product is rewritable.
-    pub fn rewrite(&self, args: &[Value]) -> Option<(Value, Value)> {
+    /// For `fmul x, y` with these operands in `block`: the constant `C` and the `a` of `a + a`,
+    /// if the product is rewritable.
+    pub fn rewrite(&self, args: &[Value], block: Block) -> Option<(Value, Value)> {
         let &[x, y] = args else { return None };
         for (c, doubled) in [(x, y), (y, x)] {
-            if let (true, Some(&a)) = (self.constants.contains_key(&c), self.doubles.get(&doubled)) {
+            if let (true, Some(&(at, a))) = (self.constants.contains_key(&c), self.doubles.get(&doubled))
+                && at == block
+            {
                 return Some((c, a));
             }
         }

@@ -76,8 +76,9 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub consts: HashMap<Value, i64>,
     /// The exact rewrite of `fmul C, (fadd a, a)` (see `doubling.rs`).
     pub doubling: Doubling,
-    /// Values defined by `fcmp`/`icmp`: opcode, condition, operands (for inverted branches).
-    pub compares: HashMap<Value, (Opcode, CondCode, Value, Value)>,
+    /// Values defined by `fcmp`/`icmp`: defining block, opcode, condition, operands (for
+    /// inverted branches).
+    pub compares: HashMap<Value, (Block, Opcode, CondCode, Value, Value)>,
     /// Room for call results and closure arguments, shared by every call site.
     pub scratch: Option<StackSlot>,
     propagate: Option<clif::Block>,
@@ -145,11 +146,10 @@ pub(crate) fn lower_function(
         })
         .collect();
     let compares = f
-        .blocks
-        .iter()
-        .flat_map(|b| &b.insts)
-        .filter_map(|i| match (i.op, i.imm, &i.args[..], i.results.first()) {
-            (Opcode::FCmp | Opcode::ICmp, Imm::Cond(cc), &[a, b], Some(&r)) => Some((r, (i.op, cc, a, b))),
+        .block_ids()
+        .flat_map(|block| f.block(block).insts.iter().map(move |i| (block, i)))
+        .filter_map(|(block, i)| match (i.op, i.imm, &i.args[..], i.results.first()) {
+            (Opcode::FCmp | Opcode::ICmp, Imm::Cond(cc), &[a, b], Some(&r)) => Some((r, (block, i.op, cc, a, b))),
             _ => None,
         })
         .collect();

@@ -43,7 +43,7 @@ impl FuncLowerer<'_, '_> {
             }
             FAdd => Some(lanewise(self, &|l, p, q| l.b.ins().fadd(p, q))?),
             FSub => Some(lanewise(self, &|l, p, q| l.b.ins().fsub(p, q))?),
-            FMul => match self.doubling.rewrite(&inst.args) {
+            FMul => match self.doubling.rewrite(&inst.args, self.at_block) {
                 Some((c, a)) => {
                     let twice = self.doubled_constant(c);
                     let a = self.scalar(a);
@@ -67,13 +67,14 @@ impl FuncLowerer<'_, '_> {
                     }
                 }
             }
-            Sqrt | Abs | Floor | Ceil => {
+            Sqrt | Abs | Floor | Ceil | Trunc => {
                 let x = self.scalar(a.ok_or_else(missing)?);
                 let ins = self.b.ins();
                 Some(Parts::new(&[match inst.op {
                     Sqrt => ins.sqrt(x),
                     Abs => ins.fabs(x),
                     Floor => ins.floor(x),
+                    Trunc => ins.trunc(x),
                     _ => ins.ceil(x),
                 }]))
             }
@@ -96,6 +97,15 @@ impl FuncLowerer<'_, '_> {
                     }
                 };
                 Some(Parts::new(&[v]))
+            }
+            // Cranelift's `fma` is one fused instruction with the host's FMA, else the "fma"
+            // libcall, registered as the same fused `mul_add` the interpreter computes.
+            Fma => {
+                let args: Vec<clif::Value> = inst.args.iter().map(|&v| self.scalar(v)).collect();
+                let &[x, y, z] = args.as_slice() else {
+                    return Err(self.internal("fma without three operands".into()));
+                };
+                Some(Parts::new(&[self.b.ins().fma(x, y, z)]))
             }
             op if matches!(op.info().math, MathFn::Unary(_) | MathFn::Binary(_)) => {
                 let args: Vec<clif::Value> = inst.args.iter().map(|&v| self.scalar(v)).collect();

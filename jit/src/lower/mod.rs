@@ -265,6 +265,7 @@ impl ModuleLowering<'_> {
             MathFn::Unary(_) => sig.params.push(AbiParam::new(types::F64)),
             MathFn::Binary(_) => sig.params.extend([AbiParam::new(types::F64), AbiParam::new(types::F64)]),
             MathFn::Powi(_) => sig.params.extend([AbiParam::new(types::F64), AbiParam::new(types::I64)]),
+            MathFn::Ternary(_) => sig.params.extend([AbiParam::new(types::F64); 3]),
             MathFn::None => {
                 return Err(JitError::Codegen {
                     function: String::new(),

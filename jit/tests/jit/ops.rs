@@ -54,7 +54,7 @@ fn i(x: i64) -> ArgValue {
 }
 
 #[test]
-fn float_unary_and_binary_math_at_edge_values() {
+fn float_math_at_edge_values() {
     let mut ops = 0;
     for info in OP_TABLE {
         match info.shape {
@@ -74,10 +74,24 @@ fn float_unary_and_binary_math_at_edge_values() {
                 check(&text, "t", &cases);
                 ops += 1;
             }
+            Shape::FloatTernary => {
+                let text = format!(
+                    "func @t(a: f64, b: f64, c: f64) -> f64 {{\nentry:\n    y = {} a, b, c\n    ret y\n}}\n",
+                    info.spelling
+                );
+                let cases: Vec<_> = EDGE_F64
+                    .iter()
+                    .flat_map(|&a| {
+                        EDGE_F64.iter().flat_map(move |&b| EDGE_F64.iter().map(move |&c| vec![f(a), f(b), f(c)]))
+                    })
+                    .collect();
+                check(&text, "t", &cases);
+                ops += 1;
+            }
             _ => {}
         }
     }
-    assert!(ops >= 28, "only {ops} float ops found in the op table");
+    assert!(ops >= 36, "only {ops} float ops found in the op table");
 }
 
 #[test]
@@ -480,7 +494,8 @@ fn every_opcode_is_covered_by_these_tests() {
         "tpush", "tpop",
     ];
     for op in Opcode::all() {
-        let float_math = matches!(op.shape(), Shape::FloatUnary { .. } | Shape::FloatBinary { .. });
+        let float_math =
+            matches!(op.shape(), Shape::FloatUnary { .. } | Shape::FloatBinary { .. } | Shape::FloatTernary);
         assert!(float_math || covered.contains(&op.spelling()), "{op} is not covered");
     }
 }

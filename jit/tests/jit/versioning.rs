@@ -245,3 +245,109 @@ fn versioned_loops_agree_with_the_interpreter_on_every_edge() {
     // the interpreter's step limit).
     assert!(returned > 500 && failed > 500, "returned {returned}, failed {failed}, skipped {skipped}");
 }
+
+/// Values computed in a versioned loop and used after it reach the exit through variables that
+/// merge the two copies. Two lowering shortcuts used to read the loop's *operands* there
+/// instead: a branch on a compare from the loop (re-emitted inverted) and `C * (a + a)` lowered
+/// as `2C * a`. Both made the exit block use a value of one copy only, which Cranelift's
+/// mid-end rejected with a panic (found by the random-program test).
+const EXIT_USES: &str = "\
+func @compare_used_after_the_loop(x: f64, s: slice) -> f64 {
+entry:
+    zero = iconst 0
+    jump head(zero)
+head(i: i64):
+    more = icmp lt i, zero
+    br more, body, done
+body:
+    unused = load s, i
+    n = len s
+    hit = icmp eq n, i
+    br hit, found, next
+found:
+    br hit, first, second
+first:
+    ret x
+second:
+    ret x
+next:
+    one = iconst 1
+    i2 = iadd i, one
+    jump head(i2)
+done:
+    ret x
+}
+
+func @double_used_after_the_loop(s: slice, bound: i64) -> f64 {
+entry:
+    zero = iconst 0
+    z = fconst 0.0
+    c = fconst 3.0
+    jump head(zero, z)
+head(i: i64, last: f64):
+    more = icmp lt i, bound
+    br more, body, done
+body:
+    a = load s, i
+    d = fadd a, a
+    one = iconst 1
+    i2 = iadd i, one
+    jump head(i2, d)
+done:
+    r = fmul c, last
+    ret r
+}
+
+func @double_of_a_loop_value_after_it(s: slice, bound: i64) -> f64 {
+entry:
+    zero = iconst 0
+    z = fconst 0.0
+    c = fconst 3.0
+    jump head(zero, z)
+head(i: i64, last: f64):
+    more = icmp lt i, bound
+    br more, body, exit
+body:
+    a = load s, i
+    d = fadd a, a
+    big = fcmp gt a, z
+    br big, out, next
+next:
+    one = iconst 1
+    i2 = iadd i, one
+    jump head(i2, d)
+out:
+    r = fmul c, d
+    ret r
+exit:
+    ret last
+}
+";
+
+#[test]
+fn values_from_a_versioned_loop_are_read_correctly_after_it() {
+    let module = parse_module(EXIT_USES).unwrap();
+    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let interp = Interpreter::new(&module).with_step_limit(20_000);
+    let mut returned = 0;
+    for len in [0usize, 1, 3, 8] {
+        let s: Vec<f64> = (0..len).map(|k| k as f64 - 1.5).collect();
+        let mut calls = vec![("compare_used_after_the_loop", vec![ArgValue::F64(2.0), ArgValue::Slice(s.clone())])];
+        for bound in [-1, 0, 1, 2, 3, 8, 9] {
+            for name in ["double_used_after_the_loop", "double_of_a_loop_value_after_it"] {
+                calls.push((name, vec![ArgValue::Slice(s.clone()), ArgValue::I64(bound)]));
+            }
+        }
+        for (name, args) in calls {
+            match differential_call(&compiled, &interp, name, &args) {
+                Ok(Agreement::Returned(_)) => returned += 1,
+                Ok(_) => {}
+                Err(e) => panic!("@{name}: {e}"),
+            }
+        }
+    }
+    assert!(returned > 30, "only {returned} calls returned");
+    for name in ["double_used_after_the_loop", "double_of_a_loop_value_after_it"] {
+        assert_eq!(compiled.function(name).unwrap().bounds_check_stats().versioned_loops, 1, "@{name}");
+    }
+}
