@@ -10,7 +10,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 /// Methods of `f64` that map to one IR primitive of the same meaning.
-const UNARY: [(&str, Opcode); 17] = [
+const UNARY: [(&str, Opcode); 23] = [
     ("sin", Opcode::Sin),
     ("cos", Opcode::Cos),
     ("tan", Opcode::Tan),
@@ -28,22 +28,16 @@ const UNARY: [(&str, Opcode); 17] = [
     ("abs", Opcode::Abs),
     ("floor", Opcode::Floor),
     ("ceil", Opcode::Ceil),
-];
-
-/// `f64` methods whose IR primitives are being added (`IR: new primitives`): Rust name, IR
-/// spelling, number of arguments besides the receiver, and what to write while the IR lacks it.
-const PENDING: [(&str, &str, usize, &str); 7] = [
-    ("exp2", "exp2", 0, "`2f64.powf(x)`"),
-    ("log2", "log2", 0, "`x.ln() / std::f64::consts::LN_2`"),
-    ("log10", "log10", 0, "`x.ln() / std::f64::consts::LN_10`"),
-    ("cbrt", "cbrt", 0, "`x.signum() * x.abs().powf(1.0 / 3.0)`"),
-    ("round", "round", 0, "`if x < 0.0 { (x - 0.5).ceil() } else { (x + 0.5).floor() }`"),
-    ("trunc", "trunc", 0, "`if x < 0.0 { x.ceil() } else { x.floor() }`"),
-    ("mul_add", "fma", 2, "`x * a + b` (rounded twice)"),
+    ("exp2", Opcode::Exp2),
+    ("log2", Opcode::Log2),
+    ("log10", Opcode::Log10),
+    ("cbrt", Opcode::Cbrt),
+    ("round", Opcode::Round),
+    ("trunc", Opcode::Trunc),
 ];
 
 /// Every `f64` method the front end knows, for error messages.
-const KNOWN_FLOAT_METHODS: &str = "sin cos tan asin acos atan atan2 sinh cosh tanh exp exp_m1 ln ln_1p log sqrt abs powi powf hypot min max signum floor ceil recip clamp to_degrees to_radians sin_cos is_nan is_finite is_infinite";
+const KNOWN_FLOAT_METHODS: &str = "sin cos tan asin acos atan atan2 sinh cosh tanh exp exp2 exp_m1 ln ln_1p log log2 log10 sqrt cbrt abs powi powf hypot min max signum floor ceil round trunc fract recip clamp mul_add to_degrees to_radians sin_cos is_nan is_finite is_infinite";
 
 impl Lowerer<'_> {
     pub(crate) fn lower_method_call(&mut self, m: &syn::ExprMethodCall, expect: Option<&Ty>) -> Result<Lowered> {
@@ -128,24 +122,6 @@ impl Lowerer<'_> {
             arg_count(name, args, 0, span)?;
             return float(self.ssa.op(op, &[x]));
         }
-        if let Some(&(_, spelling, count, meanwhile)) = PENDING.iter().find(|(n, ..)| *n == name) {
-            arg_count(name, args, count, span)?;
-            let Some(op) = Opcode::from_spelling(spelling) else {
-                return Err(FrontError::new(
-                    name_span,
-                    FrontErrorKind::NotYetSupported {
-                        construct: format!("`f64::{name}`"),
-                        why: format!("the IR has no `{spelling}` primitive yet"),
-                        instead: format!("write {meanwhile} meanwhile"),
-                    },
-                ));
-            };
-            let mut operands = vec![x];
-            for arg in args {
-                operands.push(self.scalar_of(arg, &Ty::F64)?.value);
-            }
-            return float(self.ssa.op(op, &operands));
-        }
         match name {
             "atan2" | "hypot" | "powf" | "min" | "max" | "log" => {
                 arg_count(name, args, 1, span)?;
@@ -176,6 +152,18 @@ impl Lowerer<'_> {
                     ));
                 }
                 float(self.ssa.op(Opcode::Powi, &[x, n.value]))
+            }
+            "mul_add" => {
+                arg_count(name, args, 2, span)?;
+                let a = self.scalar_of(args[0], &Ty::F64)?.value;
+                let b = self.scalar_of(args[1], &Ty::F64)?.value;
+                float(self.ssa.op(Opcode::Fma, &[x, a, b]))
+            }
+            "fract" => {
+                // Rust: `self - self.trunc()`.
+                arg_count(name, args, 0, span)?;
+                let whole = self.ssa.op(Opcode::Trunc, &[x]);
+                float(self.ssa.op(Opcode::FSub, &[x, whole]))
             }
             "signum" => {
                 arg_count(name, args, 0, span)?;
@@ -221,12 +209,6 @@ impl Lowerer<'_> {
                 };
                 Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
             }
-            "fract" => Err(not_yet(
-                name_span,
-                "fract",
-                "the IR has no `trunc` primitive yet",
-                "use `x - x.floor()` for non-negative `x`",
-            )),
             "asinh" | "acosh" | "atanh" => Err(unsupported(
                 name_span,
                 format!("calls of `f64::{name}` (no IR primitive)"),
@@ -329,17 +311,6 @@ fn arg_count(name: &str, args: &[&syn::Expr], expected: usize, span: Span) -> Re
     } else {
         Err(FrontError::new(span, FrontErrorKind::ArgCount { name: name.to_string(), expected, found: args.len() }))
     }
-}
-
-fn not_yet(span: Span, name: &str, why: &str, instead: &str) -> FrontError {
-    FrontError::new(
-        span,
-        FrontErrorKind::NotYetSupported {
-            construct: format!("`f64::{name}`"),
-            why: why.into(),
-            instead: instead.into(),
-        },
-    )
 }
 
 fn unknown_method(span: Span, name: &str, ty: &Ty, instead: &str) -> FrontError {

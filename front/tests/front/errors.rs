@@ -243,7 +243,7 @@ impl Foo {
         r#"fn f(x: f64) -> f64 {
     x.frobnicate()
 }"#,
-        r#"2:7: no method `frobnicate` on `f64`; the `f64` methods supported are sin cos tan asin acos atan atan2 sinh cosh tanh exp exp_m1 ln ln_1p log sqrt abs powi powf hypot min max signum floor ceil recip clamp to_degrees to_radians sin_cos is_nan is_finite is_infinite"#,
+        r#"2:7: no method `frobnicate` on `f64`; the `f64` methods supported are sin cos tan asin acos atan atan2 sinh cosh tanh exp exp2 exp_m1 ln ln_1p log log2 log10 sqrt cbrt abs powi powf hypot min max signum floor ceil round trunc fract recip clamp mul_add to_degrees to_radians sin_cos is_nan is_finite is_infinite"#,
     ),
     (
         "unknown_fn",
@@ -385,20 +385,6 @@ fn f(i: usize) -> f64 {
     Y[i]
 }"#,
         r#"3:5: a constant array is not supported yet: the IR has no read-only data tables yet; pass the table as a `&[f64]` parameter"#,
-    ),
-    (
-        "pending",
-        r#"fn f(x: f64) -> f64 {
-    x.cbrt()
-}"#,
-        r#"2:7: `f64::cbrt` is not supported yet: the IR has no `cbrt` primitive yet; write `x.signum() * x.abs().powf(1.0 / 3.0)` meanwhile"#,
-    ),
-    (
-        "mul_add",
-        r#"fn f(x: f64) -> f64 {
-    x.mul_add(2.0, 1.0)
-}"#,
-        r#"2:7: `f64::mul_add` is not supported yet: the IR has no `fma` primitive yet; write `x * a + b` (rounded twice) meanwhile"#,
     ),
     (
         "syntax",

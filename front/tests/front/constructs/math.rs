@@ -117,27 +117,30 @@ fn integer_min_max_abs() {
     }
 }
 
+dual! { NEW_PRIMITIVES:
+    fn logs_and_roots(x: f64) -> (f64, f64, f64) {
+        (x.exp2(), x.log2(), x.log10())
+    }
+    fn roundings(x: f64) -> (f64, f64, f64) {
+        (x.cbrt(), x.round(), x.trunc())
+    }
+    fn fused(x: f64, a: f64, b: f64) -> (f64, f64) {
+        (x.mul_add(a, b), x.fract())
+    }
+}
+
 #[test]
-fn primitives_still_missing_are_reported() {
-    // `exp2 log2 log10 cbrt round trunc mul_add` need IR primitives; until the IR has them each
-    // is a clear error (after it, they lower: see `pending_primitives_lower` below).
-    for method in ["exp2", "log2", "log10", "cbrt", "round", "trunc"] {
-        let source = format!("fn f(x: f64) -> f64 {{ x.{method}() }}");
-        match jitdiff_front::lower_source(&source) {
-            Ok(m) => {
-                let x = 2.75f64;
-                let want = match method {
-                    "exp2" => x.exp2(),
-                    "log2" => x.log2(),
-                    "log10" => x.log10(),
-                    "cbrt" => x.cbrt(),
-                    "round" => x.round(),
-                    _ => x.trunc(),
-                };
-                let got = crate::support::run(&m, "f", &mut [jitdiff_ir::ArgValue::F64(x)]);
-                assert_eq!(got, vec![jitdiff_ir::RuntimeValue::F64(want)], "{method}");
-            }
-            Err(e) => assert!(e.to_string().contains("is not supported yet"), "{e}"),
+fn exp2_log2_log10_cbrt_round_trunc_fract_mul_add() {
+    let m = lower(NEW_PRIMITIVES);
+    let mut rng = Rng::new(29);
+    let mut inputs: Vec<f64> = SPECIAL.to_vec();
+    inputs.extend([0.5, -0.5, 1.5, -1.5, 2.5, 4503599627370495.5, -4503599627370497.0]);
+    inputs.extend((0..100).map(|_| rng.range(-50.0, 50.0)));
+    for &x in &inputs {
+        same!(m, logs_and_roots(x));
+        same!(m, roundings(x));
+        for &(a, b) in &[(1.0, 0.0), (0.1, -0.3), (f64::INFINITY, 1.0), (1e308, -1e308)] {
+            same!(m, fused(x, a, b));
         }
     }
 }
