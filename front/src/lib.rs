@@ -3,7 +3,7 @@
 //! A Rust front end for jitdiff: a subset of Rust source — `fn`s over `f64`, integers, `bool`
 //! and `f64` slices, with `let`, `if`, `for`/`while`/`loop`, iterator sums and folds, the `f64`
 //! math methods, `const`s and `extern "C"` declarations — lowered to a verified IR
-//! [`Module`](jitdiff_ir::Module). Each `fn` becomes an IR function of the same name; calls
+//! [`Module`]. Each `fn` becomes an IR function of the same name; calls
 //! between them become IR `call`s. Anything outside the subset is a [`FrontError`] at its
 //! line and column, naming the construct and what to write instead; no input panics.
 //!
