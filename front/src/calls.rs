@@ -28,7 +28,7 @@ impl Lowerer<'_> {
         }
         let args: Vec<&syn::Expr> = call.args.iter().collect();
         if let Some(ident) = path.path.get_ident() {
-            let name = ident.to_string();
+            let name = crate::types::name_of(ident);
             if self.scopes.lookup(&name).is_some() {
                 return Err(invalid(ident.span(), format!("`{name}` is a variable, not a function; call a `fn` item")));
             }

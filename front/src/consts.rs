@@ -218,7 +218,7 @@ impl Lowerer<'_> {
             }
             syn::Expr::Paren(p) => self.const_int_at(&p.expr, depth + 1),
             syn::Expr::Path(p) => {
-                let name = p.path.get_ident().map(|i| i.to_string()).ok_or_else(not_constant)?;
+                let name = p.path.get_ident().map(crate::types::name_of).ok_or_else(not_constant)?;
                 let def = self.ctx.consts.get(&name).ok_or_else(not_constant)?;
                 if !matches!(def.ty, Ty::Int(_)) {
                     return Err(not_constant());

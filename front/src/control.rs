@@ -59,7 +59,7 @@ impl Lowerer<'_> {
     }
 
     pub(crate) fn lower_while(&mut self, w: &syn::ExprWhile) -> Result<Lowered> {
-        let label = w.label.as_ref().map(|l| l.name.ident.to_string());
+        let label = w.label.as_ref().map(|l| crate::types::name_of(&l.name.ident));
         let header = self.open_header("while_head", &[]);
         let slots = self.scopes.len();
         let break_join = self.new_join();
@@ -93,7 +93,7 @@ impl Lowerer<'_> {
     }
 
     pub(crate) fn lower_loop(&mut self, l: &syn::ExprLoop, _expect: Option<&Ty>) -> Result<Lowered> {
-        let label = l.label.as_ref().map(|l| l.name.ident.to_string());
+        let label = l.label.as_ref().map(|l| crate::types::name_of(&l.name.ident));
         let header = self.open_header("loop_head", &[]);
         let slots = self.scopes.len();
         let at_head = self.scopes.snapshot();
@@ -178,7 +178,7 @@ impl Lowerer<'_> {
                 invalid(span, format!("`{what}` outside of a loop; use it inside `loop`, `while` or `for`"))
             }),
             Some(l) => {
-                let name = l.ident.to_string();
+                let name = crate::types::name_of(&l.ident);
                 self.loops.iter().rposition(|c| c.label.as_deref() == Some(&name)).ok_or_else(|| {
                     invalid(
                         span,

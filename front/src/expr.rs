@@ -136,7 +136,7 @@ impl Lowerer<'_> {
             ));
         }
         if let Some(ident) = path.path.get_ident() {
-            let name = ident.to_string();
+            let name = crate::types::name_of(ident);
             if let Some(slot) = self.scopes.lookup(&name) {
                 return Ok(Lowered::Value(self.read_slot(slot, span)?));
             }
@@ -428,7 +428,7 @@ pub(crate) fn arith_opcode(op: &syn::BinOp, ty: &Ty, span: Span) -> Result<Opcod
 
 /// The error for a macro call (`println!`, `vec!`, `assert!` ...).
 pub(crate) fn macro_error(mac: &syn::Macro) -> FrontError {
-    let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+    let name = mac.path.segments.last().map(|s| crate::types::name_of(&s.ident)).unwrap_or_default();
     let instead = match name.as_str() {
         "vec" => "use a fixed-size local array `[0.0; N]` with a constant `N`, or a `&mut [f64]` parameter".to_string(),
         "assert" | "assert_eq" | "debug_assert" | "debug_assert_eq" | "panic" | "unreachable" | "todo" => {

@@ -20,7 +20,7 @@ enum Consumer<'e> {
 impl Lowerer<'_> {
     pub(crate) fn lower_for(&mut self, f: &syn::ExprForLoop) -> Result<Lowered> {
         let chain = parse_chain(&f.expr)?;
-        let label = f.label.as_ref().map(|l| l.name.ident.to_string());
+        let label = f.label.as_ref().map(|l| crate::types::name_of(&l.name.ident));
         self.counted_loop(&chain, Consumer::For { pat: &f.pat, body: &f.body }, label, f.span())?;
         Ok(Lowered::Unit)
     }

@@ -184,7 +184,7 @@ pub(crate) fn lower_function(ctx: &ModuleCtx, item: &syn::ItemFn, sig: &FnSig) -
         };
         let (name, mutable) = match &*typed.pat {
             syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
-                (p.ident.to_string(), p.mutability.is_some())
+                (crate::types::name_of(&p.ident), p.mutability.is_some())
             }
             syn::Pat::Wild(_) => ("_".to_string(), false),
             other => {

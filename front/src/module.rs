@@ -54,7 +54,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
     let mut names: HashMap<String, Span> = HashMap::new();
     let mut bodies: Vec<(&syn::ItemFn, FuncId)> = vec![];
     let mut claim = |name: &syn::Ident| -> Result<()> {
-        let text = name.to_string();
+        let text = crate::types::name_of(name);
         if names.insert(text.clone(), name.span()).is_some() {
             return Err(FrontError::new(name.span(), FrontErrorKind::Duplicate { name: text }));
         }
@@ -64,8 +64,9 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
         match item {
             syn::Item::Fn(f) => {
                 claim(&f.sig.ident)?;
+                check_ir_name(&f.sig.ident)?;
                 let (params, ret) = signature(&f.sig)?;
-                let name = f.sig.ident.to_string();
+                let name = crate::types::name_of(&f.sig.ident);
                 let id = module.push_function(Function::new(&name, ret.ir_results()));
                 ctx.functions.insert(name.clone(), FnSig { name, params, ret, callee: Callee::Func(id) });
                 bodies.push((f, id));
@@ -82,8 +83,9 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
                 for foreign in &block.items {
                     let sig = foreign_fn(foreign)?;
                     claim(&sig.ident)?;
+                    check_ir_name(&sig.ident)?;
                     let (params, ret) = signature(&sig)?;
-                    let name = sig.ident.to_string();
+                    let name = crate::types::name_of(&sig.ident);
                     let decl = ExternDecl {
                         name: name.clone(),
                         params: params.iter().filter_map(Ty::ir).collect(),
@@ -102,7 +104,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
                     syn::Type::Array(_) => Ty::Slice { mutable: false },
                     other => parse_type(other, TypePlace::Local)?,
                 };
-                ctx.consts.insert(c.ident.to_string(), ConstDef { ty, expr: (*c.expr).clone() });
+                ctx.consts.insert(crate::types::name_of(&c.ident), ConstDef { ty, expr: (*c.expr).clone() });
             }
             syn::Item::Use(u) => use_item(&u.tree, &mut ctx, &mut vec![])?,
             syn::Item::Verbatim(tokens) => {
@@ -110,7 +112,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
                 if let Ok(f) = syn::parse2::<syn::ForeignItemFn>(tokens.clone()) {
                     return Err(FrontError::new(
                         f.sig.ident.span(),
-                        FrontErrorKind::MissingBody { name: f.sig.ident.to_string() },
+                        FrontErrorKind::MissingBody { name: crate::types::name_of(&f.sig.ident) },
                     ));
                 }
                 return Err(unsupported(
@@ -123,7 +125,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
         }
     }
     for (item, id) in bodies {
-        let sig = &ctx.functions[&item.sig.ident.to_string()];
+        let sig = &ctx.functions[&crate::types::name_of(&item.sig.ident)];
         let mut function = crate::lower::lower_function(&ctx, item, sig)?;
         passes::remove_unreachable_blocks(&mut function);
         passes::optimize_function(&mut function);
@@ -140,6 +142,19 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
         )
     })?;
     Ok(module)
+}
+
+/// Function and extern names are IR names: `[A-Za-z_][A-Za-z0-9_]*`.
+fn check_ir_name(ident: &syn::Ident) -> Result<()> {
+    let name = crate::types::name_of(ident);
+    if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Ok(());
+    }
+    Err(unsupported(
+        ident.span(),
+        "non-ASCII function names",
+        format!("rename `{name}` with ASCII letters, digits and `_` (it becomes the IR function's name)"),
+    ))
 }
 
 /// Parameter and result types of a signature, checked for the subset.
@@ -213,7 +228,7 @@ fn use_item(tree: &syn::UseTree, ctx: &mut ModuleCtx, prefix: &mut Vec<String>) 
     };
     match tree {
         syn::UseTree::Path(p) => {
-            prefix.push(p.ident.to_string());
+            prefix.push(crate::types::name_of(&p.ident));
             let result = use_item(&p.tree, ctx, prefix);
             prefix.pop();
             result

@@ -253,7 +253,7 @@ impl Lowerer<'_> {
         match place {
             syn::Expr::Path(p) => {
                 let ident = p.path.get_ident()?;
-                let slot = self.scopes.slot(self.scopes.lookup(&ident.to_string())?);
+                let slot = self.scopes.slot(self.scopes.lookup(&crate::types::name_of(ident))?);
                 (slot.ty != Ty::Never).then(|| slot.ty.clone())
             }
             syn::Expr::Index(_) => Some(Ty::F64),
@@ -274,7 +274,7 @@ impl Lowerer<'_> {
         match place {
             syn::Expr::Paren(p) => self.resolve_place(&p.expr),
             syn::Expr::Path(p) if p.path.get_ident().is_some() && p.qself.is_none() => {
-                let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                let name = p.path.get_ident().map(crate::types::name_of).unwrap_or_default();
                 match self.scopes.lookup(&name) {
                     Some(slot) => Ok(Place::Slot(slot)),
                     None => Err(FrontError::new(
@@ -289,7 +289,9 @@ impl Lowerer<'_> {
             }
             syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 let slot = match &*u.expr {
-                    syn::Expr::Path(p) => p.path.get_ident().and_then(|i| self.scopes.lookup(&i.to_string())),
+                    syn::Expr::Path(p) => {
+                        p.path.get_ident().and_then(|i| self.scopes.lookup(&crate::types::name_of(i)))
+                    }
                     _ => None,
                 };
                 match slot {
@@ -411,7 +413,7 @@ pub(crate) fn binding(pat: &syn::Pat) -> Result<(String, bool)> {
             if p.by_ref.is_some() {
                 return Err(unsupported(p.span(), "`ref` bindings", "bind the value: `let x = ...`"));
             }
-            Ok((p.ident.to_string(), p.mutability.is_some()))
+            Ok((crate::types::name_of(&p.ident), p.mutability.is_some()))
         }
         syn::Pat::Wild(_) => Ok(("_".into(), false)),
         syn::Pat::Type(t) => Err(unsupported(

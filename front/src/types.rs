@@ -168,7 +168,7 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
             let Some(ident) = p.path.get_ident() else {
                 return Err(named_type_error(ty, &path_text(&p.path)));
             };
-            let name = ident.to_string();
+            let name = crate::types::name_of(ident);
             match name.as_str() {
                 "f64" => Ok(Ty::F64),
                 "bool" => Ok(Ty::Bool),
@@ -275,7 +275,7 @@ fn is_f64(ty: &syn::Type) -> bool {
 }
 
 pub(crate) fn path_text(path: &syn::Path) -> String {
-    path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::")
+    path.segments.iter().map(|s| crate::types::name_of(&s.ident)).collect::<Vec<_>>().join("::")
 }
 
 fn named_type_error(ty: &syn::Type, name: &str) -> crate::error::FrontError {
@@ -303,5 +303,14 @@ fn named_type_error(ty: &syn::Type, name: &str) -> crate::error::FrontError {
             format!("named types such as `{name}` (structs, enums, aliases)"),
             "use `f64`, an integer type, `bool`, `&[f64]` or `&mut [f64]`, and pass a struct's fields separately",
         ),
+    }
+}
+
+/// The name an identifier denotes (`r#match` is `match`).
+pub(crate) fn name_of(ident: &syn::Ident) -> String {
+    let text = ident.to_string();
+    match text.strip_prefix("r#") {
+        Some(raw) => raw.to_string(),
+        None => text,
     }
 }

@@ -610,6 +610,14 @@ fn f() -> f64 {
 }"#,
         r#"5:9: this pattern has 3 elements but the value has 2; write one name (or `_`) per element"#,
     ),
+    (
+        "non_ascii_function",
+        r#"fn café(x: f64) -> f64 {
+    let é = x;
+    é
+}"#,
+        r#"1:4: non-ASCII function names are not supported; rename `café` with ASCII letters, digits and `_` (it becomes the IR function's name)"#,
+    ),
 ];
 
 #[test]

@@ -7,7 +7,7 @@ use jitdiff_front::FrontErrorKind;
 
 /// Fragments to splice in: keywords, operators, types and method calls of the subset and just
 /// outside it.
-const TOKENS: [&str; 40] = [
+const TOKENS: [&str; 44] = [
     ";",
     "{",
     "}",
@@ -48,6 +48,10 @@ const TOKENS: [&str; 40] = [
     ".len()",
     "f64::NAN",
     "'a: ",
+    "é",
+    "r#",
+    "1e999",
+    "u8",
 ];
 
 /// The benchmark programs (valid) and the sources of the error cases (invalid).

@@ -142,7 +142,7 @@ macro_rules! same {
         use $crate::support::{ToArg, ToResults};
         let want = $f($($arg),*).to_results();
         let mut args = vec![$(($arg).to_arg()),*];
-        let got = $crate::support::run(&$module, stringify!($f), &mut args);
+        let got = $crate::support::run(&$module, stringify!($f).trim_start_matches("r#"), &mut args);
         let shown: Vec<String> = vec![$(format!("{:?}", $arg)),*];
         assert_eq!(got, want, "{}({}) differs: interpreter {:?}, rustc {:?}", stringify!($f), shown.join(", "), got, want);
     }};

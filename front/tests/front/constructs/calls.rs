@@ -115,3 +115,23 @@ fn extern_blocks_become_ir_externs() {
     let old = lower("extern \"C\" { fn g(x: f64, n: i64) -> f64; }\nfn f(x: f64) -> f64 { unsafe { g(x, 2) } }");
     assert_eq!(m.externs[0].params.len() + 1, old.externs[0].params.len());
 }
+
+dual! { RAW_IDENTIFIERS:
+    fn r#match(r#in: f64, é: f64) -> f64 {
+        let r#loop = r#in * 2.0;
+        loop_twice(r#loop) + é
+    }
+    fn loop_twice(x: f64) -> f64 {
+        r#match_helper(x) * 2.0
+    }
+    fn r#match_helper(x: f64) -> f64 {
+        x + 1.0
+    }
+}
+
+#[test]
+fn raw_identifiers_and_non_ascii_locals() {
+    let m = lower(RAW_IDENTIFIERS);
+    assert!(m.func_by_name("match").is_some());
+    same!(m, r#match(1.5, 0.25));
+}
