@@ -88,7 +88,7 @@ impl Lowerer<'_> {
         result?;
         self.scopes.truncate(slots);
         self.scopes.restore(&at_head);
-        self.close_loop(header, ctx, &[]);
+        self.close_loop(header, ctx, &[])?;
         Ok(Lowered::Unit)
     }
 
@@ -109,7 +109,7 @@ impl Lowerer<'_> {
         self.scopes.truncate(slots);
         self.scopes.restore(&at_head);
         let ty = ctx.break_ty.clone().unwrap_or(if ctx.break_join.has_edges() { Ty::Unit } else { Ty::Never });
-        let results = self.close_loop(header, ctx, &value_types(&ty));
+        let results = self.close_loop(header, ctx, &value_types(&ty))?;
         if ty == Ty::Never {
             return Ok(Lowered::Never);
         }
@@ -133,7 +133,12 @@ impl Lowerer<'_> {
     /// Finish a loop: the `continue` target jumps back to the header (passing `hidden` header
     /// values computed there by `latch`), and lowering continues after the loop, where `break`s
     /// arrive. Returns the break values.
-    pub(crate) fn close_loop(&mut self, header: crate::join::Header, ctx: LoopCtx, break_types: &[Type]) -> Vec<Value> {
+    pub(crate) fn close_loop(
+        &mut self,
+        header: crate::join::Header,
+        ctx: LoopCtx,
+        break_types: &[Type],
+    ) -> Result<Vec<Value>> {
         self.close_loop_with(header, ctx, break_types, |_, _| vec![])
     }
 
@@ -145,13 +150,24 @@ impl Lowerer<'_> {
         ctx: LoopCtx,
         break_types: &[Type],
         latch: impl FnOnce(&mut Self, &crate::join::Header) -> Vec<Value>,
-    ) -> Vec<Value> {
+    ) -> Result<Vec<Value>> {
         let before = self.scopes.snapshot();
         self.finish_join(ctx.continue_join, "latch", &[]);
+        // An immutable variable uninitialised at the header but (maybe) initialised on a back
+        // edge was assigned in the loop, and would be assigned again on the next iteration.
+        for (slot, at_head) in self.scopes.slots().iter().zip(&before) {
+            if !slot.mutable && slot.state.maybe_init && !at_head.maybe_init && self.ssa.reachable {
+                let at = slot.assigned_at.unwrap_or_else(proc_macro2::Span::call_site);
+                return Err(crate::error::FrontError::new(
+                    at,
+                    crate::error::FrontErrorKind::Immutable { name: slot.name.clone() },
+                ));
+            }
+        }
         let hidden = latch(self, &header);
         self.jump_back(&header, &hidden);
         self.scopes.restore(&before);
-        self.finish_join(ctx.break_join, "loop_exit", break_types)
+        Ok(self.finish_join(ctx.break_join, "loop_exit", break_types))
     }
 
     fn edge_to_continue(&mut self) {

@@ -147,7 +147,7 @@ impl Lowerer<'_> {
             self.close_loop_with(header, ctx, &[], |this, header| {
                 let counter = header.hidden.first().copied().unwrap_or(counter);
                 vec![this.ssa.op(Opcode::IAdd, &[counter, step])]
-            });
+            })?;
         }
         let result = match accumulator {
             Some(slot) => Lowered::Value(self.read_slot(slot, span)?),

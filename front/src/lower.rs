@@ -113,37 +113,30 @@ impl<'a> Lowerer<'a> {
         result
     }
 
-    /// How many loops enclose the current point.
-    pub(crate) fn loop_depth(&self) -> usize {
-        self.loops.len()
-    }
-
     /// Declare a variable holding `value` (or uninitialised if `None`).
     pub(crate) fn declare(&mut self, name: &str, ty: Ty, mutable: bool, value: Option<Value>) -> usize {
         if let Some(v) = value {
             self.ssa.name_value(v, name);
         }
-        let loop_depth = self.loop_depth();
         self.scopes.declare(Slot {
             name: name.to_string(),
             ty,
             kind: SlotKind::Plain,
             mutable,
             state: SlotState { value, maybe_init: value.is_some() },
-            loop_depth,
+            assigned_at: None,
         })
     }
 
     /// Declare `name` as the element `slice[index]` (`for v in x.iter_mut()`).
     pub(crate) fn declare_element(&mut self, name: &str, slice: Value, index: Value) {
-        let loop_depth = self.loop_depth();
         self.scopes.declare(Slot {
             name: name.to_string(),
             ty: Ty::F64,
             kind: SlotKind::Element { slice, index },
             mutable: false,
             state: SlotState { value: None, maybe_init: true },
-            loop_depth,
+            assigned_at: None,
         });
     }
 

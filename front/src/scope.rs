@@ -31,9 +31,9 @@ pub(crate) struct Slot {
     pub kind: SlotKind,
     pub mutable: bool,
     pub state: SlotState,
-    /// How many loops enclosed the declaration (an immutable variable declared outside a loop
-    /// cannot be assigned inside it: the loop would assign it twice).
-    pub loop_depth: usize,
+    /// Where an immutable variable declared without a value was last assigned: if a loop's
+    /// back edge carries it initialised to a point where it was not, that assignment runs twice.
+    pub assigned_at: Option<proc_macro2::Span>,
 }
 
 /// The slots in scope, innermost last.

@@ -351,7 +351,6 @@ impl Lowerer<'_> {
     }
 
     fn assign_slot(&mut self, index: usize, value: Operand, span: Span, rhs: Option<&syn::Expr>) -> Result<()> {
-        let depth = self.loop_depth();
         let slot = self.scopes.slot(index).clone();
         if self.closure_floor.is_some_and(|floor| index < floor) {
             return Err(unsupported(span, "closures that capture a mutable variable", "use a `for` loop"));
@@ -370,7 +369,7 @@ impl Lowerer<'_> {
                 "bind each slice to its own name, or assign its elements (`x[i] = ...`)",
             ));
         }
-        if !slot.mutable && (slot.state.maybe_init || slot.loop_depth < depth) {
+        if !slot.mutable && slot.state.maybe_init {
             return Err(FrontError::new(span, FrontErrorKind::Immutable { name: slot.name.clone() }));
         }
         let ty = if slot.ty == Ty::Never {
@@ -386,6 +385,9 @@ impl Lowerer<'_> {
         }
         self.ssa.name_value(value.value, &slot.name);
         let slot = self.scopes.slot_mut(index);
+        if !slot.mutable {
+            slot.assigned_at = Some(span);
+        }
         slot.ty = ty;
         slot.state.value = Some(value.value);
         slot.state.maybe_init = true;

@@ -223,17 +223,16 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
                 )),
             }
         }
-        syn::Type::Array(a) if is_f64(&a.elem) => {
-            if place == TypePlace::Parameter {
-                Ok(Ty::Slice { mutable: false })
-            } else {
-                Err(unsupported(
-                    ty.span(),
-                    "array types outside parameters",
-                    "let the array's type be inferred (`let mut a = [0.0; 4];`) or take `&mut [f64]` to fill the caller's memory",
-                ))
-            }
-        }
+        syn::Type::Array(a) if is_f64(&a.elem) => match place {
+            TypePlace::Parameter => Ok(Ty::Slice { mutable: false }),
+            // `let mut a: [f64; 3] = [0.0; 3];`: a local array, writable if the binding is `mut`.
+            TypePlace::Local => Ok(Ty::Slice { mutable: true }),
+            TypePlace::Result => Err(unsupported(
+                ty.span(),
+                "array results",
+                "take a `&mut [f64]` parameter and write the result into it",
+            )),
+        },
         syn::Type::Slice(_) => {
             Err(unsupported(ty.span(), "unsized slice types", "take the slice by reference: `&[f64]` or `&mut [f64]`"))
         }

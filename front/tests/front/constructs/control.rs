@@ -124,6 +124,18 @@ dual! { LOOPS:
         }
         (bi, bj)
     }
+    fn assigned_once_in_loop(x: &[f64]) -> f64 {
+        let first_negative;
+        let mut i = 0;
+        loop {
+            if i == x.len() || x[i] < 0.0 {
+                first_negative = i as f64;
+                break;
+            }
+            i += 1;
+        }
+        first_negative
+    }
     fn bisect(lo: f64, hi: f64) -> f64 {
         let (mut lo, mut hi) = (lo, hi);
         loop {
@@ -148,6 +160,8 @@ fn loop_break_value_continue_labels_and_return_in_loops() {
         same!(m, first_above(&x[..], limit));
     }
     same!(m, skip_negatives(&x[..]));
+    same!(m, assigned_once_in_loop(&x[..]));
+    same!(m, assigned_once_in_loop(&x[..1]));
     for (n, target) in [(5usize, 6.0), (10, 50.0), (3, 100.0)] {
         same!(m, grid_search(n, target));
     }

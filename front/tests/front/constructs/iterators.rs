@@ -172,7 +172,7 @@ fn sum_map_fold_filter_count() {
 
 dual! { LOCAL_ARRAYS:
     fn moving(x: &[f64]) -> f64 {
-        let mut window = [0.0; 3];
+        let mut window: [f64; 3] = [0.0; 3];
         let mut out = 0.0;
         for i in 0..x.len() {
             window[i % 3] = x[i];
