@@ -67,7 +67,7 @@ fn corpus() -> (Vec<String>, Vec<String>) {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let invalid = crate::errors::CASES.iter().map(|(_, source, _)| source.to_string()).collect();
+    let invalid = crate::errors::cases().map(|(_, source, _)| source.to_string()).collect();
     (valid, invalid)
 }
 
