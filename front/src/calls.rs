@@ -154,12 +154,17 @@ fn unknown_function(span: Span, name: &str) -> FrontError {
 
 /// The name a slice argument is written with (`x`, `&mut a` → `a`).
 fn slice_name(expr: &syn::Expr) -> String {
-    match expr {
-        syn::Expr::Path(p) => crate::types::path_text(&p.path),
-        syn::Expr::Reference(r) => slice_name(&r.expr),
-        syn::Expr::Unary(u) => slice_name(&u.expr),
-        syn::Expr::Paren(p) => slice_name(&p.expr),
-        syn::Expr::Index(i) => slice_name(&i.expr),
-        _ => "this slice".into(),
+    let mut at = expr;
+    // A few layers of `&`, `*`, `(...)` or `[..]` at most.
+    for _ in 0..8 {
+        at = match at {
+            syn::Expr::Path(p) => return crate::types::path_text(&p.path),
+            syn::Expr::Reference(r) => &r.expr,
+            syn::Expr::Unary(u) => &u.expr,
+            syn::Expr::Paren(p) => &p.expr,
+            syn::Expr::Index(i) => &i.expr,
+            _ => break,
+        };
     }
+    "this slice".into()
 }

@@ -24,18 +24,20 @@ impl Lowerer<'_> {
 
         self.ssa.switch_to(then_block, reachable);
         let then_value = self.lower_block(&e.then_branch, expect)?;
-        check_branch_value(&then_value, e.then_branch.span())?;
+        check_branch_value(&then_value, || e.then_branch.span())?;
         let then_ty = then_value.ty();
         self.edge_to(&mut join, then_value.values());
 
         self.scopes.restore(&before);
         self.ssa.switch_to(else_block, reachable);
-        let (else_value, else_span) = match &e.else_branch {
-            Some((_, else_expr)) => {
+        let else_expr = e.else_branch.as_ref().map(|(_, x)| &**x);
+        let else_span = || else_expr.map_or_else(|| e.span(), |x| x.span());
+        let else_value = match else_expr {
+            Some(else_expr) => {
                 let expect_else = if then_ty == Ty::Never { expect.cloned() } else { Some(then_ty.clone()) };
-                (self.lower_expr(else_expr, expect_else.as_ref())?, else_expr.span())
+                self.lower_expr(else_expr, expect_else.as_ref())?
             }
-            None => (Lowered::Unit, e.span()),
+            None => Lowered::Unit,
         };
         check_branch_value(&else_value, else_span)?;
         let ty = match then_ty.unify(&else_value.ty()) {
@@ -48,10 +50,7 @@ impl Lowerer<'_> {
                     ),
                 ));
             }
-            None => {
-                let else_expr = e.else_branch.as_ref().map(|(_, x)| &**x);
-                return Err(type_error(else_span, &then_ty, &else_value.ty(), else_expr));
-            }
+            None => return Err(type_error(else_span(), &then_ty, &else_value.ty(), else_expr)),
         };
         self.edge_to(&mut join, else_value.values());
         let results = self.finish_join(join, "endif", &value_types(&ty));
@@ -221,7 +220,7 @@ impl Lowerer<'_> {
                 if matches!(value, Lowered::Never) {
                     return Ok(Lowered::Never);
                 }
-                check_branch_value(&value, expr.span())?;
+                check_branch_value(&value, || expr.span())?;
                 let ty = value.ty();
                 let merged = match &self.loops[index].break_ty {
                     None => Some(ty.clone()),
@@ -281,10 +280,10 @@ impl Lowerer<'_> {
 use jitdiff_ir::Value;
 
 /// Branch results are scalars or tuples of scalars (or nothing).
-fn check_branch_value(value: &Lowered, span: Span) -> Result<()> {
+fn check_branch_value(value: &Lowered, span: impl FnOnce() -> Span) -> Result<()> {
     match value {
         Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => Err(unsupported(
-            span,
+            span(),
             "slices chosen by `if` or `break`",
             "branch around the code that uses the slice, or pass both slices and a flag",
         )),

@@ -19,7 +19,7 @@ const UNROLLED_FILL: i64 = 16;
 impl Lowerer<'_> {
     /// Lower `expr`; `expect` is the type the context wants, if known (it types literals).
     pub(crate) fn lower_expr(&mut self, expr: &syn::Expr, expect: Option<&Ty>) -> Result<Lowered> {
-        self.nested(expr.span(), |this| this.lower_expr_inner(expr, expect))
+        self.nested(|| expr.span(), |this| this.lower_expr_inner(expr, expect))
     }
 
     fn lower_expr_inner(&mut self, expr: &syn::Expr, expect: Option<&Ty>) -> Result<Lowered> {
@@ -380,6 +380,12 @@ fn target_int(kind: IntKind) -> &'static str {
 
 /// The text of an integer or float literal expression (`-2`, `3.5`), if `expr` is one.
 fn literal_text(expr: &syn::Expr) -> Option<String> {
+    literal_text_within(expr, 8)
+}
+
+fn literal_text_within(expr: &syn::Expr, depth: usize) -> Option<String> {
+    let depth = depth.checked_sub(1)?;
+    let literal_text = |e: &syn::Expr| literal_text_within(e, depth);
     match expr {
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => Some(i.base10_digits().to_string()),
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(f), .. }) => Some(f.base10_digits().to_string()),

@@ -104,7 +104,23 @@ fn closure_arg(m: &syn::ExprMethodCall) -> Result<&syn::ExprClosure> {
     }
 }
 
+/// The most structural adapters one chain may have (a bound, so that absurd chains cannot
+/// exhaust the stack).
+const MAX_ADAPTERS: usize = 32;
+
 fn parse_source(expr: &syn::Expr) -> Result<Source<'_>> {
+    parse_source_within(expr, MAX_ADAPTERS)
+}
+
+fn parse_source_within(expr: &syn::Expr, depth: usize) -> Result<Source<'_>> {
+    let Some(depth) = depth.checked_sub(1) else {
+        return Err(unsupported(
+            expr.span(),
+            format!("iterator chains of more than {MAX_ADAPTERS} adapters"),
+            "split the work into several loops",
+        ));
+    };
+    let parse_source = |e| parse_source_within(e, depth);
     match expr {
         syn::Expr::Paren(p) => parse_source(&p.expr),
         syn::Expr::Range(r) => match (&r.start, &r.end) {

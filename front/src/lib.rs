@@ -57,6 +57,14 @@ use jitdiff_ir::Module;
 /// stack before lowering could refuse it).
 const MAX_NESTING: usize = 96;
 
+/// The most tokens one statement (text between `;`, `,`, `{` and `}`) may have: a chain of
+/// prefix operators as long as that is as deep for the parser, which recurses on it.
+const MAX_STATEMENT_TOKENS: usize = 10_000;
+
+/// The stack of the thread [`lower_source`] parses and lowers on: enough for the deepest input
+/// the two bounds above let through, whatever the caller's stack.
+const STACK_SIZE: usize = 64 << 20;
+
 /// Lower a Rust source (one or more items) to a verified module.
 ///
 /// ```
@@ -66,9 +74,24 @@ const MAX_NESTING: usize = 96;
 /// ```
 pub fn lower_source(source: &str) -> Result<Module, FrontError> {
     check_nesting(source)?;
-    let file = syn::parse_file(source)
-        .map_err(|e| FrontError::new(e.span(), FrontErrorKind::Syntax { message: e.to_string() }))?;
-    lower_items(&file.items)
+    let work = || {
+        let file = syn::parse_file(source)
+            .map_err(|e| FrontError::new(e.span(), FrontErrorKind::Syntax { message: e.to_string() }))?;
+        lower_items(&file.items)
+    };
+    // On a thread of its own, with a stack of known size; where threads cannot be made, here.
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new().name("jitdiff-front".into()).stack_size(STACK_SIZE);
+        match thread.spawn_scoped(scope, work) {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                Err(FrontError {
+                    position: Position { line: 1, column: 1 },
+                    kind: FrontErrorKind::Internal { message: "the parser panicked".into() },
+                })
+            }),
+            Err(_) => work(),
+        }
+    })
 }
 
 /// Lower already-parsed items (for a proc macro, or a caller that parsed the source itself).
@@ -89,33 +112,53 @@ pub fn lower_items(items: &[syn::Item]) -> Result<Module, FrontError> {
     }
 }
 
-/// Refuse sources nested deeper than [`MAX_NESTING`] brackets (counting `(`, `[`, `{` outside
-/// comments, strings and characters only roughly: a bound, not a parser).
+/// Refuse sources nested deeper than [`MAX_NESTING`] brackets or with statements longer than
+/// [`MAX_STATEMENT_TOKENS`] (counting roughly — brackets in comments and strings count too, a
+/// word or a punctuation character is a token: a bound, not a parser).
 fn check_nesting(source: &str) -> Result<(), FrontError> {
     let mut depth = 0usize;
+    let mut tokens = 0usize;
+    let mut in_word = false;
     let (mut line, mut column) = (1u32, 0u32);
+    let refuse = |line, column, message: String| {
+        Err(FrontError { position: Position { line, column }, kind: FrontErrorKind::Invalid { message } })
+    };
     for c in source.chars() {
-        column += 1;
+        column = column.saturating_add(1);
+        let word = c.is_alphanumeric() || c == '_';
+        if (word && !in_word) || (!word && !c.is_whitespace()) {
+            tokens += 1;
+        }
+        in_word = word;
         match c {
             '\n' => {
-                line += 1;
+                line = line.saturating_add(1);
                 column = 0;
             }
-            '(' | '[' | '{' => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(FrontError {
-                        position: Position { line, column },
-                        kind: FrontErrorKind::Invalid {
-                            message: format!(
-                                "brackets nested more than {MAX_NESTING} deep are not supported; split the expression with `let` bindings or helper functions"
-                            ),
-                        },
-                    });
-                }
-            }
+            '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => depth = depth.saturating_sub(1),
             _ => {}
+        }
+        if matches!(c, ';' | ',' | '{' | '}') {
+            tokens = 0;
+        }
+        if depth > MAX_NESTING {
+            return refuse(
+                line,
+                column,
+                format!(
+                    "brackets nested more than {MAX_NESTING} deep are not supported; split the expression with `let` bindings or helper functions"
+                ),
+            );
+        }
+        if tokens > MAX_STATEMENT_TOKENS {
+            return refuse(
+                line,
+                column,
+                format!(
+                    "statements of more than {MAX_STATEMENT_TOKENS} tokens are not supported; split the expression with `let` bindings"
+                ),
+            );
         }
     }
     Ok(())

@@ -94,14 +94,15 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Guard against stack exhaustion on absurdly nested input: call around every recursion.
+    /// (`span` is computed only for the error: a node's span walks its whole subtree.)
     pub(crate) fn nested<T>(
         &mut self,
-        span: proc_macro2::Span,
+        span: impl FnOnce() -> proc_macro2::Span,
         work: impl FnOnce(&mut Self) -> Result<T>,
     ) -> Result<T> {
         if self.depth >= MAX_DEPTH {
             return Err(invalid(
-                span,
+                span(),
                 format!(
                     "expressions nested more than {MAX_DEPTH} deep are not supported; split it with `let` bindings"
                 ),

@@ -297,7 +297,16 @@ fn literal(expr: &syn::Expr) -> Option<&syn::Lit> {
 /// Can `expr` be evaluated unconditionally — no call, no memory access, no integer division
 /// (which can fail), no control flow? Then `a && expr` need not branch.
 pub(crate) fn is_simple(expr: &syn::Expr) -> bool {
+    simple_within(expr, 16)
+}
+
+/// [`is_simple`] for expressions at most `depth` deep (deeper ones branch: cheap either way).
+fn simple_within(expr: &syn::Expr, depth: usize) -> bool {
     use syn::Expr as E;
+    let Some(depth) = depth.checked_sub(1) else {
+        return false;
+    };
+    let is_simple = |e: &syn::Expr| simple_within(e, depth);
     match expr {
         E::Lit(_) | E::Path(_) => true,
         E::Paren(p) => is_simple(&p.expr),

@@ -250,6 +250,11 @@ impl Lowerer<'_> {
     /// The type of a place, when it can be known before its value is lowered (so that literals
     /// on the right take it).
     fn place_type(&self, place: &syn::Expr) -> Option<Ty> {
+        self.place_type_within(place, 8)
+    }
+
+    fn place_type_within(&self, place: &syn::Expr, depth: usize) -> Option<Ty> {
+        let depth = depth.checked_sub(1)?;
         match place {
             syn::Expr::Path(p) => {
                 let ident = p.path.get_ident()?;
@@ -257,8 +262,8 @@ impl Lowerer<'_> {
                 (slot.ty != Ty::Never).then(|| slot.ty.clone())
             }
             syn::Expr::Index(_) => Some(Ty::F64),
-            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.place_type(&u.expr),
-            syn::Expr::Paren(p) => self.place_type(&p.expr),
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.place_type_within(&u.expr, depth),
+            syn::Expr::Paren(p) => self.place_type_within(&p.expr, depth),
             _ => None,
         }
     }

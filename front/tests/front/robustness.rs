@@ -140,9 +140,29 @@ fn pathological_inputs_are_errors() {
     let long_chain = format!("fn f(x: f64) -> f64 {{ {} }}", vec!["x"; 400].join(" + "));
     let deep_blocks = format!("fn f(x: f64) -> f64 {{ {}x{} }}", "{ ".repeat(90), " }".repeat(90));
     let deep_unary = format!("fn f(x: f64) -> f64 {{ {}x }}", "-".repeat(300));
-    for source in
-        ["", "fn", "fn f(", "}", "\u{0}", "fn f() -> f64 { 1e999999 }", &deep, &long_chain, &deep_blocks, &deep_unary]
-    {
+    let huge_chain = format!("fn f(x: f64) -> f64 {{ {} }}", vec!["x"; 20_000].join(" + "));
+    let huge_unary = format!("fn f(x: f64) -> f64 {{ {}x }}", "- ".repeat(20_000));
+    // Deep for the parser, within the statement bound: parsed on the front end's own stack.
+    let deep_parse = format!("fn f(x: f64) -> f64 {{ {}x }}", "- ".repeat(9_000));
+    let huge_methods = format!("fn f(x: f64) -> f64 {{ x{} }}", ".sin()".repeat(20_000));
+    let huge_casts = format!("fn f(x: f64) -> f64 {{ x{} }}", " as f64".repeat(20_000));
+    for source in [
+        "",
+        "fn",
+        "fn f(",
+        "}",
+        "\u{0}",
+        "fn f() -> f64 { 1e999999 }",
+        &deep,
+        &long_chain,
+        &deep_blocks,
+        &deep_unary,
+        &huge_chain,
+        &huge_unary,
+        &huge_methods,
+        &huge_casts,
+        &deep_parse,
+    ] {
         match jitdiff_front::lower_source(source) {
             Ok(module) => assert!(jitdiff_ir::verify_module(&module).is_ok()),
             Err(e) => assert!(!matches!(e.kind, FrontErrorKind::Internal { .. }), "{e}"),
