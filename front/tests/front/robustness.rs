@@ -121,6 +121,8 @@ fn mutated_sources_never_panic_nor_produce_unverifiable_ir() {
         match jitdiff_front::lower_source(&source) {
             Ok(module) => {
                 assert!(jitdiff_ir::verify_module(&module).is_ok());
+                let text = jitdiff_ir::print_module(&module);
+                assert_eq!(jitdiff_ir::parse_module(&text).as_ref(), Ok(&module), "{text}");
                 lowered += 1;
             }
             Err(e) => {

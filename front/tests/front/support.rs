@@ -13,12 +13,20 @@ macro_rules! dual {
     };
 }
 
-/// Lower a source, panicking with the error (a test failure) if it does not lower.
+/// Lower a source, panicking with the error (a test failure) if it does not lower. The module
+/// also survives the text format: printed and parsed back, it is the same module.
 pub fn lower(source: &str) -> Module {
-    match jitdiff_front::lower_source(source) {
+    let module = match jitdiff_front::lower_source(source) {
         Ok(module) => module,
         Err(e) => panic!("{e}\nsource:\n{source}"),
-    }
+    };
+    let text = jitdiff_ir::print_module(&module);
+    assert_eq!(
+        jitdiff_ir::parse_module(&text).as_ref(),
+        Ok(&module),
+        "the printed module does not parse back:\n{text}"
+    );
+    module
 }
 
 /// Run `name` of `module` on `args` in the reference interpreter (with a step limit, so a
