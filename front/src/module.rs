@@ -125,7 +125,10 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
         }
     }
     for (item, id) in bodies {
-        let sig = &ctx.functions[&crate::types::name_of(&item.sig.ident)];
+        let Some(sig) = ctx.functions.get(&crate::types::name_of(&item.sig.ident)) else {
+            let message = "a function's signature went missing".into();
+            return Err(FrontError::new(item.sig.ident.span(), FrontErrorKind::Internal { message }));
+        };
         let mut function = crate::lower::lower_function(&ctx, item, sig)?;
         passes::remove_unreachable_blocks(&mut function);
         passes::optimize_function(&mut function);
