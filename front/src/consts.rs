@@ -133,7 +133,12 @@ impl Lowerer<'_> {
                         },
                     )
                 };
-                let magnitude: u128 = i.base10_parse().map_err(|_| overflow())?;
+                // A negative literal is one token in patterns (`-1 => ...`).
+                let (digits, negate) = match i.base10_digits().strip_prefix('-') {
+                    Some(digits) => (digits, !negate),
+                    None => (i.base10_digits(), negate),
+                };
+                let magnitude: u128 = digits.parse().map_err(|_| overflow())?;
                 let magnitude = i128::try_from(magnitude).map_err(|_| overflow())?;
                 let value = if negate { -magnitude } else { magnitude };
                 let (min, max) = kind.range();

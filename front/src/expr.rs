@@ -68,7 +68,7 @@ impl Lowerer<'_> {
                 "closures are supported only as the argument of `map`, `filter` or `fold` on an iterator; write a `fn` item and call it",
             )),
             E::Macro(m) => Err(macro_error(&m.mac)),
-            E::Match(m) => Err(unsupported(m.span(), "`match` expressions", "use `if` / `else if` / `else`")),
+            E::Match(m) => self.lower_match(m, expect),
             E::Let(l) => Err(unsupported(l.span(), "`if let` and `while let`", "test with a `bool` condition")),
             E::Range(r) => Err(unsupported(
                 r.span(),

@@ -41,6 +41,7 @@ mod forloop;
 mod iter;
 mod join;
 mod lower;
+mod matching;
 mod methods;
 mod module;
 mod operators;

@@ -7,7 +7,7 @@ use jitdiff_front::FrontErrorKind;
 
 /// Fragments to splice in: keywords, operators, types and method calls of the subset and just
 /// outside it.
-const TOKENS: [&str; 44] = [
+const TOKENS: [&str; 48] = [
     ";",
     "{",
     "}",
@@ -52,6 +52,10 @@ const TOKENS: [&str; 44] = [
     "r#",
     "1e999",
     "u8",
+    "match x { _ => ",
+    " => ",
+    " | ",
+    "..=",
 ];
 
 /// The benchmark programs (valid) and the sources of the error cases (invalid).

@@ -243,3 +243,60 @@ fn nested_loops_and_branches() {
         same!(m, nested(n, x));
     }
 }
+
+dual! { MATCHES:
+    const LIMIT: i64 = 10;
+    fn classify_int(n: i64, x: f64) -> f64 {
+        match n {
+            0 => x,
+            1 | 2 => x * 2.0,
+            -3 => -x,
+            3..=5 => x + n as f64,
+            LIMIT => 100.0,
+            m @ 6..=9 if x > 0.0 => m as f64 * x,
+            ..=-10 => -1.0,
+            20.. => 20.0,
+            11..15 => 11.0,
+            other => other as f64 - x,
+        }
+    }
+    fn on_bool(b: bool, x: f64) -> f64 {
+        let y = match b {
+            true => x.sin(),
+            false => x.cos(),
+        };
+        y + match x > 0.0 {
+            true => 1.0,
+            false => 0.0,
+        }
+    }
+    fn match_statement(n: usize) -> usize {
+        let mut count = 0;
+        for i in 0..n {
+            match i % 3 {
+                0 => count += 2,
+                1 => {}
+                _ => count += 1,
+            }
+        }
+        count
+    }
+}
+
+#[test]
+fn match_on_integers_and_bools() {
+    let m = lower(MATCHES);
+    for n in -12i64..25 {
+        for x in [-1.5, 0.0, 2.0] {
+            same!(m, classify_int(n, x));
+        }
+    }
+    for b in [false, true] {
+        for x in [-1.0, 0.5] {
+            same!(m, on_bool(b, x));
+        }
+    }
+    for n in [0usize, 1, 7, 30] {
+        same!(m, match_statement(n));
+    }
+}

@@ -3,6 +3,26 @@
 
 pub(crate) const CASES: &[(&str, &str, &str)] = &[
     (
+        "match_not_exhaustive",
+        r#"fn f(n: i64) -> f64 {
+    match n {
+        0 => 1.0,
+        1..=9 => 2.0,
+    }
+}"#,
+        r#"2:5: this `match` may not cover every value; end it with a catch-all arm `_ => ...`"#,
+    ),
+    (
+        "match_arm_types",
+        r#"fn f(n: i64) -> f64 {
+    match n {
+        0 => 1.0,
+        _ => 2,
+    }
+}"#,
+        r#"4:14: mismatched types: expected `f64`, found `{integer}`; write the literal as a float: `2.0`"#,
+    ),
+    (
         "mixed",
         r#"fn f(x: f64, n: i64) -> f64 {
     x + n

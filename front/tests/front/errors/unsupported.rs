@@ -82,14 +82,23 @@ impl Foo {
         r#"2:13: references to `f64` values are not supported; pass the value itself, and return new values instead of writing through references"#,
     ),
     (
-        "match",
-        r#"fn f(n: i64) -> f64 {
-    match n {
-        0 => 1.0,
+        "match_float",
+        r#"fn f(x: f64) -> f64 {
+    match x {
         _ => 2.0,
     }
 }"#,
-        r#"2:5: `match` expressions are not supported; use `if` / `else if` / `else`"#,
+        r#"2:11: `match` on `f64` values are not supported; match on integers or `bool`, or use `if` / `else if` / `else` with comparisons"#,
+    ),
+    (
+        "match_struct_pattern",
+        r#"fn f(n: i64) -> i64 {
+    match n {
+        (a, b) => a,
+        _ => 0,
+    }
+}"#,
+        r#"3:9: patterns of this kind in `match` are not supported; use literals, constants, ranges (`1..=5`), `|`, a name or `_`"#,
     ),
     (
         "f32",
