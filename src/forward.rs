@@ -176,7 +176,7 @@ impl ForwardFn {
             }
         }
         let derivation = self.user.derivation_wrt();
-        let mut all: SmallVec<[Arg<'_>; 16]> = args.iter_mut().map(Arg::reborrow).collect();
+        let mut all: SmallVec<[Arg<'_>; 32]> = args.iter_mut().map(Arg::reborrow).collect();
         let mut slice_tangents = out.slices.iter_mut();
         for (p, &on) in derivation.iter().enumerate() {
             if !on {

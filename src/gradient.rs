@@ -168,7 +168,7 @@ impl GradientFn {
         let outcome = with_scratch(|s| {
             s.results_for(native.returns());
             s.zeroed_buffers(layout.slices().filter(|p| p.input.is_none()).map(|p| p.len));
-            let mut all: SmallVec<[Arg<'_>; 16]> = args.iter_mut().map(Arg::reborrow).collect();
+            let mut all: SmallVec<[Arg<'_>; 32]> = args.iter_mut().map(Arg::reborrow).collect();
             let (mut rest, mut consumed): (&mut [f64], usize) = (&mut *grad, 0);
             let mut scratch = s.buffers.iter_mut();
             for p in layout.slices() {
@@ -316,7 +316,7 @@ fn first_float(results: &[RuntimeValue]) -> f64 {
 }
 
 /// The read-only slices the pullback takes again, borrowed from `args`.
-pub(crate) fn stable_slices<'a>(positions: &[usize], args: &'a [Arg<'_>]) -> SmallVec<[&'a [f64]; 4]> {
+pub(crate) fn stable_slices<'a>(positions: &[usize], args: &'a [Arg<'_>]) -> SmallVec<[&'a [f64]; 8]> {
     positions.iter().map(|&k| args.get(k).and_then(Arg::as_slice).unwrap_or(&[])).collect()
 }
 

@@ -12,6 +12,7 @@ use crate::user::UserFunction;
 use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, CompiledFn, CompiledModule, compile};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// A JIT-compiled Hessian-vector product of a scalar function, `W` directions per sweep.
@@ -101,8 +102,14 @@ impl HvpFn {
     pub fn hvp(&self, args: &mut [Arg<'_>], directions: &[f64], products: &mut [f64]) -> Result<f64, Error> {
         self.user.check_args(args)?;
         let n = self.gradient_len(args);
-        let mut gradient = vec![0.0; n];
-        self.hvp_with_gradient(args, directions, &mut gradient, products)
+        // The gradient goes to a buffer of this thread's scratch memory (no allocation).
+        with_scratch(|s| {
+            s.zeroed_buffers(std::iter::once(n));
+            let mut gradient = std::mem::take(&mut s.buffers[0]);
+            let result = self.hvp_with_gradient(args, directions, &mut gradient, products);
+            s.buffers[0] = gradient;
+            result
+        })
     }
 
     /// [`HvpFn::hvp`], also writing the gradient (`n` entries).
@@ -128,15 +135,15 @@ impl HvpFn {
                 return Err(self.user.length_error(buffer, expected, got, reason));
             }
         }
-        let mut offsets = Vec::with_capacity(sizes.len());
+        let mut offsets: SmallVec<[usize; 8]> = SmallVec::new();
         let mut offset = 0;
         for &s in &sizes {
             offsets.push(offset);
             offset += s;
         }
         let params = &self.user.params;
-        let active: Vec<usize> = (0..params.len()).filter(|&i| self.user.wrt[i]).collect();
-        let slice_params: Vec<usize> = active.iter().copied().filter(|&i| params[i].is_slice()).collect();
+        let active: SmallVec<[usize; 8]> = (0..params.len()).filter(|&i| self.user.wrt[i]).collect();
+        let slice_params: SmallVec<[usize; 8]> = active.iter().copied().filter(|&i| params[i].is_slice()).collect();
         let outcome = with_scratch(|s| {
             s.results_for(self.native.returns());
             // Buffers: the tangents of the differentiated parameters, lane-interleaved (element
@@ -155,7 +162,7 @@ impl HvpFn {
                     }
                 }
             }
-            let mut all: Vec<Arg<'_>> = args.iter_mut().map(Arg::reborrow).collect();
+            let mut all: SmallVec<[Arg<'_>; 32]> = args.iter_mut().map(Arg::reborrow).collect();
             all.extend(d_slices.iter_mut().map(|d| Arg::SliceMut(d)));
             for (&i, t) in active.iter().zip(tangents.iter()) {
                 all.push(match (params[i], w) {

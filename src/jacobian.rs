@@ -289,7 +289,7 @@ fn sweep(
             seed[r] = cotangents[r * m + k];
         }
     }
-    let mut all: SmallVec<[Arg<'_>; 16]> = stable.iter().map(|x| Arg::Slice(x)).collect();
+    let mut all: SmallVec<[Arg<'_>; 32]> = stable.iter().map(|x| Arg::Slice(x)).collect();
     all.extend(primal.iter_mut().map(|d| Arg::SliceMut(d)));
     all.extend((0..layout.float_results).map(|_| Arg::F64(0.0)));
     all.extend(tangents.iter_mut().map(|t| Arg::SliceMut(t)));

@@ -20,8 +20,9 @@ pub(crate) fn run_pullback(
     cotangents: &[f64],
     input_cotangents: &mut [f64],
 ) -> Result<(), CallError> {
-    let Scratch { tape, results, buffers, .. } = scratch;
-    pullback_call(pullback, tape, results, buffers, stable, layout, cotangents, input_cotangents)
+    // Its own result slots: the forward call's keep their shape, so neither reallocates.
+    let Scratch { tape, pullback_results, buffers, .. } = scratch;
+    pullback_call(pullback, tape, pullback_results, buffers, stable, layout, cotangents, input_cotangents)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -48,7 +49,7 @@ fn pullback_call(
         buffers[k].clear();
         buffers[k].extend_from_slice(&cotangents[o..o + p.len]);
     }
-    let mut all: SmallVec<[Arg<'_>; 16]> = stable.iter().map(|s| Arg::Slice(s)).collect();
+    let mut all: SmallVec<[Arg<'_>; 32]> = stable.iter().map(|s| Arg::Slice(s)).collect();
     let (mut rest, mut consumed): (&mut [f64], usize) = (&mut *input_cotangents, 0);
     let mut own = buffers.iter_mut();
     for p in layout.slices() {

@@ -9,9 +9,11 @@ use crate::user::UserFunction;
 use jitdiff_ir::{ArgValue, Fault, InterpError, Interpreter};
 use jitdiff_jit::{Arg, CallError};
 
-/// The interpreter gives up on a replay after this many steps (the native call ran them all,
-/// so only a fault that the primal does not reproduce can get here).
-const REPLAY_STEPS: u64 = 2_000_000_000;
+/// The interpreter gives up on a replay after this many steps (about a second). A derivative
+/// faults during or after its primal part, so a replay of a fault that the primal reproduces
+/// takes about as many steps as the native call ran; beyond that, the fault is reported as the
+/// derivative's.
+const REPLAY_STEPS: u64 = 200_000_000;
 
 /// What a fault is, without its site.
 pub(crate) fn describe(fault: &Fault) -> String {
@@ -40,7 +42,10 @@ impl UserFunction {
             // here is a bug, reported in the user's terms as far as possible.
             other => return self.internal(other),
         };
-        match self.replay(args) {
+        // The pullback state is the derivative's own: running out of it is never the user's
+        // instruction (and replaying a runaway loop would take as long as the loop).
+        let replayed = if matches!(fault, Fault::TapeAllocation { .. }) { None } else { self.replay(args) };
+        match replayed {
             Some(user_fault) => {
                 let position = self.position(&user_fault);
                 Error::Fault {

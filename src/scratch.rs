@@ -13,6 +13,8 @@ pub(crate) struct Scratch {
     pub tape: Tape,
     /// Result slots of a native call.
     pub results: Vec<RuntimeValue>,
+    /// Result slots of a pullback run after a forward call in the same scratch.
+    pub pullback_results: Vec<RuntimeValue>,
     /// Buffers: d-slices, tangents, seeds.
     pub buffers: Vec<Vec<f64>>,
     /// The results of the forward sweeps of a Jacobian.

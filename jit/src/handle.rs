@@ -104,7 +104,7 @@ impl CompiledModule {
 
 /// Slots kept on the stack for a call; larger signatures use a heap buffer.
 // Argument and result buffers up to this many slots live on the stack (no allocation per call).
-const INLINE_SLOTS: usize = 32;
+const INLINE_SLOTS: usize = 64;
 
 /// A callable compiled function. Cheap to clone, `Send + Sync`, callable from many threads at
 /// once; keeps its module's native code alive.

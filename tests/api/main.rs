@@ -14,6 +14,7 @@ mod fixtures;
 mod bad_input;
 mod errors;
 mod examples;
+mod fault_locations;
 mod fd;
 mod forward;
 mod forward_api;

@@ -1,8 +1,9 @@
 //! The hot path does not touch the heap: after a warm-up call, 10,000 calls of
 //! `GradientFn::value_and_grad` into caller-owned buffers make zero allocations on every
-//! benchmark problem — and so do `ForwardFn::jvp_into` (widths 1 and 4), a cached argmin
-//! `Objective` evaluated at changing points, and the hand-written gradients with their reused
-//! scratch buffers.
+//! benchmark problem — and so do `ForwardFn::jvp_into` (widths 1 and 4), `HvpFn::hvp`,
+//! `ForwardFn::jacobian_into` (`GradientFn::vjp` allocates only the vector of results it returns), a cached argmin `Objective` evaluated at
+//! changing points, and the hand-written gradients with their reused scratch buffers. Handles are
+//! shared between threads without a lock.
 
 use jitdiff::ir::{ArgValue, parse_module};
 use jitdiff::jit::Arg;
@@ -125,4 +126,65 @@ fn hand_written_gradients_with_reused_scratch_allocate_nothing() {
         mlp::mlp_gradient(&m.w1, &m.b1, &m.w2, m.b2, &m.x, &m.y, &mut grad, &mut scratch);
     });
     assert_eq!(count, 0, "mlp");
+}
+
+#[test]
+fn hvp_vjp_and_jacobian_into_allocate_nothing() {
+    for p in problems() {
+        let module = parse_module(p.ir()).unwrap();
+        let values = p.args();
+        let wrt: Vec<bool> = (0..values.len()).map(|i| p.active_params().contains(&i)).collect();
+        let n = p.gradient_len();
+        let mut args = native_args(&values);
+        let hvp = jitdiff::HvpFn::builder(&module, p.entry()).wrt_mask(&wrt).build().unwrap();
+        let (v, mut product) = (vec![0.25; n], vec![0.0; n]);
+        let count = allocations(|| {
+            hvp.hvp(&mut args, &v, &mut product).unwrap();
+        });
+        assert_eq!(count, 0, "{}: hvp made {count} allocations in {CALLS} calls", p.label());
+        let g = GradientFn::builder(&module, p.entry()).wrt_mask(&wrt).build().unwrap();
+        let mut input_cotangents = vec![0.0; n];
+        let count = allocations(|| {
+            g.vjp(&mut args, &[1.5], &mut input_cotangents).unwrap();
+        });
+        // Only the returned vector of results.
+        assert_eq!(count, CALLS as u64, "{}: vjp made {count} allocations in {CALLS} calls", p.label());
+        assert!(input_cotangents.iter().all(|c| c.is_finite()));
+        if n <= 64 {
+            let f = ForwardFn::builder(&module, p.entry()).wrt_mask(&wrt).width(8).build().unwrap();
+            let mut jacobian = jitdiff::Jacobian::default();
+            let count = allocations(|| f.jacobian_into(&mut args, &mut jacobian).unwrap());
+            assert_eq!(count, 0, "{}: jacobian_into made {count} allocations in {CALLS} calls", p.label());
+            assert_eq!((jacobian.rows, jacobian.cols), (1, n));
+        }
+    }
+}
+
+/// One handle, shared by reference between threads with no lock, gives every thread the same
+/// gradient as a call on this thread.
+#[test]
+fn a_handle_is_shared_between_threads_without_a_lock() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<GradientFn>();
+    send_sync::<ForwardFn>();
+    send_sync::<jitdiff::HvpFn>();
+    send_sync::<jitdiff::JacobianFn>();
+    send_sync::<jitdiff::fd::FiniteDiff>();
+    let p = Rosenbrock::new(300);
+    let module = parse_module(p.ir()).unwrap();
+    let g = GradientFn::builder(&module, p.entry()).wrt([0]).build().unwrap();
+    let x = p.args();
+    let mut want = vec![0.0; 300];
+    g.value_and_grad(&mut native_args(&x), &mut want).unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                let mut grad = vec![0.0; 300];
+                for _ in 0..200 {
+                    g.value_and_grad(&mut native_args(&x), &mut grad).unwrap();
+                    assert_eq!(grad, want);
+                }
+            });
+        }
+    });
 }

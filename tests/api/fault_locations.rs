@@ -1,0 +1,130 @@
+//! Run-time faults reported in the user's terms: a fault of the user's own instruction names the
+//! user's function and, with a source map, the line and column of that instruction — whichever
+//! derived function (forward sweep, value-and-gradient, pullback) actually faulted; a fault that
+//! only derivative code has says so. No message names a derived function.
+
+use jitdiff::ir::parse_module_with_spans;
+use jitdiff::{Error, ForwardFn, GradientFn, HvpFn, JacobianFn, args};
+
+/// `@f` reads `s[k]` at line 5, column 5 (the `load`), inside a loop from line 9.
+const PROGRAM: &str = "func @f(x: f64, s: slice, k: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    v = load s, k
+    p = fmul v, x
+    jump head(zero, p)
+head(i: i64, acc: f64):
+    more = icmp lt i, k
+    br more, body, exit
+body:
+    w = load s, i
+    q = fmul w, acc
+    i2 = iadd i, one
+    jump head(i2, q)
+exit:
+    ret acc
+}";
+
+/// Names the derived functions carry (`@f_jvp_w4`, `@f_fwd`, `@f_vg`, `@f_pullback` ...).
+fn names_no_derived_function(message: &str) {
+    for suffix in ["_jvp", "_fwd", "_vg", "_pullback", "_hvp", "_lanes", "loop_body"] {
+        assert!(!message.contains(suffix), "names derived code ({suffix}): {message}");
+    }
+}
+
+fn assert_user_fault(e: &Error, line: usize, col: usize) {
+    let message = e.to_string();
+    assert!(matches!(e, Error::Fault { in_derivative: false, .. }), "{e:?}");
+    assert!(message.starts_with("@f: index 7 out of bounds for a slice of length 3"), "{message}");
+    assert!(message.contains(&format!("at line {line}, column {col}")), "{message}");
+    names_no_derived_function(&message);
+}
+
+#[test]
+fn an_out_of_bounds_read_names_the_users_line_in_every_handle() {
+    let (module, spans) = parse_module_with_spans(PROGRAM).unwrap();
+    let s = [1.0, 2.0, 3.0];
+    let gradient = GradientFn::builder(&module, "f").wrt(["x", "s"]).source_map(&spans).build().unwrap();
+    let e = gradient.value_and_grad(&mut args![2.0, &s, 7i64], &mut [0.0; 4]).unwrap_err();
+    assert_user_fault(&e, 5, 5);
+    let e = gradient.pullback(&mut args![2.0, &s, 7i64]).unwrap_err();
+    assert_user_fault(&e, 5, 5);
+    let e = gradient.vjp(&mut args![2.0, &s, 7i64], &[1.0], &mut [0.0; 4]).unwrap_err();
+    assert_user_fault(&e, 5, 5);
+    for width in [1, 4] {
+        let forward = ForwardFn::builder(&module, "f").wrt(["x"]).width(width).source_map(&spans).build().unwrap();
+        let e = forward.jvp(&mut args![2.0, &s, 7i64], &[&vec![1.0; width as usize]]).unwrap_err();
+        assert_user_fault(&e, 5, 5);
+    }
+    let hvp = HvpFn::builder(&module, "f").wrt(["x"]).source_map(&spans).build().unwrap();
+    let e = hvp.hvp(&mut args![2.0, &s, 7i64], &[1.0], &mut [0.0]).unwrap_err();
+    assert_user_fault(&e, 5, 5);
+    let jacobian = JacobianFn::builder(&module, "f").wrt(["s"]).source_map(&spans).build().unwrap();
+    let e = jacobian.jacobian(&mut args![2.0, &s, 7i64]).unwrap_err();
+    assert_user_fault(&e, 5, 5);
+}
+
+#[test]
+fn without_a_source_map_the_fault_names_block_and_instruction() {
+    let (module, _) = parse_module_with_spans(PROGRAM).unwrap();
+    let gradient = GradientFn::builder(&module, "f").wrt(["x"]).build().unwrap();
+    let e = gradient.value_and_grad(&mut args![2.0, &[1.0, 2.0, 3.0], 7i64], &mut [0.0]).unwrap_err();
+    let message = e.to_string();
+    assert!(
+        message.contains("@f: index 7 out of bounds") && message.contains("block entry, instruction 2"),
+        "{message}"
+    );
+    names_no_derived_function(&message);
+}
+
+#[test]
+fn a_fault_of_a_called_function_names_both() {
+    let text = "func @g(s: slice, k: i64) -> f64 {
+entry:
+    v = load s, k
+    ret v
+}
+func @f(x: f64, s: slice, k: i64) -> f64 {
+entry:
+    v = call @g(s, k)
+    p = fmul v, x
+    ret p
+}";
+    let (module, spans) = parse_module_with_spans(text).unwrap();
+    let gradient = GradientFn::builder(&module, "f").wrt(["x"]).source_map(&spans).build().unwrap();
+    let e = gradient.value_and_grad(&mut args![2.0, &[1.0], 3i64], &mut [0.0]).unwrap_err();
+    let message = e.to_string();
+    assert!(message.contains("@f: index 3 out of bounds"), "{message}");
+    assert!(message.contains("at line 3, column 5 of @g, which it calls"), "{message}");
+    names_no_derived_function(&message);
+}
+
+#[test]
+fn a_fault_only_derivative_code_has_says_so() {
+    // A loop of 2^40 iterations with a tape limit of 1 MiB: the function alone just runs long;
+    // its gradient runs out of tape.
+    let text = "func @f(x: f64, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    jump head(zero, x)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    s = sin acc
+    i2 = iadd i, one
+    jump head(i2, s)
+exit:
+    ret acc
+}";
+    let (module, spans) = parse_module_with_spans(text).unwrap();
+    let options = jitdiff::jit::JitOptions::new().tape_limit(1 << 20);
+    let gradient = GradientFn::builder(&module, "f").wrt(["x"]).options(&options).source_map(&spans).build().unwrap();
+    let e = gradient.value_and_grad(&mut args![0.5, 1i64 << 40], &mut [0.0]).unwrap_err();
+    let message = e.to_string();
+    assert!(message.starts_with("@f: could not grow the pullback state"), "{message}");
+    assert!(message.contains("JitOptions::tape_limit"), "{message}");
+    names_no_derived_function(&message);
+}
