@@ -11,26 +11,37 @@
 //! after 200 iterations). Iteration counts and final objectives are printed before the groups.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use jitdiff::ir::{ArgValue, ExternRegistry, RuntimeValue, parse_module};
+use jitdiff::GradientFn;
+use jitdiff::ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
 use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{Executor, State};
 use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
 use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 const N: usize = 1000;
 
-fn jitdiff_objective() -> Objective {
-    let module = parse_module(ROSENBROCK_IR).unwrap();
-    Objective::new(&module, "rosenbrock", vec![ArgValue::Slice(vec![0.0; N])], 0).unwrap()
+/// The compiled gradient, built once: an `Objective` borrows it.
+fn rosenbrock_gradient_fn() -> &'static GradientFn {
+    static GRADIENT: OnceLock<GradientFn> = OnceLock::new();
+    GRADIENT.get_or_init(|| {
+        let module = parse_module(ROSENBROCK_IR).unwrap();
+        GradientFn::builder(&module, "rosenbrock").wrt(["x"]).build().unwrap()
+    })
 }
 
-fn hand_written_objective() -> Objective {
+fn jitdiff_objective() -> Objective<'static> {
+    static START: [f64; N] = [0.0; N];
+    Objective::new(rosenbrock_gradient_fn(), [Arg::from(&START[..])]).unwrap()
+}
+
+fn hand_written_objective() -> Objective<'static> {
     Objective::from_fn(N, rosenbrock_gradient)
 }
 
-fn finite_difference_objective() -> Objective {
+fn finite_difference_objective() -> Objective<'static> {
     let module = parse_module(ROSENBROCK_IR).unwrap();
     let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
     let primal = compiled.function("rosenbrock").unwrap();
@@ -56,7 +67,7 @@ fn finite_difference_objective() -> Objective {
 }
 
 /// L-BFGS from the standard start: (final objective, iterations).
-fn solve(objective: Objective, max_iters: u64) -> (f64, u64) {
+fn solve(objective: Objective<'static>, max_iters: u64) -> (f64, u64) {
     let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7);
     let result =
         Executor::new(objective, solver).configure(|s| s.param(standard_start(N)).max_iters(max_iters)).run().unwrap();
@@ -64,7 +75,8 @@ fn solve(objective: Objective, max_iters: u64) -> (f64, u64) {
 }
 
 fn full_solve(c: &mut Criterion) {
-    for (name, make) in [("jitdiff", jitdiff_objective as fn() -> Objective), ("hand_written", hand_written_objective)]
+    for (name, make) in
+        [("jitdiff", jitdiff_objective as fn() -> Objective<'static>), ("hand_written", hand_written_objective)]
     {
         let (cost, iterations) = solve(make(), 10_000);
         eprintln!("full solve, {name}: f = {cost:.3e} after {iterations} iterations");
@@ -82,7 +94,7 @@ fn full_solve(c: &mut Criterion) {
 
 fn capped_solve(c: &mut Criterion) {
     let sources = [
-        ("jitdiff", jitdiff_objective as fn() -> Objective),
+        ("jitdiff", jitdiff_objective as fn() -> Objective<'static>),
         ("hand_written", hand_written_objective),
         ("central_fd", finite_difference_objective),
     ];

@@ -6,6 +6,7 @@
 //! batch gradient `mlp_gradient`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use jitdiff::GradientFn;
 use jitdiff::ir::parse_module;
 use jitdiff::parallel::SampleSum;
 use jitdiff_problems::Mlp;
@@ -21,10 +22,11 @@ fn parallel(c: &mut Criterion) {
     let data: Vec<f64> =
         m.x.chunks_exact(m.inputs).zip(&m.y).flat_map(|(x, &y)| x.iter().copied().chain([y])).collect();
     let module = parse_module(MLP_SAMPLE_IR).unwrap();
+    let sample_loss = GradientFn::builder(&module, "mlp_sample").wrt([0]).build().unwrap();
     let mut group = c.benchmark_group("sample_sum_mlp_4096");
     group.sample_size(20);
     for threads in [1, 2] {
-        let mut sum = SampleSum::new(&module, "mlp_sample", theta.len(), data.clone(), m.inputs + 1, vec![])
+        let sum = SampleSum::new(&sample_loss, theta.len(), &data, m.inputs + 1, vec![])
             .unwrap()
             .with_threads(threads)
             .unwrap();

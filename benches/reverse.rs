@@ -29,7 +29,7 @@ fn problem_group(c: &mut Criterion, name: &str, p: &dyn Problem) {
     let args = p.args();
     let wrt: Vec<bool> = (0..args.len()).map(|i| p.active_params().contains(&i)).collect();
     let start = Instant::now();
-    let mut f = GradientFn::new(&module, p.entry(), &wrt).unwrap();
+    let f = GradientFn::builder(&module, p.entry()).wrt_mask(&wrt).build().unwrap();
     eprintln!("{name}: value_and_grad derived and compiled in {:.2} ms", start.elapsed().as_secs_f64() * 1e3);
     let size: usize = p.active_params().iter().map(|&i| args[i].as_slice().map_or(1, <[f64]>::len)).sum();
     let mut grad = vec![0.0; size];
@@ -57,7 +57,7 @@ fn rosenbrock_fd(c: &mut Criterion) {
     let module = parse_module(p.ir()).unwrap();
     let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
     let f = compiled.function("rosenbrock").unwrap();
-    let mut ad = GradientFn::new(&module, "rosenbrock", &[true]).unwrap();
+    let ad = GradientFn::builder(&module, "rosenbrock").wrt_mask(&[true]).build().unwrap();
     let mut grad = vec![0.0; 1000];
     let mut out = [RuntimeValue::F64(0.0)];
     let mut group = c.benchmark_group("rosenbrock_1000_vs_fd");

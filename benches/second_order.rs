@@ -13,8 +13,8 @@ fn hvp_vs_gradient(c: &mut Criterion, name: &str, p: &dyn Problem) {
     let module = parse_module(p.ir()).unwrap();
     let mut args = p.args();
     let wrt: Vec<bool> = (0..args.len()).map(|i| p.active_params().contains(&i)).collect();
-    let mut grad_fn = GradientFn::new(&module, p.entry(), &wrt).unwrap();
-    let mut hvp_fn = HvpFn::new(&module, p.entry(), &wrt, 1).unwrap();
+    let grad_fn = GradientFn::builder(&module, p.entry()).wrt_mask(&wrt).build().unwrap();
+    let hvp_fn = HvpFn::builder(&module, p.entry()).wrt_mask(&wrt).width(1).build().unwrap();
     let n = p.gradient_len();
     let direction: Vec<f64> = (0..n).map(|i| ((i % 7) as f64 - 3.0) / 3.0).collect();
     let (mut grad, mut product) = (vec![0.0; n], vec![0.0; n]);

@@ -49,16 +49,16 @@ fn main() {
                     derive_forward(&m, "f", &wrt, 1).unwrap();
                 }
                 "grad" => {
-                    GradientFn::new(&m, "f", &wrt).unwrap();
+                    GradientFn::builder(&m, "f").wrt_mask(&wrt).build().unwrap();
                 }
                 "jvp" => {
-                    jitdiff::ForwardFn::new(&m, "f", &wrt, 1).unwrap();
+                    jitdiff::ForwardFn::builder(&m, "f").wrt_mask(&wrt).width(1).build().unwrap();
                 }
                 "jvp8" => {
-                    jitdiff::ForwardFn::new(&m, "f", &wrt, 8).unwrap();
+                    jitdiff::ForwardFn::builder(&m, "f").wrt_mask(&wrt).width(8).build().unwrap();
                 }
                 "hvp" => {
-                    HvpFn::new(&m, "f", &wrt, 1).unwrap();
+                    HvpFn::builder(&m, "f").wrt_mask(&wrt).width(1).build().unwrap();
                 }
                 _ => panic!("kind"),
             }

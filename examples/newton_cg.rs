@@ -25,9 +25,7 @@
 //! (f ≈ 3.99 near x1 ≈ -1), which Newton-CG finds from this start while L-BFGS finds the global
 //! one. `tests/api/optim_examples.rs` runs [`compare`] in CI.
 
-use jitdiff::HvpFn;
-use jitdiff::ir::{ArgValue, parse_module};
-use jitdiff::jit::Arg;
+use jitdiff::ir::parse_module;
 use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{
     CostFunction, Error, Executor, Gradient, Hessian, IterState, KV, Problem, Solver, State, TerminationReason,
@@ -38,6 +36,7 @@ use jitdiff::optim::argmin::solver::newton::NewtonCG;
 use jitdiff::optim::argmin::solver::quasinewton::LBFGS;
 use jitdiff::optim::argmin::solver::trustregion::{Steihaug, TrustRegion};
 use jitdiff::optim::argmin_math::ArgminDot;
+use jitdiff::{Arg, GradientFn, HvpFn};
 use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, standard_start};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -49,13 +48,13 @@ pub const TOLERANCE: f64 = 1e-8;
 /// Extended Rosenbrock with value, gradient (jitdiff reverse mode) and Hessian-vector products
 /// (jitdiff forward over reverse) for argmin.
 pub struct Rosenbrock {
-    objective: Objective,
+    objective: Objective<'static>,
     hvp: Arc<Hvp>,
 }
 
 /// The compiled HVP, shared by every [`HessianAt`] the solver holds.
 struct Hvp {
-    f: Mutex<HvpFn>,
+    f: HvpFn,
     /// Products computed.
     count: AtomicU64,
     /// The first failed product: argmin's `dot` cannot return an error, so it waits here.
@@ -72,8 +71,7 @@ pub struct HessianAt {
 impl ArgminDot<Vec<f64>, Vec<f64>> for HessianAt {
     fn dot(&self, v: &Vec<f64>) -> Vec<f64> {
         let mut product = vec![0.0; v.len()];
-        let result =
-            self.hvp.f.lock().unwrap_or_else(PoisonError::into_inner).hvp(&mut [Arg::Slice(&self.x)], v, &mut product);
+        let result = self.hvp.f.hvp(&mut [Arg::Slice(&self.x)], v, &mut product);
         self.hvp.count.fetch_add(1, Ordering::Relaxed);
         if let Err(e) = result {
             // A zero product reads as "no curvature", which ends the CG loops of argmin at once;
@@ -89,9 +87,11 @@ impl Rosenbrock {
     /// Compile value-and-gradient and the HVP of the n-dimensional Extended Rosenbrock function.
     pub fn new(n: usize) -> Result<Rosenbrock, Box<dyn std::error::Error + Send + Sync>> {
         let module = parse_module(ROSENBROCK_IR)?;
-        let objective = Objective::new(&module, "rosenbrock", vec![ArgValue::Slice(vec![0.0; n])], 0)?;
-        let f = HvpFn::new(&module, "rosenbrock", &[true], 1)?;
-        let hvp = Hvp { f: Mutex::new(f), count: AtomicU64::new(0), failure: Mutex::new(None) };
+        // The objective owns its handle: a closure over it, with the objective's caching.
+        let gradient = GradientFn::builder(&module, "rosenbrock").wrt(["x"]).build()?;
+        let objective = Objective::try_from_fn(n, move |x, g| gradient.value_and_grad(&mut [Arg::Slice(x)], g));
+        let f = HvpFn::builder(&module, "rosenbrock").wrt(["x"]).build()?;
+        let hvp = Hvp { f, count: AtomicU64::new(0), failure: Mutex::new(None) };
         Ok(Rosenbrock { objective, hvp: Arc::new(hvp) })
     }
 }

@@ -12,10 +12,11 @@
 //!
 //! `tests/api/optim_examples.rs` runs [`fit`] in CI.
 
-use jitdiff::ir::{ArgValue, parse_module};
+use jitdiff::ir::parse_module;
 use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{Executor, State};
 use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
+use jitdiff::{GradientFn, args};
 use jitdiff_problems::SplitMix64;
 use jitdiff_problems::pendulum::rk4_step;
 use std::time::{Duration, Instant};
@@ -112,15 +113,12 @@ pub fn fit(experiment: &Experiment) -> Result<Fit, BoxError> {
     let observed = experiment.observe();
     let start = Instant::now();
     let module = parse_module(FIT_IR)?;
-    let args = vec![
-        ArgValue::Slice(vec![0.0; 3]),
-        ArgValue::F64(experiment.theta0),
-        ArgValue::F64(experiment.omega0),
-        ArgValue::F64(experiment.dt),
-        ArgValue::I64(experiment.steps_per_obs as i64),
-        ArgValue::Slice(observed.clone()),
-    ];
-    let objective = Objective::new(&module, "pendulum_fit", args, 0)?;
+    let loss = GradientFn::builder(&module, "pendulum_fit").wrt(["params"]).build()?;
+    let steps = experiment.steps_per_obs as i64;
+    let objective = Objective::new(
+        &loss,
+        args![&experiment.start, experiment.theta0, experiment.omega0, experiment.dt, steps, &observed],
+    )?;
     let compile_time = start.elapsed();
 
     let start = Instant::now();

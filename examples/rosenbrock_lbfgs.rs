@@ -7,10 +7,11 @@
 //!
 //! `tests/api/optim_examples.rs` runs [`solve`] in CI.
 
-use jitdiff::ir::{ArgValue, parse_module};
+use jitdiff::ir::parse_module;
 use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{Executor, State, TerminationReason, TerminationStatus};
 use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
+use jitdiff::{GradientFn, args};
 use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, standard_start};
 use std::time::{Duration, Instant};
 
@@ -37,13 +38,14 @@ pub struct Solution {
 pub fn solve(n: usize) -> Result<Solution, Box<dyn std::error::Error + Send + Sync>> {
     let start = Instant::now();
     let module = parse_module(ROSENBROCK_IR)?;
-    let objective = Objective::new(&module, "rosenbrock", vec![ArgValue::Slice(vec![0.0; n])], 0)?;
+    let gradient = GradientFn::builder(&module, "rosenbrock").wrt(["x"]).build()?;
+    let x0 = standard_start(n);
+    let objective = Objective::new(&gradient, args![&x0])?;
     let compile_time = start.elapsed();
 
     let start = Instant::now();
     let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7);
-    let result =
-        Executor::new(objective, solver).configure(|state| state.param(standard_start(n)).max_iters(10_000)).run()?;
+    let result = Executor::new(objective, solver).configure(|state| state.param(x0.clone()).max_iters(10_000)).run()?;
     let solve_time = start.elapsed();
 
     let state = result.state();

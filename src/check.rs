@@ -9,45 +9,35 @@
 //! entries from hiding the real comparison.)
 //!
 //! ```
-//! use jitdiff::check::check_gradient;
-//! use jitdiff::ir::{parse_module, ArgValue};
+//! use jitdiff::{GradientFn, args, ir::parse_module};
 //! let m = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
-//! let report = check_gradient(&m, "rosenbrock", &[true], &[ArgValue::Slice(vec![-1.2, 1.0, 0.5])]).unwrap();
+//! let grad = GradientFn::builder(&m, "rosenbrock").wrt(["x"]).build().unwrap();
+//! let report = grad.check(&mut args![&[-1.2, 1.0, 0.5]]).unwrap();
 //! assert_eq!(report.coords.len(), 3);
 //! assert!(report.max_rel_err < 1e-6, "{report}");
 //! ```
+//!
+//! [`jacobian`] checks every entry of a Jacobian the same way (vector outputs: `f64` results
+//! and `mslice` contents).
 
 use crate::GradientFn;
+use crate::builder::ParamRef;
 use crate::error::Error;
-use crate::fd::{FdError, FdOptions, FiniteDiff};
-use jitdiff_ir::{ArgValue, Module};
+use crate::fd::{FdOptions, FiniteDiff};
+use jitdiff_ir::Module;
 use jitdiff_jit::Arg;
-use smallvec::SmallVec;
 use std::fmt;
 
 /// Entries smaller than this fraction of the largest AD entry are measured against it.
 pub const RELATIVE_FLOOR: f64 = 1e-3;
 
-/// What can go wrong in a gradient check.
-#[derive(Debug, thiserror::Error)]
-pub enum CheckError {
-    /// Building or calling the AD gradient failed.
-    #[error(transparent)]
-    Ad(#[from] Error),
-    /// Finite differences failed.
-    #[error(transparent)]
-    Fd(#[from] FdError),
-    /// The function is not in the module.
-    #[error("no function @{0} in the module")]
-    UnknownFunction(String),
-}
-
 /// One differentiated scalar: where it is, its value, both derivatives and their errors.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CoordCheck {
-    /// Position in the flat gradient.
+    /// Position in the flat gradient (row-major position in a Jacobian).
     pub index: usize,
-    /// The parameter's name, with `[element]` for a slice parameter.
+    /// The parameter's name, with `[element]` for a slice parameter (`output / input` in a
+    /// Jacobian).
     pub label: String,
     /// The input's value.
     pub value: f64,
@@ -159,37 +149,79 @@ impl GradientCheck {
 
 /// Check the gradient of the first `f64` result of `@name` with respect to `wrt` at `args`,
 /// with central differences at the default step.
-pub fn check_gradient(
+///
+/// ```
+/// use jitdiff::{args, check::check_gradient, ir::parse_module};
+/// let m = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
+/// let report = check_gradient(&m, "rosenbrock", ["x"], &mut args![&[-1.2, 1.0]]).unwrap();
+/// assert!(report.passes(1e-6), "{report}");
+/// ```
+pub fn check_gradient<P: Into<ParamRef>>(
     module: &Module,
     name: &str,
-    wrt: &[bool],
-    args: &[ArgValue],
-) -> Result<GradientCheck, CheckError> {
-    let mut grad = GradientFn::new(module, name, wrt)?;
-    let fd = FiniteDiff::new(module, name, wrt, FdOptions::central().parallel(true))?;
-    let labels = coordinate_labels(module, name, wrt, args)?;
-    check_with(&mut grad, &fd, args, labels)
+    wrt: impl IntoIterator<Item = P>,
+    args: &mut [Arg<'_>],
+) -> Result<GradientCheck, Error> {
+    GradientFn::builder(module, name).wrt(wrt).build()?.check(args)
 }
 
-/// Check with an already built gradient and finite-difference handle; `labels` names each
-/// coordinate (see [`coordinate_labels`]).
-pub fn check_with(
-    grad: &mut GradientFn,
-    fd: &FiniteDiff,
-    args: &[ArgValue],
-    labels: Vec<String>,
-) -> Result<GradientCheck, CheckError> {
+impl GradientFn {
+    /// Check this gradient at `args` against central finite differences at the default step
+    /// (in parallel over coordinates).
+    pub fn check(&self, args: &mut [Arg<'_>]) -> Result<GradientCheck, Error> {
+        gradient(self, args, FdOptions::central().parallel(true))
+    }
+}
+
+/// Check `grad` at `args` against finite differences with `options`.
+pub fn gradient(grad: &GradientFn, args: &mut [Arg<'_>], options: FdOptions) -> Result<GradientCheck, Error> {
+    let fd = FiniteDiff::of(grad, options)?;
     let numeric = fd.gradient(args)?;
-    let mut owned = args.to_vec();
-    let mut native: SmallVec<[Arg<'_>; 8]> = owned.iter_mut().map(Arg::from).collect();
     let mut ad = vec![0.0; numeric.len()];
-    let value = grad.value_and_grad(&mut native, &mut ad)?;
-    drop(native);
-    let values = flat_values(args, fd.wrt());
+    let value = grad.value_and_grad(args, &mut ad)?;
+    let labels = grad.user.input_labels(args);
+    let values = grad.user.input_values(args);
+    Ok(compare(grad.name(), value, &ad, &numeric, labels, values, options))
+}
+
+/// Check the reverse-mode Jacobian of `grad` (outputs × inputs) at `args` against finite
+/// differences with `options`, entry by entry (the relative floor is a thousandth of the largest
+/// AD entry of the whole Jacobian).
+///
+/// ```
+/// use jitdiff::{GradientFn, args, check, fd::FdOptions, ir::parse_module};
+/// let m = parse_module("func @f(x: slice, out: mslice) {\nentry:\n    i = iconst 0\n    a = load x, i\n    e = exp a\n    store out, i, e\n    ret\n}").unwrap();
+/// let f = GradientFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+/// let report = check::jacobian(&f, &mut args![&[0.5], &mut [0.0]], FdOptions::central()).unwrap();
+/// assert!(report.passes(1e-6), "{report}");
+/// assert_eq!(report.coords[0].label, "out[0] / x[0]");
+/// ```
+pub fn jacobian(grad: &GradientFn, args: &mut [Arg<'_>], options: FdOptions) -> Result<GradientCheck, Error> {
+    let fd = FiniteDiff::of(grad, options)?;
+    // Finite differences first: they leave the arguments alone, and the AD Jacobian then leaves
+    // the mslices as one call does.
+    let numeric = fd.jacobian(args)?;
+    let ad = grad.jacobian(args)?;
+    let (inputs, outputs) = (grad.user.input_labels(args), grad.user.output_labels(args));
+    let labels = outputs.iter().flat_map(|o| inputs.iter().map(move |i| format!("{o} / {i}"))).collect();
+    let values = grad.user.input_values(args);
+    let values = (0..ad.rows).flat_map(|_| values.iter().copied()).collect();
+    Ok(compare(grad.name(), f64::NAN, &ad.data, &numeric.data, labels, values, options))
+}
+
+fn compare(
+    function: &str,
+    value: f64,
+    ad: &[f64],
+    numeric: &[f64],
+    labels: Vec<String>,
+    values: Vec<f64>,
+    fd_options: FdOptions,
+) -> GradientCheck {
     let scale = ad.iter().fold(0.0f64, |m, g| m.max(g.abs())) * RELATIVE_FLOOR;
     let coords: Vec<CoordCheck> = ad
         .iter()
-        .zip(&numeric)
+        .zip(numeric)
         .enumerate()
         .map(|(index, (&a, &n))| {
             let abs_err = (a - n).abs();
@@ -210,51 +242,7 @@ pub fn check_with(
     let max_abs_err = coords.iter().fold(0.0f64, |m, c| if c.abs_err.is_nan() { f64::NAN } else { m.max(c.abs_err) });
     let worst = (0..coords.len()).max_by(|&a, &b| nan_high(coords[a].rel_err).total_cmp(&nan_high(coords[b].rel_err)));
     let max_rel_err = worst.map_or(0.0, |w| coords[w].rel_err);
-    Ok(GradientCheck {
-        function: fd.primal().name().into(),
-        value,
-        coords,
-        max_abs_err,
-        max_rel_err,
-        worst,
-        fd_options: fd.options(),
-    })
-}
-
-/// Names of the differentiated scalars: `x[3]` for element 3 of slice parameter `x`, `y` for an
-/// `f64` parameter (or `#p` when the parameter is unnamed).
-pub fn coordinate_labels(
-    module: &Module,
-    name: &str,
-    wrt: &[bool],
-    args: &[ArgValue],
-) -> Result<Vec<String>, CheckError> {
-    let func = module.func_by_name(name).ok_or_else(|| CheckError::UnknownFunction(name.into()))?;
-    let mut labels = vec![];
-    for (p, (&param, a)) in func.params.iter().zip(args).enumerate() {
-        if !wrt.get(p).copied().unwrap_or(false) {
-            continue;
-        }
-        let pname = func.values[param.index()].name.clone().unwrap_or_else(|| format!("#{p}"));
-        match a {
-            ArgValue::Slice(v) | ArgValue::SliceMut(v) => labels.extend((0..v.len()).map(|e| format!("{pname}[{e}]"))),
-            _ => labels.push(pname),
-        }
-    }
-    Ok(labels)
-}
-
-/// The differentiated scalars' values, in the flat order.
-fn flat_values(args: &[ArgValue], wrt: &[bool]) -> Vec<f64> {
-    let mut out = vec![];
-    for (_, a) in args.iter().enumerate().filter(|(p, _)| wrt.get(*p).copied().unwrap_or(false)) {
-        match a {
-            ArgValue::Slice(v) | ArgValue::SliceMut(v) => out.extend_from_slice(v),
-            ArgValue::F64(x) => out.push(*x),
-            _ => {}
-        }
-    }
-    out
+    GradientCheck { function: function.into(), value, coords, max_abs_err, max_rel_err, worst, fd_options }
 }
 
 fn nan_high(x: f64) -> f64 {

@@ -12,19 +12,25 @@
 //! (central) or `n + 1` (forward); with [`FdOptions::parallel`] the coordinates are spread over
 //! rayon's threads, each calling the same compiled function on its own copy of the arguments.
 //!
+//! Derivatives are of the *outputs* — the `f64` results, then the final contents of every
+//! `mslice` parameter — with respect to the *inputs* (the differentiated scalars), in the flat
+//! layouts of [`GradientFn`](crate::GradientFn) and [`ForwardFn`](crate::ForwardFn).
+//!
 //! ```
-//! use jitdiff::fd::{FdOptions, FiniteDiff};
-//! use jitdiff::ir::{parse_module, ArgValue};
+//! use jitdiff::{args, fd::FiniteDiff, ir::parse_module};
 //! let m = parse_module("func @f(x: f64, y: f64) -> f64 {\nentry:\n    p = fmul x, y\n    s = sin p\n    ret s\n}").unwrap();
-//! let fd = FiniteDiff::new(&m, "f", &[true, true], FdOptions::central()).unwrap();
-//! let g = fd.gradient(&[ArgValue::F64(2.0), ArgValue::F64(3.0)]).unwrap();
+//! let fd = FiniteDiff::builder(&m, "f").wrt(["x", "y"]).build().unwrap();
+//! let g = fd.gradient(&args![2.0, 3.0]).unwrap();
 //! assert!((g[0] - 3.0 * 6.0f64.cos()).abs() < 1e-9);
 //! assert!((g[1] - 2.0 * 6.0f64.cos()).abs() < 1e-9);
 //! ```
 
+use crate::builder::{Build, Builder, Spec, sealed};
+use crate::error::{Buffer, Error};
 use crate::forward::Jacobian;
-use jitdiff_ir::{ArgValue, ExternRegistry, Module, RuntimeValue, Type};
-use jitdiff_jit::{Arg, CallError, CompiledFn, JitError, JitOptions, compile};
+use crate::user::UserFunction;
+use jitdiff_ir::{ArgValue, Module, RuntimeValue};
+use jitdiff_jit::{Arg, CompiledFn, compile};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
@@ -76,7 +82,7 @@ impl FdOptions {
         FdOptions { scheme: FdScheme::Forward, step: None, parallel: false }
     }
     /// The same options with relative step `step`, which must lie in `[f64::EPSILON, 1]` (else
-    /// building a [`FiniteDiff`] with them is a [`FdError::BadStep`]).
+    /// building a [`FiniteDiff`] with them is an [`Error::BadStep`]).
     pub fn with_step(self, step: f64) -> FdOptions {
         FdOptions { step: Some(step), ..self }
     }
@@ -106,124 +112,49 @@ pub fn step_for(x: f64, relative: f64) -> f64 {
     (x + h) - x
 }
 
-/// What can go wrong taking finite differences. Each message says what to fix.
-#[derive(Debug, thiserror::Error)]
-pub enum FdError {
-    /// The primal could not be compiled.
-    #[error(transparent)]
-    Jit(Box<JitError>),
-    /// A primal call failed (wrong arguments, or a run-time fault such as an out-of-bounds index).
-    #[error(transparent)]
-    Call(#[from] CallError),
-    /// The requested function is not in the module.
-    #[error("no function @{0} in the module")]
-    UnknownFunction(String),
-    /// The function returns no `f64`, so there is nothing to differentiate.
-    #[error("@{0} returns no f64 result, so it has no derivative to approximate")]
-    NoFloatResult(String),
-    /// The `wrt` mask does not fit the function.
-    #[error("@{function} has {expected} parameter(s), but the wrt mask has {got} flag(s)")]
-    WrtLength {
-        /// The function.
-        function: String,
-        /// Its parameter count.
-        expected: usize,
-        /// The mask's length.
-        got: usize,
-    },
-    /// A parameter that cannot be differentiated was marked.
-    #[error("parameter {index} of @{function} is {ty}; only f64 and slice parameters can be differentiated")]
-    WrtType {
-        /// The function.
-        function: String,
-        /// The parameter position.
-        index: usize,
-        /// Its type.
-        ty: Type,
-    },
-    /// An argument does not match the parameter it is passed for.
-    #[error("argument {index} of @{function} must be {expected}, but a {got} was given")]
-    ArgType {
-        /// The function.
-        function: String,
-        /// The argument position.
-        index: usize,
-        /// The parameter type.
-        expected: Type,
-        /// What was given.
-        got: String,
-    },
-    /// The relative step is not a finite number in `[f64::EPSILON, 1]`: a zero, negative, NaN
-    /// or tiny step makes `x + h == x`, and a step above 1 is no longer a difference quotient.
-    #[error(
-        "the finite-difference step {0:e} is not in [2.2e-16, 1]; use a small positive relative step (the defaults are 6.06e-6 for central and 1.49e-8 for forward differences)"
-    )]
-    BadStep(f64),
-    /// Wrong number of arguments or tangents.
-    #[error("{what}: expected {expected}, got {got}")]
-    Shape {
-        /// Which list.
-        what: String,
-        /// The length it must have.
-        expected: usize,
-        /// The length given.
-        got: usize,
-    },
-}
-
-impl From<JitError> for FdError {
-    fn from(e: JitError) -> FdError {
-        FdError::Jit(Box::new(e))
-    }
-}
-
-/// Finite differences of one compiled function with respect to the parameters marked in `wrt`.
-///
-/// Derivatives are of the function's `f64` results (a gradient is of the first one), with
-/// respect to every differentiated scalar in parameter order — the flat layout of
-/// [`GradientFn`](crate::GradientFn) and [`ForwardFn::jacobian`](crate::ForwardFn::jacobian).
+/// Finite differences of one compiled function with respect to its differentiated parameters.
+/// Build with [`FiniteDiff::builder`] (`.fd_options(..)` picks the scheme and step), or from a
+/// gradient handle with [`FiniteDiff::of`].
 #[derive(Clone)]
 pub struct FiniteDiff {
+    user: UserFunction,
     primal: CompiledFn,
-    wrt: Vec<bool>,
-    float_results: Vec<usize>,
     options: FdOptions,
 }
 
 /// A perturbable scalar: (parameter, element within a slice parameter).
 type Coord = (usize, usize);
 
+impl sealed::Sealed for FiniteDiff {}
+impl Build for FiniteDiff {
+    #[allow(private_interfaces)]
+    fn build_from(spec: Spec) -> Result<FiniteDiff, Error> {
+        FiniteDiff::from_user(spec.user, &spec.options, spec.fd)
+    }
+}
+
 impl FiniteDiff {
-    /// Compile `@name` of `module` and take differences with respect to `wrt`.
-    pub fn new(module: &Module, name: &str, wrt: &[bool], options: FdOptions) -> Result<FiniteDiff, FdError> {
-        if module.func_by_name(name).is_none() {
-            return Err(FdError::UnknownFunction(name.into()));
-        }
-        let compiled = compile(module, &ExternRegistry::new(), &JitOptions::new())?;
-        FiniteDiff::from_compiled(compiled.function(name)?, wrt, options)
+    /// Start building finite differences of `@name` (see [`Builder`]).
+    pub fn builder<'m>(module: &'m Module, name: &str) -> Builder<'m, FiniteDiff> {
+        Builder::new(module, name)
     }
 
-    /// Take differences of an already compiled function (it keeps its native code alive).
-    pub fn from_compiled(primal: CompiledFn, wrt: &[bool], options: FdOptions) -> Result<FiniteDiff, FdError> {
-        let params = primal.params();
-        if wrt.len() != params.len() {
-            return Err(FdError::WrtLength { function: primal.name().into(), expected: params.len(), got: wrt.len() });
-        }
-        for (index, (&ty, &on)) in params.iter().zip(wrt).enumerate() {
-            if on && !(ty == Type::F64 || ty.is_slice()) {
-                return Err(FdError::WrtType { function: primal.name().into(), index, ty });
-            }
-        }
-        let float_results: Vec<usize> =
-            primal.returns().iter().enumerate().filter(|(_, t)| **t == Type::F64).map(|(i, _)| i).collect();
-        if float_results.is_empty() {
-            return Err(FdError::NoFloatResult(primal.name().into()));
-        }
+    /// Finite differences of the function of `gradient`, with respect to the same parameters.
+    pub fn of(gradient: &crate::GradientFn, options: FdOptions) -> Result<FiniteDiff, Error> {
+        FiniteDiff::from_user(gradient.user.clone(), &jitdiff_jit::JitOptions::new(), options)
+    }
+
+    fn from_user(user: UserFunction, jit: &jitdiff_jit::JitOptions, options: FdOptions) -> Result<FiniteDiff, Error> {
         let step = options.relative_step();
         if !(f64::EPSILON..=1.0).contains(&step) {
-            return Err(FdError::BadStep(step));
+            return Err(Error::BadStep(step));
         }
-        Ok(FiniteDiff { primal, wrt: wrt.to_vec(), float_results, options })
+        if user.float_results() == 0 && user.mslices().next().is_none() {
+            return Err(Error::NoFloatResult { function: user.name.clone(), what: "derivative to approximate" });
+        }
+        let compiled = compile(&user.module, &user.externs, jit).map_err(|e| Error::compile(&user.name, e))?;
+        let primal = compiled.function(&user.name).map_err(|e| Error::compile(&user.name, e))?;
+        Ok(FiniteDiff { user, primal, options })
     }
 
     /// The options in use.
@@ -233,7 +164,7 @@ impl FiniteDiff {
 
     /// Which parameters are differentiated.
     pub fn wrt(&self) -> &[bool] {
-        &self.wrt
+        &self.user.wrt
     }
 
     /// The compiled primal.
@@ -241,42 +172,42 @@ impl FiniteDiff {
         &self.primal
     }
 
-    /// The `f64` results of one primal call at `args`.
-    pub fn values(&self, args: &[ArgValue]) -> Result<Vec<f64>, FdError> {
-        self.check_args(args)?;
+    /// The outputs of one primal call at `args` (`f64` results, then `mslice` contents).
+    pub fn values(&self, args: &[Arg<'_>]) -> Result<Vec<f64>, Error> {
+        self.user.check_args(args)?;
         let mut work = Work::new(self, args);
-        self.eval(&mut work).map(|v| v.to_vec())
+        self.eval(&mut work).map(|v| v.to_vec()).map_err(|e| self.fault(args, e))
     }
 
-    /// The gradient of the first `f64` result: one entry per differentiated scalar.
-    pub fn gradient(&self, args: &[ArgValue]) -> Result<Vec<f64>, FdError> {
+    /// The gradient of the first `f64` result: one entry per input.
+    pub fn gradient(&self, args: &[Arg<'_>]) -> Result<Vec<f64>, Error> {
+        self.user.require_float_result("gradient")?;
         let coords = self.coords(args)?;
         let columns = self.columns(args, &coords)?;
         Ok(columns.iter().map(|c| c[0]).collect())
     }
 
-    /// Gradient entries for a subset of the differentiated scalars (indices into the flat
-    /// layout), e.g. to estimate what a full gradient would cost.
-    pub fn gradient_entries(&self, args: &[ArgValue], entries: &[usize]) -> Result<Vec<f64>, FdError> {
+    /// Gradient entries for a subset of the inputs (indices into the flat layout), e.g. to
+    /// estimate what a full gradient would cost.
+    pub fn gradient_entries(&self, args: &[Arg<'_>], entries: &[usize]) -> Result<Vec<f64>, Error> {
+        self.user.require_float_result("gradient")?;
         let all = self.coords(args)?;
         let coords: Vec<Coord> = entries
             .iter()
             .map(|&e| {
-                all.get(e).copied().ok_or(FdError::Shape {
-                    what: "gradient entry index (number of differentiated scalars)".into(),
-                    expected: all.len(),
-                    got: e,
+                all.get(e).copied().ok_or_else(|| {
+                    self.user.length_error(Buffer::Entry, all.len(), e, "an index must be below the number of inputs")
                 })
             })
             .collect::<Result<_, _>>()?;
         Ok(self.columns(args, &coords)?.iter().map(|c| c[0]).collect())
     }
 
-    /// The Jacobian of every `f64` result with respect to every differentiated scalar.
-    pub fn jacobian(&self, args: &[ArgValue]) -> Result<Jacobian, FdError> {
+    /// The Jacobian of the outputs with respect to the inputs (outputs × inputs).
+    pub fn jacobian(&self, args: &[Arg<'_>]) -> Result<Jacobian, Error> {
         let coords = self.coords(args)?;
         let columns = self.columns(args, &coords)?;
-        let (rows, cols) = (self.float_results.len(), coords.len());
+        let (rows, cols) = (self.user.outputs(args), coords.len());
         let mut data = vec![0.0; rows * cols];
         for (c, column) in columns.iter().enumerate() {
             for (r, &v) in column.iter().enumerate() {
@@ -286,27 +217,25 @@ impl FiniteDiff {
         Ok(Jacobian { rows, cols, data })
     }
 
-    /// The directional derivative of every `f64` result along `tangents` (one per differentiated
+    /// The directional derivative of every output along `tangents` (one per differentiated
     /// parameter: one value for an `f64`, `len` values for a slice).
-    pub fn jvp(&self, args: &[ArgValue], tangents: &[&[f64]]) -> Result<Vec<f64>, FdError> {
+    pub fn jvp(&self, args: &[Arg<'_>], tangents: &[&[f64]]) -> Result<Vec<f64>, Error> {
         let coords = self.coords(args)?;
-        let active: Vec<usize> = (0..self.wrt.len()).filter(|&i| self.wrt[i]).collect();
+        let active: Vec<usize> = (0..self.user.params.len()).filter(|&i| self.user.wrt[i]).collect();
         if tangents.len() != active.len() {
-            return Err(FdError::Shape {
-                what: "tangents (one per differentiated parameter)".into(),
-                expected: active.len(),
-                got: tangents.len(),
-            });
+            return Err(self.user.length_error(
+                Buffer::Tangents,
+                active.len(),
+                tangents.len(),
+                "one per differentiated parameter",
+            ));
         }
         let mut direction = Vec::with_capacity(coords.len());
         for (&param, t) in active.iter().zip(tangents) {
             let len = coords.iter().filter(|c| c.0 == param).count();
             if t.len() != len {
-                return Err(FdError::Shape {
-                    what: format!("tangent of parameter {param}"),
-                    expected: len,
-                    got: t.len(),
-                });
+                let name = self.user.param_names[param].clone();
+                return Err(self.user.length_error(Buffer::Tangent(name), len, t.len(), "one per scalar"));
             }
             direction.extend_from_slice(t);
         }
@@ -315,7 +244,7 @@ impl FiniteDiff {
         let x_max = x0.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let v_max = direction.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         if v_max == 0.0 {
-            return Ok(vec![0.0; self.float_results.len()]);
+            return Ok(vec![0.0; self.user.outputs(args)]);
         }
         let t = self.options.relative_step() * x_max.max(1.0) / v_max;
         let shift = |work: &mut Work, sign: f64| {
@@ -324,21 +253,21 @@ impl FiniteDiff {
             }
         };
         shift(&mut work, 1.0);
-        let plus = self.eval(&mut work)?;
+        let plus = self.eval(&mut work).map_err(|e| self.fault(args, e))?;
         let (minus, denominator) = match self.options.scheme {
             FdScheme::Central => {
                 shift(&mut work, -1.0);
-                (self.eval(&mut work)?, 2.0 * t)
+                (self.eval(&mut work).map_err(|e| self.fault(args, e))?, 2.0 * t)
             }
             FdScheme::Forward => {
                 shift(&mut work, 0.0);
-                (self.eval(&mut work)?, t)
+                (self.eval(&mut work).map_err(|e| self.fault(args, e))?, t)
             }
         };
         Ok(plus.iter().zip(&minus).map(|(p, m)| (p - m) / denominator).collect())
     }
 
-    /// Number of primal calls a full gradient or Jacobian takes for `n` differentiated scalars.
+    /// Number of primal calls a full gradient or Jacobian takes for `n` inputs.
     pub fn calls_for(&self, n: usize) -> usize {
         match self.options.scheme {
             FdScheme::Central => 2 * n,
@@ -346,66 +275,41 @@ impl FiniteDiff {
         }
     }
 
-    fn check_args(&self, args: &[ArgValue]) -> Result<(), FdError> {
-        let params = self.primal.params();
-        if args.len() != params.len() {
-            return Err(FdError::Shape {
-                what: format!("arguments of @{}", self.primal.name()),
-                expected: params.len(),
-                got: args.len(),
-            });
-        }
-        for (index, (a, &ty)) in args.iter().zip(params).enumerate() {
-            let fits = matches!(
-                (a, ty),
-                (ArgValue::F64(_), Type::F64)
-                    | (ArgValue::I64(_), Type::I64)
-                    | (ArgValue::Bool(_), Type::Bool)
-                    | (ArgValue::Vector(_), Type::F64x(_))
-                    | (ArgValue::Slice(_) | ArgValue::SliceMut(_), Type::Slice)
-                    | (ArgValue::SliceMut(_), Type::SliceMut)
-            );
-            if !fits {
-                return Err(FdError::ArgType {
-                    function: self.primal.name().into(),
-                    index,
-                    expected: ty,
-                    got: a.kind(),
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// Every differentiated scalar of `args`, in the flat order.
-    fn coords(&self, args: &[ArgValue]) -> Result<Vec<Coord>, FdError> {
-        self.check_args(args)?;
+    /// Every input of `args`, in the flat order.
+    fn coords(&self, args: &[Arg<'_>]) -> Result<Vec<Coord>, Error> {
+        self.user.check_args(args)?;
         let mut coords = vec![];
-        for (p, a) in args.iter().enumerate().filter(|(p, _)| self.wrt[*p]) {
-            match a {
-                ArgValue::Slice(v) | ArgValue::SliceMut(v) => coords.extend((0..v.len()).map(|e| (p, e))),
-                _ => coords.push((p, 0)),
+        for (p, a) in args.iter().enumerate().filter(|(p, _)| self.user.wrt[*p]) {
+            match a.as_slice() {
+                Some(v) => coords.extend((0..v.len()).map(|e| (p, e))),
+                None => coords.push((p, 0)),
             }
         }
         Ok(coords)
     }
 
-    /// For each coordinate, the derivative of every `f64` result.
-    fn columns(&self, args: &[ArgValue], coords: &[Coord]) -> Result<Vec<SmallVec<[f64; 1]>>, FdError> {
+    /// For each coordinate, the derivative of every output.
+    fn columns(&self, args: &[Arg<'_>], coords: &[Coord]) -> Result<Vec<SmallVec<[f64; 1]>>, Error> {
         let base = match self.options.scheme {
-            FdScheme::Forward => Some(self.eval(&mut Work::new(self, args))?),
+            FdScheme::Forward => Some(self.eval(&mut Work::new(self, args)).map_err(|e| self.fault(args, e))?),
             FdScheme::Central => None,
         };
         let column = |work: &mut Work, &c: &Coord| self.column(work, c, base.as_deref());
-        if self.options.parallel && coords.len() > 1 {
+        let columns: Result<Vec<_>, jitdiff_jit::CallError> = if self.options.parallel && coords.len() > 1 {
             coords.par_iter().map_init(|| Work::new(self, args), column).collect()
         } else {
             let mut work = Work::new(self, args);
             coords.iter().map(|c| column(&mut work, c)).collect()
-        }
+        };
+        columns.map_err(|e| self.fault(args, e))
     }
 
-    fn column(&self, work: &mut Work, c: Coord, base: Option<&[f64]>) -> Result<SmallVec<[f64; 1]>, FdError> {
+    fn column(
+        &self,
+        work: &mut Work,
+        c: Coord,
+        base: Option<&[f64]>,
+    ) -> Result<SmallVec<[f64; 1]>, jitdiff_jit::CallError> {
         let x = work.get(c);
         let h = step_for(x, self.options.relative_step());
         work.set(c, x + h);
@@ -422,8 +326,8 @@ impl FiniteDiff {
         result
     }
 
-    /// One primal call on the work copy; returns the `f64` results.
-    fn eval(&self, work: &mut Work) -> Result<SmallVec<[f64; 1]>, FdError> {
+    /// One primal call on the work copy; returns the outputs.
+    fn eval(&self, work: &mut Work) -> Result<SmallVec<[f64; 1]>, jitdiff_jit::CallError> {
         let args = match &mut work.scratch {
             Some(scratch) => {
                 scratch.clone_from(&work.input);
@@ -433,7 +337,20 @@ impl FiniteDiff {
         };
         let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
         self.primal.call_into(&mut native, &mut work.results)?;
-        Ok(self.float_results.iter().map(|&i| work.results[i].as_f64().unwrap_or(f64::NAN)).collect())
+        drop(native);
+        let mut out: SmallVec<[f64; 1]> =
+            work.results.iter().filter_map(|r| if let RuntimeValue::F64(x) = r { Some(*x) } else { None }).collect();
+        for p in self.user.mslices() {
+            if let ArgValue::SliceMut(v) = &args[p] {
+                out.extend_from_slice(v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A primal fault, in the user's terms (perturbed points can fault where the point does not).
+    fn fault(&self, args: &[Arg<'_>], e: jitdiff_jit::CallError) -> Error {
+        self.user.call_error(args, e)
     }
 }
 
@@ -447,20 +364,11 @@ struct Work {
 }
 
 impl Work {
-    fn new(fd: &FiniteDiff, args: &[ArgValue]) -> Work {
-        let results = fd
-            .primal
-            .returns()
-            .iter()
-            .map(|t| match t {
-                Type::I64 => RuntimeValue::I64(0),
-                Type::Bool => RuntimeValue::Bool(false),
-                Type::F64x(w) => RuntimeValue::Vector(vec![0.0; *w as usize]),
-                _ => RuntimeValue::F64(0.0),
-            })
-            .collect();
-        let scratch = args.iter().any(|a| matches!(a, ArgValue::SliceMut(_))).then(|| args.to_vec());
-        Work { input: args.to_vec(), scratch, results }
+    fn new(fd: &FiniteDiff, args: &[Arg<'_>]) -> Work {
+        let results = fd.primal.returns().iter().map(|&t| crate::scratch::zero_of(t)).collect();
+        let input: Vec<ArgValue> = args.iter().map(Arg::to_value).collect();
+        let scratch = input.iter().any(|a| matches!(a, ArgValue::SliceMut(_))).then(|| input.clone());
+        Work { input, scratch, results }
     }
 
     fn get(&self, (p, e): Coord) -> f64 {
@@ -478,5 +386,14 @@ impl Work {
             // `coords` lists only f64 and slice parameters.
             ArgValue::I64(_) | ArgValue::Bool(_) => {}
         }
+    }
+}
+
+impl std::fmt::Debug for FiniteDiff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FiniteDiff")
+            .field("function", &self.user.name)
+            .field("wrt", &self.user.wrt)
+            .finish_non_exhaustive()
     }
 }

@@ -2,56 +2,69 @@
 //! lanes in SIMD registers) and Jacobians as safe native calls.
 
 use crate::ad::{ForwardDerivative, derive_forward_with_rules};
-use crate::error::Error;
+use crate::builder::{Build, Builder, HasWidth, Spec, sealed};
+use crate::error::{Buffer, Error};
 use crate::gradient::with_rule_externs;
+use crate::user::UserFunction;
 use jitdiff_ir::passes::retain_reachable;
-use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Type};
+use jitdiff_ir::{Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, JitOptions, compile};
-use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
+use std::sync::Arc;
 
 /// A JIT-compiled forward-mode derivative of one function.
 ///
-/// Tangents are passed per differentiated parameter, in parameter order: a buffer of `W` values
-/// for an `f64` parameter, and of `W * len` values for a slice parameter of length `len`, the `W`
-/// lanes of element `i` at `W*i .. W*i+W`. Each `f64` result gets `W` tangent lanes.
-///
-/// The tangent of an `mslice` parameter is **in/out**, like the slice itself: on entry it holds
-/// the tangent of the slice's contents, and the call leaves in it the tangent of the contents
-/// the call leaves in the slice (every store writes its value's tangent there). That is why
-/// tangents are `&mut [f64]`; the tangents of `f64` and `slice` parameters are only read.
+/// Tangents are given per differentiated parameter, in parameter order: `W` values for an `f64`
+/// parameter, `W * len` for a slice parameter of length `len`, the `W` lanes of element `i` at
+/// `W*i .. W*i+W`. The outputs get W tangent lanes each: every `f64` result, and every element
+/// of every `mslice` parameter (whose final contents are outputs; its initial contents are
+/// inputs only if it is differentiated).
 ///
 /// ```
-/// use jitdiff::{ForwardFn, jit::Arg, ir::parse_module};
+/// use jitdiff::{ForwardFn, args, ir::parse_module};
 /// let m = parse_module("func @f(x: f64, y: f64) -> f64 {\nentry:\n    p = fmul x, y\n    s = sin p\n    ret s\n}").unwrap();
-/// let f = ForwardFn::new(&m, "f", &[true, true], 1).unwrap();
+/// let f = ForwardFn::builder(&m, "f").wrt(["x", "y"]).build().unwrap();
 /// let mut out = f.output();
-/// f.jvp_into(&mut [Arg::F64(2.0), Arg::F64(3.0)], &mut [&mut [1.0], &mut [0.0]], &mut out).unwrap();
+/// f.jvp_into(&mut args![2.0, 3.0], &[&[1.0], &[0.0]], &mut out).unwrap();
 /// // d/dx sin(xy) = y cos(xy)
 /// assert!((out.tangent(0)[0] - 3.0 * 6.0f64.cos()).abs() < 1e-15);
 ///
-/// // An mslice updated in place: s[0] = s[0]^2. Its tangent buffer is updated in place too.
+/// // An mslice updated in place: s[0] = s[0]^2. Its final contents are an output.
 /// let m = parse_module("func @sq(s: mslice) {\nentry:\n    i = iconst 0\n    x = load s, i\n    y = fmul x, x\n    store s, i, y\n    ret\n}").unwrap();
-/// let f = ForwardFn::new(&m, "sq", &[true], 1).unwrap();
-/// let (mut s, mut ds) = ([3.0], [0.5]);
-/// f.jvp(&mut [Arg::SliceMut(&mut s)], &mut [&mut ds]).unwrap();
-/// assert_eq!((s, ds), ([9.0], [3.0])); // d(x^2) = 2 x dx
+/// let f = ForwardFn::builder(&m, "sq").wrt(["s"]).build().unwrap();
+/// let mut s = [3.0];
+/// let mut out = f.output();
+/// f.jvp_into(&mut args![&mut s], &[&[0.5]], &mut out).unwrap();
+/// assert_eq!((s, out.slice_tangent(0)), ([9.0], &[3.0][..])); // d(x^2) = 2 x dx
 /// ```
 pub struct ForwardFn {
-    derived: ForwardDerivative,
+    user: UserFunction,
+    derived: Arc<ForwardDerivative>,
     _compiled: CompiledModule,
     native: CompiledFn,
-    params: Vec<Type>,
-    primal_results: usize,
-    float_results: usize,
+    width: usize,
+}
+
+impl Clone for ForwardFn {
+    fn clone(&self) -> ForwardFn {
+        ForwardFn {
+            user: self.user.clone(),
+            derived: self.derived.clone(),
+            _compiled: self._compiled.clone(),
+            native: self.native.clone(),
+            width: self.width,
+        }
+    }
 }
 
 /// Reusable storage for the results of [`ForwardFn::jvp_into`]: calling again with the same
-/// output allocates nothing.
+/// output (and arguments of the same sizes) allocates nothing.
 #[derive(Clone, Debug)]
 pub struct JvpOutput {
     results: Vec<RuntimeValue>,
     primal_results: usize,
+    /// Per `mslice` parameter: its position and its W-lane tangent.
+    slices: Vec<(usize, Vec<f64>)>,
 }
 
 impl JvpOutput {
@@ -61,54 +74,39 @@ impl JvpOutput {
     }
     /// The W tangent lanes of the `k`-th `f64` result.
     pub fn tangent(&self, k: usize) -> &[f64] {
-        match &self.results[self.primal_results + k] {
-            RuntimeValue::F64(x) => std::slice::from_ref(x),
-            RuntimeValue::Vector(v) => v,
+        match self.results.get(self.primal_results + k) {
+            Some(RuntimeValue::F64(x)) => std::slice::from_ref(x),
+            Some(RuntimeValue::Vector(v)) => v,
             _ => &[],
         }
+    }
+    /// The tangent of the final contents of the `k`-th `mslice` parameter (W lanes per element).
+    pub fn slice_tangent(&self, k: usize) -> &[f64] {
+        self.slices.get(k).map_or(&[], |(_, t)| t.as_slice())
+    }
+}
+
+impl sealed::Sealed for ForwardFn {}
+impl HasWidth for ForwardFn {}
+impl Build for ForwardFn {
+    #[allow(private_interfaces)]
+    fn build_from(spec: Spec) -> Result<ForwardFn, Error> {
+        let Spec { user, rules, options, width, .. } = spec;
+        let width = width.unwrap_or(1);
+        let derived = derive_forward_with_rules(&user.module, &user.name, user.derivation_wrt(), width, &rules)?;
+        let externs = with_rule_externs(&user.externs, &rules);
+        let needed = retain_reachable(&derived.module, &[&derived.name]);
+        let compiled = compile(&needed, &externs, &with_tangent_shadows(&derived, &options))
+            .map_err(|e| Error::compile(&user.name, e))?;
+        let native = compiled.function(&derived.name).map_err(|e| Error::compile(&user.name, e))?;
+        Ok(ForwardFn { user, derived: Arc::new(derived), _compiled: compiled, native, width: width as usize })
     }
 }
 
 impl ForwardFn {
-    /// Derive and compile the forward mode of `@name` for the differentiated parameters `wrt`
-    /// with tangent width `width` ∈ {1, 2, 4, 8, 16}.
-    pub fn new(module: &Module, name: &str, wrt: &[bool], width: u8) -> Result<ForwardFn, Error> {
-        ForwardFn::with_externs(module, name, wrt, width, &ExternRegistry::new(), &JitOptions::new())
-    }
-
-    /// As [`ForwardFn::new`], with extern implementations and JIT options.
-    pub fn with_externs(
-        module: &Module,
-        name: &str,
-        wrt: &[bool],
-        width: u8,
-        externs: &ExternRegistry,
-        options: &JitOptions,
-    ) -> Result<ForwardFn, Error> {
-        ForwardFn::with_rules(module, name, wrt, width, &RuleSet::new(), externs, options)
-    }
-
-    /// As [`ForwardFn::with_externs`], with custom rules (see [`RuleSet`]); the externs of
-    /// native rules are added to `externs` for this compilation.
-    pub fn with_rules(
-        module: &Module,
-        name: &str,
-        wrt: &[bool],
-        width: u8,
-        rules: &RuleSet,
-        externs: &ExternRegistry,
-        options: &JitOptions,
-    ) -> Result<ForwardFn, Error> {
-        let derived = derive_forward_with_rules(module, name, wrt, width, rules)?;
-        let source = module.func_by_name(name).expect("derive_forward checked the name");
-        let params = source.param_types();
-        let externs = &with_rule_externs(externs, rules);
-        let needed = retain_reachable(&derived.module, &[&derived.name]);
-        let compiled = compile(&needed, externs, &with_tangent_shadows(&derived, options))?;
-        let native = compiled.function(&derived.name)?;
-        let primal_results = source.returns.len();
-        let float_results = source.returns.iter().filter(|t| **t == Type::F64).count();
-        Ok(ForwardFn { derived, _compiled: compiled, native, params, primal_results, float_results })
+    /// Start building the forward mode of `@name` (see [`Builder`]; `.width(W)` sets the lanes).
+    pub fn builder<'m>(module: &'m Module, name: &str) -> Builder<'m, ForwardFn> {
+        Builder::new(module, name)
     }
 
     /// Bounds checks in the derived function's native code: how many remain, and how many the
@@ -119,138 +117,115 @@ impl ForwardFn {
 
     /// The tangent width W.
     pub fn width(&self) -> usize {
-        self.derived.width as usize
+        self.width
+    }
+    /// Which parameters are differentiated.
+    pub fn wrt(&self) -> &[bool] {
+        &self.user.wrt
     }
     /// The derived IR (the original functions and the derived ones).
     pub fn derivative(&self) -> &ForwardDerivative {
         &self.derived
     }
-    /// A result buffer shaped for this function.
+    /// Number of inputs (differentiated scalars) for these arguments.
+    pub fn inputs(&self, args: &[Arg<'_>]) -> usize {
+        self.user.inputs(args)
+    }
+    /// Number of outputs for these arguments.
+    pub fn outputs(&self, args: &[Arg<'_>]) -> usize {
+        self.user.outputs(args)
+    }
+
+    /// A result buffer for this function.
     pub fn output(&self) -> JvpOutput {
-        let w = self.width();
-        let mut results: Vec<RuntimeValue> = self.native.returns()[..self.primal_results]
-            .iter()
-            .map(|t| match t {
-                Type::I64 => RuntimeValue::I64(0),
-                Type::Bool => RuntimeValue::Bool(false),
-                Type::F64x(l) => RuntimeValue::Vector(vec![0.0; *l as usize]),
-                _ => RuntimeValue::F64(0.0),
-            })
-            .collect();
-        results.extend(
-            (0..self.float_results)
-                .map(|_| if w == 1 { RuntimeValue::F64(0.0) } else { RuntimeValue::Vector(vec![0.0; w]) }),
-        );
-        JvpOutput { results, primal_results: self.primal_results }
+        let results = self.native.returns().iter().map(|&t| crate::scratch::zero_of(t)).collect();
+        let slices = self.user.mslices().map(|p| (p, vec![])).collect();
+        JvpOutput { results, primal_results: self.user.returns.len(), slices }
     }
 
-    /// One sweep: the primal results and W directional derivatives of every `f64` result, into
-    /// `out` (see the type docs for the tangent layout). The tangent of an `mslice` parameter is
-    /// updated in place (see the type docs). No allocation when `out` came from
-    /// [`ForwardFn::output`].
-    pub fn jvp_into(
-        &self,
-        args: &mut [Arg<'_>],
-        tangents: &mut [&mut [f64]],
-        out: &mut JvpOutput,
-    ) -> Result<(), Error> {
-        let w = self.width();
-        let active: SmallVec<[usize; 8]> = (0..self.params.len()).filter(|&i| self.derived.wrt[i]).collect();
-        if tangents.len() != active.len() {
-            return Err(Error::Shape {
-                what: "tangents (one per differentiated parameter)".into(),
-                expected: active.len(),
-                got: tangents.len(),
-            });
+    /// One sweep: the primal results and W directional derivatives of every output, into `out`
+    /// (see the type docs for the layouts). `mslice` arguments end as one call leaves them.
+    pub fn jvp_into(&self, args: &mut [Arg<'_>], tangents: &[&[f64]], out: &mut JvpOutput) -> Result<(), Error> {
+        self.user.check_args(args)?;
+        self.check_tangents(args, tangents)?;
+        let w = self.width;
+        let sizes = self.user.scalar_sizes(args);
+        if out.slices.len() != self.user.mslices().count() || out.results.len() != self.native.returns().len() {
+            *out = self.output();
         }
-        let mut all: SmallVec<[Arg<'_>; 16]> = SmallVec::new();
-        for a in args.iter_mut() {
-            all.push(match a {
-                Arg::F64(x) => Arg::F64(*x),
-                Arg::I64(x) => Arg::I64(*x),
-                Arg::Bool(x) => Arg::Bool(*x),
-                Arg::Vector(v) => Arg::Vector(v),
-                Arg::Slice(v) => Arg::Slice(v),
-                Arg::SliceMut(v) => Arg::SliceMut(v),
-            });
-        }
-        for (&param, t) in active.iter().zip(tangents.iter_mut()) {
-            let elements = match all.get(param) {
-                Some(Arg::Slice(v)) => v.len(),
-                Some(Arg::SliceMut(v)) => v.len(),
-                _ => 1,
-            };
-            if t.len() != elements * w {
-                return Err(Error::Shape {
-                    what: format!("tangent of parameter {param} ({} lanes per element)", w),
-                    expected: elements * w,
-                    got: t.len(),
-                });
+        // The tangents of the mslices live in `out`: the differentiated ones start as given,
+        // the others at zero; all end as the tangents of the final contents.
+        let mut given = tangents.iter();
+        let mut given_for: SmallVec<[Option<&[f64]>; 8]> = smallvec::smallvec![None; self.user.params.len()];
+        for (p, &on) in self.user.wrt.iter().enumerate() {
+            if on {
+                given_for[p] = given.next().copied();
             }
-            // The derived function takes the tangent of a slice with the slice's own type: an
-            // mslice's tangent is written wherever the mslice is.
-            all.push(match (self.params[param], w) {
-                (Type::F64, 1) => Arg::F64(t[0]),
-                (Type::F64, _) => Arg::Vector(t),
-                (Type::SliceMut, _) => Arg::SliceMut(t),
-                _ => Arg::Slice(t),
+        }
+        for (p, t) in out.slices.iter_mut() {
+            t.clear();
+            match given_for[*p] {
+                Some(g) => t.extend_from_slice(g),
+                None => t.resize(w * sizes[*p], 0.0),
+            }
+        }
+        let derivation = self.user.derivation_wrt();
+        let mut all: SmallVec<[Arg<'_>; 16]> = args.iter_mut().map(Arg::reborrow).collect();
+        let mut slice_tangents = out.slices.iter_mut();
+        for (p, &on) in derivation.iter().enumerate() {
+            if !on {
+                continue;
+            }
+            all.push(match (self.user.params[p], given_for[p]) {
+                (Type::SliceMut, _) => Arg::SliceMut(&mut slice_tangents.next().expect("one per mslice").1),
+                (Type::F64, Some(t)) if w == 1 => Arg::F64(t[0]),
+                (Type::F64, Some(t)) => Arg::Vector(t),
+                (_, Some(t)) => Arg::Slice(t),
+                (_, None) => unreachable!("only mslices are differentiated without being given"),
             });
         }
-        self.native.call_into(&mut all, &mut out.results)?;
-        Ok(())
+        let called = self.native.call_into(&mut all, &mut out.results);
+        drop(all);
+        called.map_err(|e| self.user.call_error(args, e))
     }
 
-    /// One sweep, allocating its output: `(primal results, tangents)` with W lanes per `f64`
-    /// result, result-major. The tangent of an `mslice` parameter is updated in place.
-    pub fn jvp(
-        &self,
-        args: &mut [Arg<'_>],
-        tangents: &mut [&mut [f64]],
-    ) -> Result<(Vec<RuntimeValue>, Vec<f64>), Error> {
+    /// One sweep, allocating its output: `(primal results, output tangents)`, W lanes per output
+    /// (output-major: the lanes of result 0, of result 1, ..., then of each `mslice` element).
+    pub fn jvp(&self, args: &mut [Arg<'_>], tangents: &[&[f64]]) -> Result<(Vec<RuntimeValue>, Vec<f64>), Error> {
         let mut out = self.output();
         self.jvp_into(args, tangents, &mut out)?;
-        let tangents = (0..self.float_results).flat_map(|k| out.tangent(k).to_vec()).collect();
-        Ok((out.values().to_vec(), tangents))
+        let mut flat: Vec<f64> = (0..self.user.float_results()).flat_map(|k| out.tangent(k).to_vec()).collect();
+        for (_, t) in &out.slices {
+            flat.extend_from_slice(t);
+        }
+        Ok((out.values().to_vec(), flat))
     }
 
-    /// The Jacobian of the outputs — the `f64` results, then the final contents of each
-    /// differentiated `mslice` parameter — with respect to every differentiated scalar (each
-    /// `f64` parameter and each element of each differentiated slice, in parameter order), built
-    /// from `ceil(inputs / W)` batched sweeps with unit seeds. Row-major: one row per output.
-    ///
-    /// Every sweep starts from the arguments as given: `mslice` contents are restored between
-    /// sweeps, so they end as one call leaves them.
+    /// The Jacobian of the outputs with respect to the inputs, from `ceil(inputs / W)` batched
+    /// sweeps with unit seeds. Row-major: one row per output. Every sweep starts from the
+    /// arguments as given: `mslice` contents are restored between sweeps, so they end as one
+    /// call leaves them.
     ///
     /// ```
-    /// use jitdiff::{ForwardFn, jit::Arg, ir::parse_module};
+    /// use jitdiff::{ForwardFn, args, ir::parse_module};
     /// // s[1] = s[0] * s[1]; returns s[0] + s[1] (the new s[1]).
     /// let m = parse_module("func @f(s: mslice) -> f64 {\nentry:\n    i = iconst 0\n    j = iconst 1\n    a = load s, i\n    b = load s, j\n    p = fmul a, b\n    store s, j, p\n    r = fadd a, p\n    ret r\n}").unwrap();
-    /// let f = ForwardFn::new(&m, "f", &[true], 1).unwrap();
+    /// let f = ForwardFn::builder(&m, "f").wrt(["s"]).build().unwrap();
     /// let mut s = [2.0, 5.0];
-    /// let j = f.jacobian(&mut [Arg::SliceMut(&mut s)]).unwrap();
+    /// let j = f.jacobian(&mut args![&mut s]).unwrap();
     /// assert_eq!((j.rows, j.cols), (3, 2));
     /// assert_eq!(j.data, [6.0, 2.0, 1.0, 0.0, 5.0, 2.0]);
     /// assert_eq!(s, [2.0, 10.0]);
     /// ```
     pub fn jacobian(&self, args: &mut [Arg<'_>]) -> Result<Jacobian, Error> {
-        let w = self.width();
-        let differentiated: Vec<usize> = (0..self.params.len()).filter(|&i| self.derived.wrt[i]).collect();
-        let sizes: Vec<usize> = differentiated
-            .iter()
-            .map(|&i| match args.get(i) {
-                Some(Arg::Slice(v)) => v.len(),
-                Some(Arg::SliceMut(v)) => v.len(),
-                _ => 1,
-            })
-            .collect();
-        // Differentiated mslices (by position among the tangents): their final contents are
-        // outputs too.
-        let outputs: Vec<usize> =
-            (0..differentiated.len()).filter(|&k| self.params[differentiated[k]] == Type::SliceMut).collect();
+        self.user.check_args(args)?;
+        let w = self.width;
+        let sizes = self.user.input_sizes(args);
+        let differentiated: Vec<usize> = (0..sizes.len()).filter(|&p| self.user.wrt[p]).collect();
         let cols: usize = sizes.iter().sum();
-        let rows = self.float_results + outputs.iter().map(|&k| sizes[k]).sum::<usize>();
+        let rows = self.user.outputs(args);
         let mut data = vec![0.0; rows * cols];
-        let mut seeds: Vec<Vec<f64>> = sizes.iter().map(|&n| vec![0.0; n * w]).collect();
+        let mut seeds: Vec<Vec<f64>> = differentiated.iter().map(|&p| vec![0.0; sizes[p] * w]).collect();
         let initial: Vec<Option<Vec<f64>>> = args
             .iter()
             .map(|a| match a {
@@ -268,28 +243,27 @@ impl ForwardFn {
                 }
             }
             // Lane `l` of this sweep seeds input column `start + l`.
-            for s in seeds.iter_mut() {
-                s.fill(0.0);
-            }
+            seeds.iter_mut().for_each(|s| s.fill(0.0));
             let lanes = w.min(cols - start);
             for lane in 0..lanes {
-                let (mut param, mut col) = (0, start + lane);
-                while col >= sizes[param] {
-                    col -= sizes[param];
-                    param += 1;
+                let (mut k, mut col) = (0, start + lane);
+                while col >= sizes[differentiated[k]] {
+                    col -= sizes[differentiated[k]];
+                    k += 1;
                 }
-                seeds[param][col * w + lane] = 1.0;
+                seeds[k][col * w + lane] = 1.0;
             }
-            let mut views: Vec<&mut [f64]> = seeds.iter_mut().map(Vec::as_mut_slice).collect();
-            self.jvp_into(args, &mut views, &mut out)?;
-            for row in 0..self.float_results {
-                for (lane, &v) in out.tangent(row).iter().enumerate().take(lanes) {
+            let views: Vec<&[f64]> = seeds.iter().map(Vec::as_slice).collect();
+            self.jvp_into(args, &views, &mut out)?;
+            let mut row = 0;
+            for k in 0..self.user.float_results() {
+                for (lane, &v) in out.tangent(k).iter().enumerate().take(lanes) {
                     data[row * cols + start + lane] = v;
                 }
+                row += 1;
             }
-            let mut row = self.float_results;
-            for &k in &outputs {
-                for element in seeds[k].chunks(w) {
+            for (_, t) in &out.slices {
+                for element in t.chunks(w) {
                     for (lane, &v) in element.iter().enumerate().take(lanes) {
                         data[row * cols + start + lane] = v;
                     }
@@ -298,6 +272,32 @@ impl ForwardFn {
             }
         }
         Ok(Jacobian { rows, cols, data })
+    }
+
+    fn check_tangents(&self, args: &[Arg<'_>], tangents: &[&[f64]]) -> Result<(), Error> {
+        let differentiated: SmallVec<[usize; 8]> = (0..self.user.params.len()).filter(|&p| self.user.wrt[p]).collect();
+        if tangents.len() != differentiated.len() {
+            let names: Vec<&str> = differentiated.iter().map(|&p| self.user.param_names[p].as_str()).collect();
+            return Err(self.user.length_error(
+                Buffer::Tangents,
+                differentiated.len(),
+                tangents.len(),
+                format!("one per differentiated parameter: {}", names.join(", ")),
+            ));
+        }
+        let sizes = self.user.scalar_sizes(args);
+        for (&p, t) in differentiated.iter().zip(tangents) {
+            let expected = sizes[p] * self.width;
+            if t.len() != expected {
+                let name = &self.user.param_names[p];
+                let reason = match self.user.params[p] {
+                    Type::F64 => format!("{} lane(s)", self.width),
+                    _ => format!("{} lane(s) per element of `{name}`, which has {}", self.width, sizes[p]),
+                };
+                return Err(self.user.length_error(Buffer::Tangent(name.clone()), expected, t.len(), reason));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -331,12 +331,12 @@ pub fn with_tangent_shadows(derived: &ForwardDerivative, options: &JitOptions) -
     options
 }
 
-/// A dense Jacobian, row-major.
+/// A dense Jacobian, row-major: outputs × inputs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Jacobian {
-    /// Number of outputs: `f64` results, then the elements of differentiated `mslice`s.
+    /// Number of outputs: `f64` results, then the elements of every `mslice` parameter.
     pub rows: usize,
-    /// Number of differentiated input scalars.
+    /// Number of inputs (differentiated scalars).
     pub cols: usize,
     /// `rows * cols` entries; entry (r, c) at `r * cols + c`.
     pub data: Vec<f64>,
@@ -346,5 +346,18 @@ impl Jacobian {
     /// Entry (row, col).
     pub fn get(&self, row: usize, col: usize) -> f64 {
         self.data[row * self.cols + col]
+    }
+    /// Row `row` (the derivatives of one output).
+    pub fn row(&self, row: usize) -> &[f64] {
+        &self.data[row * self.cols..(row + 1) * self.cols]
+    }
+}
+
+impl std::fmt::Debug for ForwardFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ForwardFn")
+            .field("function", &self.user.name)
+            .field("wrt", &self.user.wrt)
+            .finish_non_exhaustive()
     }
 }

@@ -1,98 +1,105 @@
-//! Reverse mode, compiled: [`GradientFn`] gives `value_and_grad` and `vjp` (with a [`Pullback`]
-//! that owns its state and can be applied to any number of cotangents) as safe native calls.
+//! Reverse mode, compiled: [`GradientFn`] gives `value_and_grad`, seeded vector-Jacobian
+//! products for vector outputs, reverse-mode Jacobians, and a [`Pullback`] that owns its state.
 
 use crate::ad::{ReverseDerivative, derive_reverse_with_rules};
-use crate::error::Error;
+use crate::builder::{Build, Builder, Spec, sealed};
+use crate::error::{Buffer, Error};
+use crate::forward::Jacobian;
+use crate::layout::Layout;
+use crate::pullback::{Pullback, run_pullback};
+use crate::scratch::with_scratch;
+use crate::user::UserFunction;
 use jitdiff_ir::passes::retain_reachable;
-use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Tape, Type};
-use jitdiff_jit::{Arg, CompiledFn, CompiledModule, JitOptions, compile};
+use jitdiff_ir::{ExternRegistry, Module, RuntimeValue};
+use jitdiff_jit::{Arg, CompiledFn, CompiledModule, compile};
 use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A JIT-compiled reverse-mode derivative of one function.
 ///
 /// Gradients are flat: one entry per differentiated `f64` parameter and `len` entries per
-/// differentiated slice parameter, in parameter order. The handle owns a tape that it reuses, so
-/// after the first call `value_and_grad` allocates nothing; clone the handle (cheap: the native
-/// code is shared) to call from several threads.
+/// differentiated slice parameter, in parameter order (the *inputs*). The *outputs* are the
+/// `f64` results, then the final contents of every `mslice` parameter; [`GradientFn::vjp`]
+/// seeds a cotangent for each. Evaluation goes through `&self` with per-thread scratch memory,
+/// so one handle serves many threads; after the first call on a thread `value_and_grad`
+/// allocates nothing.
 ///
 /// ```
-/// use jitdiff::{GradientFn, jit::Arg, ir::parse_module};
+/// use jitdiff::{GradientFn, args, ir::parse_module};
 /// let m = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
-/// let mut f = GradientFn::new(&m, "rosenbrock", &[true]).unwrap();
+/// let f = GradientFn::builder(&m, "rosenbrock").wrt(["x"]).build().unwrap();
 /// let x = [1.0, 1.0, 1.0];
 /// let mut grad = [9.0; 3];
-/// let value = f.value_and_grad(&mut [Arg::Slice(&x)], &mut grad).unwrap();
+/// let value = f.value_and_grad(&mut args![&x], &mut grad).unwrap();
 /// assert_eq!((value, grad), (0.0, [0.0; 3])); // the minimum
 /// ```
-#[derive(Clone)]
 pub struct GradientFn {
-    derived: ReverseDerivative,
+    pub(crate) user: UserFunction,
+    derived: Arc<ReverseDerivative>,
     _compiled: CompiledModule,
     value_and_grad: Option<CompiledFn>,
     forward: CompiledFn,
     pullback: CompiledFn,
-    params: Vec<Type>,
-    returns: Vec<Type>,
-    tape: Tape,
-    results: Vec<RuntimeValue>,
+    last_tape_bytes: AtomicUsize,
+    rules: RuleSet,
 }
 
-impl GradientFn {
-    /// Derive and compile the reverse mode of `@name` for the differentiated parameters `wrt`.
-    pub fn new(module: &Module, name: &str, wrt: &[bool]) -> Result<GradientFn, Error> {
-        GradientFn::with_externs(module, name, wrt, &ExternRegistry::new(), &JitOptions::new())
+impl Clone for GradientFn {
+    fn clone(&self) -> GradientFn {
+        GradientFn {
+            user: self.user.clone(),
+            derived: self.derived.clone(),
+            _compiled: self._compiled.clone(),
+            value_and_grad: self.value_and_grad.clone(),
+            forward: self.forward.clone(),
+            pullback: self.pullback.clone(),
+            last_tape_bytes: AtomicUsize::new(self.last_tape_bytes.load(Ordering::Relaxed)),
+            rules: self.rules.clone(),
+        }
     }
+}
 
-    /// As [`GradientFn::new`], with extern implementations and JIT options.
-    pub fn with_externs(
-        module: &Module,
-        name: &str,
-        wrt: &[bool],
-        externs: &ExternRegistry,
-        options: &JitOptions,
-    ) -> Result<GradientFn, Error> {
-        GradientFn::with_rules(module, name, wrt, &RuleSet::new(), externs, options)
-    }
-
-    /// As [`GradientFn::with_externs`], with custom rules (see [`RuleSet`]); the externs of
-    /// native rules are added to `externs` for this compilation.
-    pub fn with_rules(
-        module: &Module,
-        name: &str,
-        wrt: &[bool],
-        rules: &RuleSet,
-        externs: &ExternRegistry,
-        options: &JitOptions,
-    ) -> Result<GradientFn, Error> {
-        let derived = derive_reverse_with_rules(module, name, wrt, rules)?;
+impl sealed::Sealed for GradientFn {}
+impl Build for GradientFn {
+    #[allow(private_interfaces)]
+    fn build_from(spec: Spec) -> Result<GradientFn, Error> {
+        let Spec { user, rules, options, .. } = spec;
+        let derived = derive_reverse_with_rules(&user.module, &user.name, user.derivation_wrt(), &rules)?;
         // Only what the handles call: the original functions are mostly not needed any more.
         let mut roots = vec![derived.forward.as_str(), derived.pullback.as_str()];
         roots.extend(derived.value_and_grad.as_deref());
         let needed = retain_reachable(&derived.module, &roots);
-        let mut options = options.clone();
+        let mut options = options;
         for (pullback, differential, primal) in &derived.differentials {
             if needed.func_by_name(pullback).is_some() {
                 options = options.shadow_slice(pullback, *differential, *primal, 1);
             }
         }
-        let compiled = compile(&needed, &with_rule_externs(externs, rules), &options)?;
-        let value_and_grad = derived.value_and_grad.as_deref().map(|n| compiled.function(n)).transpose()?;
-        let forward = compiled.function(&derived.forward)?;
-        let pullback = compiled.function(&derived.pullback)?;
-        let source = module.func_by_name(name).expect("derive_reverse checked the name");
-        let results = value_and_grad.as_ref().map_or(vec![], |f| f.returns().iter().map(|&t| zero_of(t)).collect());
+        let externs = with_rule_externs(&user.externs, &rules);
+        let compiled = compile(&needed, &externs, &options).map_err(|e| Error::compile(&user.name, e))?;
+        let function = |name: &str| compiled.function(name).map_err(|e| Error::compile(&user.name, e));
+        let value_and_grad = derived.value_and_grad.as_deref().map(function).transpose()?;
+        let forward = function(&derived.forward)?;
+        let pullback = function(&derived.pullback)?;
         Ok(GradientFn {
-            params: source.param_types(),
-            returns: source.returns.clone(),
-            derived,
+            user,
+            derived: Arc::new(derived),
             _compiled: compiled,
             value_and_grad,
             forward,
             pullback,
-            tape: Tape::new(),
-            results,
+            last_tape_bytes: AtomicUsize::new(0),
+            rules,
         })
+    }
+}
+
+impl GradientFn {
+    /// Start building the reverse mode of `@name` (see [`Builder`]).
+    pub fn builder<'m>(module: &'m Module, name: &str) -> Builder<'m, GradientFn> {
+        Builder::new(module, name)
     }
 
     /// The derived IR (`f_fwd`, `f_pullback`, `f_value_and_grad` and what they call).
@@ -100,164 +107,217 @@ impl GradientFn {
         &self.derived
     }
 
-    /// Bytes of tape the last call recorded (the pullback state).
+    /// Which parameters are differentiated.
+    pub fn wrt(&self) -> &[bool] {
+        &self.user.wrt
+    }
+
+    /// The function's name.
+    pub fn name(&self) -> &str {
+        &self.user.name
+    }
+
+    /// The custom rules the derivative was built with.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// The user's module.
+    pub fn module(&self) -> &Module {
+        &self.user.module
+    }
+
+    /// The extern implementations given to the builder.
+    pub fn externs(&self) -> &ExternRegistry {
+        &self.user.externs
+    }
+
+    /// Number of inputs (differentiated scalars) for these arguments: the gradient's length.
+    pub fn inputs(&self, args: &[Arg<'_>]) -> usize {
+        self.user.inputs(args)
+    }
+
+    /// Number of outputs (`f64` results and `mslice` elements) for these arguments.
+    pub fn outputs(&self, args: &[Arg<'_>]) -> usize {
+        self.user.outputs(args)
+    }
+
+    /// Names of the inputs (`x[3]`, `y`), in the gradient's order.
+    pub fn input_labels(&self, args: &[Arg<'_>]) -> Vec<String> {
+        self.user.input_labels(args)
+    }
+
+    /// Bytes of tape (pullback state) the last call recorded.
     pub fn tape_bytes(&self) -> usize {
-        self.tape.len() * 8
+        self.last_tape_bytes.load(Ordering::Relaxed)
     }
 
     /// The value of the first `f64` result and its gradient, written to `grad` (overwritten,
-    /// not accumulated). One fused native call; no allocation after the first.
-    pub fn value_and_grad(&mut self, args: &mut [Arg<'_>], grad: &mut [f64]) -> Result<f64, Error> {
+    /// not accumulated). One fused native call; `mslice` outputs get cotangent zero.
+    pub fn value_and_grad(&self, args: &mut [Arg<'_>], grad: &mut [f64]) -> Result<f64, Error> {
+        self.user.check_args(args)?;
         let Some(native) = &self.value_and_grad else {
-            return Err(Error::Shape { what: "f64 results of the function".into(), expected: 1, got: 0 });
+            return Err(Error::NoFloatResult { function: self.user.name.clone(), what: "gradient" });
         };
-        let sizes = self.gradient_sizes(args);
-        let total: usize = sizes.iter().sum();
-        if grad.len() != total {
-            return Err(Error::Shape { what: "gradient buffer".into(), expected: total, got: grad.len() });
+        let layout = Layout::of(&self.user, args);
+        if grad.len() != layout.inputs {
+            return Err(self.user.length_error(Buffer::Gradient, layout.inputs, grad.len(), self.user.inputs_reason()));
         }
         grad.fill(0.0);
-        // Split the flat gradient: slice parameters' parts become the d-slices the pullback fills.
-        let mut scalar_slots: SmallVec<[usize; 8]> = SmallVec::new();
-        let mut all: SmallVec<[Arg<'_>; 16]> = args.iter_mut().map(reborrow).collect();
-        let mut rest: &mut [f64] = grad;
-        let mut offset = 0;
-        for (i, size) in sizes.iter().enumerate().filter(|(i, _)| self.derived.wrt[*i]) {
-            let (part, tail) = rest.split_at_mut(*size);
-            rest = tail;
-            if self.params[i].is_slice() {
-                all.push(Arg::SliceMut(part));
-            } else {
-                scalar_slots.push(offset);
+        let returned = self.user.returns.len();
+        let outcome = with_scratch(|s| {
+            s.results_for(native.returns());
+            s.zeroed_buffers(layout.slices().filter(|p| p.input.is_none()).map(|p| p.len));
+            let mut all: SmallVec<[Arg<'_>; 16]> = args.iter_mut().map(Arg::reborrow).collect();
+            let (mut rest, mut consumed): (&mut [f64], usize) = (&mut *grad, 0);
+            let mut scratch = s.buffers.iter_mut();
+            for p in layout.slices() {
+                match p.input {
+                    Some(start) => {
+                        let tail = std::mem::take(&mut rest);
+                        let (part, tail) = tail[start - consumed..].split_at_mut(p.len);
+                        all.push(Arg::SliceMut(part));
+                        (rest, consumed) = (tail, start + p.len);
+                    }
+                    None => all.push(Arg::SliceMut(scratch.next().expect("one buffer per output slice"))),
+                }
             }
-            offset += size;
-        }
-        self.tape.clear();
-        native.call_into_with_tape(&mut all, &mut self.results, &mut self.tape)?;
-        drop(all);
-        let value =
-            self.results.iter().zip(&self.returns).find(|(_, t)| **t == Type::F64).and_then(|(v, _)| v.as_f64());
-        for (slot, g) in scalar_slots.iter().zip(&self.results[self.returns.len()..]) {
-            grad[*slot] = g.as_f64().unwrap_or(f64::NAN);
-        }
-        Ok(value.unwrap_or(f64::NAN))
-    }
-
-    /// Run the forward function and return its results with a [`Pullback`] that owns the
-    /// recorded state.
-    pub fn vjp(&self, args: &mut [Arg<'_>]) -> Result<(Vec<RuntimeValue>, Pullback), Error> {
-        let mut tape = Tape::new();
-        let values = self.forward.call_with_tape(args, &mut tape)?;
-        let sizes = self.gradient_sizes(args);
-        // The pullback reads the read-only slices again instead of recording what it loads from
-        // them; the `Pullback` outlives the borrow of `args`, so it keeps its own copies.
-        let slices = self
-            .derived
-            .pullback_slices
-            .iter()
-            .map(|&k| match args.get(k) {
-                Some(Arg::Slice(s)) => s.to_vec(),
-                Some(Arg::SliceMut(s)) => s.to_vec(),
-                _ => vec![],
-            })
-            .collect();
-        Ok((
-            values,
-            Pullback {
-                pullback: self.pullback.clone(),
-                tape,
-                slices,
-                sizes: sizes.to_vec(),
-                wrt: self.derived.wrt.clone(),
-                params: self.params.clone(),
-                returns: self.returns.clone(),
-            },
-        ))
-    }
-
-    fn gradient_sizes(&self, args: &[Arg<'_>]) -> SmallVec<[usize; 8]> {
-        (0..self.params.len())
-            .map(|i| match args.get(i) {
-                _ if !self.derived.wrt.get(i).copied().unwrap_or(false) => 0,
-                Some(Arg::Slice(s)) => s.len(),
-                Some(Arg::SliceMut(s)) => s.len(),
-                _ => 1,
-            })
-            .collect()
-    }
-}
-
-/// The pullback of one forward run: owns the recorded state (the tape) and maps result
-/// cotangents to parameter cotangents, as often as wanted.
-pub struct Pullback {
-    pullback: CompiledFn,
-    tape: Tape,
-    /// Copies of the read-only slice arguments of the forward run, which the pullback reads.
-    slices: Vec<Vec<f64>>,
-    sizes: Vec<usize>,
-    wrt: Vec<bool>,
-    params: Vec<Type>,
-    returns: Vec<Type>,
-}
-
-impl Pullback {
-    /// Bytes of recorded state: the tape and the copies of read-only slice arguments.
-    pub fn state_bytes(&self) -> usize {
-        (self.tape.len() + self.slices.iter().map(Vec::len).sum::<usize>()) * 8
-    }
-
-    /// The cotangent of every differentiated parameter (flat, as [`GradientFn`] lays gradients
-    /// out) for `cotangents`, one per `f64` result.
-    pub fn apply(&mut self, cotangents: &[f64]) -> Result<Vec<f64>, Error> {
-        let float_results = self.returns.iter().filter(|t| **t == Type::F64).count();
-        if cotangents.len() != float_results {
-            return Err(Error::Shape {
-                what: "cotangents (one per f64 result)".into(),
-                expected: float_results,
-                got: cotangents.len(),
-            });
-        }
-        let total: usize = self.sizes.iter().sum();
-        let mut grad = vec![0.0; total];
-        let mut slices: Vec<(usize, usize)> = vec![];
-        let mut scalars: Vec<usize> = vec![];
-        let mut offset = 0;
-        for (i, &size) in self.sizes.iter().enumerate().filter(|(i, _)| self.wrt[*i]) {
-            if self.params[i].is_slice() {
-                slices.push((offset, size));
-            } else {
-                scalars.push(offset);
+            let called = native.call_into_with_tape(&mut all, &mut s.results, &mut s.tape);
+            self.last_tape_bytes.store(s.tape.len() * 8, Ordering::Relaxed);
+            drop(all);
+            called?;
+            for (k, p) in layout.scalars().enumerate() {
+                grad[p.input.expect("f64 parts are inputs")] = s.results[returned + k].as_f64().unwrap_or(f64::NAN);
             }
-            offset += size;
+            Ok(first_float(&s.results[..returned]))
+        });
+        outcome.map_err(|e| self.user.call_error(args, e))
+    }
+
+    /// A vector-Jacobian product: runs the function (its results are returned and its `mslice`
+    /// arguments left as one call leaves them) and writes to `input_cotangents` (one per input)
+    /// the cotangent of the inputs for `cotangents` (one per output: each `f64` result, then each
+    /// element of each `mslice`).
+    ///
+    /// ```
+    /// use jitdiff::{GradientFn, args, ir::parse_module};
+    /// // out[i] = x[i]^2 for i < 2, and returns x[0] + x[1].
+    /// let m = parse_module("func @f(x: slice, out: mslice) -> f64 {
+    /// entry:
+    ///     i = iconst 0
+    ///     j = iconst 1
+    ///     a = load x, i
+    ///     b = load x, j
+    ///     a2 = fmul a, a
+    ///     b2 = fmul b, b
+    ///     store out, i, a2
+    ///     store out, j, b2
+    ///     s = fadd a, b
+    ///     ret s
+    /// }").unwrap();
+    /// let f = GradientFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+    /// let (x, mut out, mut dx) = ([3.0, 4.0], [0.0; 2], [0.0; 2]);
+    /// // Cotangents: 1 for the result, 10 and 100 for out[0], out[1].
+    /// f.vjp(&mut args![&x, &mut out], &[1.0, 10.0, 100.0], &mut dx).unwrap();
+    /// assert_eq!(out, [9.0, 16.0]);
+    /// assert_eq!(dx, [1.0 + 10.0 * 6.0, 1.0 + 100.0 * 8.0]);
+    /// ```
+    pub fn vjp(
+        &self,
+        args: &mut [Arg<'_>],
+        cotangents: &[f64],
+        input_cotangents: &mut [f64],
+    ) -> Result<Vec<RuntimeValue>, Error> {
+        self.user.check_args(args)?;
+        let layout = Layout::of(&self.user, args);
+        self.check_vjp_lengths(&layout, cotangents.len(), input_cotangents.len())?;
+        let outcome = with_scratch(|s| {
+            s.results_for(self.forward.returns());
+            self.forward.call_into_with_tape(args, &mut s.results, &mut s.tape)?;
+            self.last_tape_bytes.store(s.tape.len() * 8, Ordering::Relaxed);
+            let values = s.results.clone();
+            let stable = stable_slices(&self.derived.pullback_slices, args);
+            s.tape.reset_cursor();
+            run_pullback(&self.pullback, s, &stable, &layout, cotangents, input_cotangents)?;
+            Ok(values)
+        });
+        outcome.map_err(|e| self.user.call_error(args, e))
+    }
+
+    /// Run the function and keep its pullback state: the results, and a [`Pullback`] that maps
+    /// output cotangents to input cotangents as often as wanted (it owns copies of the read-only
+    /// slices the pullback reads again).
+    pub fn pullback(&self, args: &mut [Arg<'_>]) -> Result<(Vec<RuntimeValue>, Pullback), Error> {
+        self.user.check_args(args)?;
+        let layout = Layout::of(&self.user, args);
+        let mut tape = jitdiff_ir::Tape::new();
+        let mut values: Vec<RuntimeValue> =
+            self.forward.returns().iter().map(|&t| crate::scratch::zero_of(t)).collect();
+        self.forward.call_into_with_tape(args, &mut values, &mut tape).map_err(|e| self.user.call_error(args, e))?;
+        self.last_tape_bytes.store(tape.len() * 8, Ordering::Relaxed);
+        let slices = stable_slices(&self.derived.pullback_slices, args).iter().map(|s| s.to_vec()).collect();
+        Ok((values, Pullback::new(self.pullback.clone(), self.user.clone(), tape, slices, layout)))
+    }
+
+    /// The Jacobian of the outputs with respect to the inputs by reverse mode: one forward run,
+    /// then one pullback per output (row). `mslice` arguments end as one call leaves them.
+    pub fn jacobian(&self, args: &mut [Arg<'_>]) -> Result<Jacobian, Error> {
+        self.user.check_args(args)?;
+        let layout = Layout::of(&self.user, args);
+        let (rows, cols) = (layout.outputs, layout.inputs);
+        let mut data = vec![0.0; rows * cols];
+        let outcome = with_scratch(|s| {
+            s.results_for(self.forward.returns());
+            self.forward.call_into_with_tape(args, &mut s.results, &mut s.tape)?;
+            let stable = stable_slices(&self.derived.pullback_slices, args);
+            let mut seed = vec![0.0; rows];
+            for (r, row) in data.chunks_mut(cols.max(1)).enumerate().take(rows) {
+                seed[r] = 1.0;
+                s.tape.reset_cursor();
+                run_pullback(&self.pullback, s, &stable, &layout, &seed, &mut row[..cols])?;
+                seed[r] = 0.0;
+            }
+            Ok(())
+        });
+        outcome.map_err(|e| self.user.call_error(args, e))?;
+        Ok(Jacobian { rows, cols, data })
+    }
+
+    fn check_vjp_lengths(&self, layout: &Layout, cotangents: usize, input_cotangents: usize) -> Result<(), Error> {
+        if cotangents != layout.outputs {
+            return Err(self.user.length_error(
+                Buffer::Cotangents,
+                layout.outputs,
+                cotangents,
+                self.user.outputs_reason(),
+            ));
         }
-        self.tape.reset_cursor();
-        let mut args: Vec<Arg<'_>> = self.slices.iter().map(|s| Arg::Slice(s)).collect();
-        let mut rest: &mut [f64] = &mut grad;
-        let mut consumed = 0;
-        for &(start, size) in &slices {
-            let (_, tail) = rest.split_at_mut(start - consumed);
-            let (part, tail) = tail.split_at_mut(size);
-            args.push(Arg::SliceMut(part));
-            rest = tail;
-            consumed = start + size;
+        if input_cotangents != layout.inputs {
+            return Err(self.user.length_error(
+                Buffer::InputCotangents,
+                layout.inputs,
+                input_cotangents,
+                self.user.inputs_reason(),
+            ));
         }
-        args.extend(cotangents.iter().map(|&c| Arg::F64(c)));
-        let out = self.pullback.call_with_tape(&mut args, &mut self.tape)?;
-        drop(args);
-        for (slot, g) in scalars.iter().zip(out) {
-            grad[*slot] = g.as_f64().unwrap_or(f64::NAN);
-        }
-        Ok(grad)
+        Ok(())
     }
 }
 
-pub(crate) fn zero_of(t: Type) -> RuntimeValue {
-    match t {
-        Type::I64 => RuntimeValue::I64(0),
-        Type::Bool => RuntimeValue::Bool(false),
-        Type::F64x(w) => RuntimeValue::Vector(vec![0.0; w as usize]),
-        _ => RuntimeValue::F64(0.0),
-    }
+/// The first `f64` among `results` (NaN if none: callers check there is one).
+fn first_float(results: &[RuntimeValue]) -> f64 {
+    results
+        .iter()
+        .find_map(|v| match v {
+            RuntimeValue::F64(x) => Some(*x),
+            _ => None,
+        })
+        .unwrap_or(f64::NAN)
+}
+
+/// The read-only slices the pullback takes again, borrowed from `args`.
+pub(crate) fn stable_slices<'a>(positions: &[usize], args: &'a [Arg<'_>]) -> SmallVec<[&'a [f64]; 4]> {
+    positions.iter().map(|&k| args.get(k).and_then(Arg::as_slice).unwrap_or(&[])).collect()
 }
 
 /// `externs` plus the externs of `rules`' native rules.
@@ -267,14 +327,11 @@ pub(crate) fn with_rule_externs(externs: &ExternRegistry, rules: &RuleSet) -> Ex
     all
 }
 
-/// A shorter-lived copy of an argument (slices reborrowed).
-pub(crate) fn reborrow<'s>(a: &'s mut Arg<'_>) -> Arg<'s> {
-    match a {
-        Arg::F64(x) => Arg::F64(*x),
-        Arg::I64(x) => Arg::I64(*x),
-        Arg::Bool(x) => Arg::Bool(*x),
-        Arg::Vector(v) => Arg::Vector(v),
-        Arg::Slice(v) => Arg::Slice(v),
-        Arg::SliceMut(v) => Arg::SliceMut(v),
+impl std::fmt::Debug for GradientFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GradientFn")
+            .field("function", &self.user.name)
+            .field("wrt", &self.user.wrt)
+            .finish_non_exhaustive()
     }
 }

@@ -6,8 +6,7 @@
 //! ([`jit::compile`]), callable through safe handles.
 //!
 //! ```
-//! use jitdiff::ir::{parse_module, ExternRegistry, RuntimeValue};
-//! use jitdiff::jit::{compile, Arg, JitOptions};
+//! use jitdiff::{GradientFn, args, ir::parse_module};
 //!
 //! let module = parse_module("
 //! func @f(x: f64, y: f64) -> f64 {
@@ -16,15 +15,21 @@
 //!     s = sin p
 //!     ret s
 //! }").unwrap();
-//! let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
-//! let f = compiled.function("f").unwrap();
-//! let out = f.call(&mut [Arg::F64(2.0), Arg::F64(0.25)]).unwrap();
-//! assert_eq!(out, vec![RuntimeValue::F64(0.5f64.sin())]);
+//! let f = GradientFn::builder(&module, "f").wrt(["x", "y"]).build().unwrap();
+//! let mut grad = [0.0; 2];
+//! let value = f.value_and_grad(&mut args![2.0, 0.25], &mut grad).unwrap();
+//! assert_eq!(value, 0.5f64.sin());
+//! assert_eq!(grad, [0.25 * 0.5f64.cos(), 2.0 * 0.5f64.cos()]);
 //! ```
 //!
-//! Differentiation: forward mode with SIMD-batched tangents ([`ForwardFn`]), reverse mode with
-//! pullback state ([`GradientFn`]); finite differences on the compiled primal ([`fd`]) and gradient
-//! checks of AD against them ([`check`]). See ARCHITECTURE.md.
+//! Every handle is built the same way — `Kind::builder(&module, "name").wrt([...])` — and takes
+//! its arguments as [`Arg`]s ([`args!`] converts plain Rust values). Differentiation: reverse
+//! mode with pullback state ([`GradientFn`], also vector-Jacobian products), forward mode with
+//! SIMD-batched tangents ([`ForwardFn`]), Jacobians by whichever mode fits their shape
+//! ([`JacobianFn`]), Hessian-vector products ([`HvpFn`]); finite differences on the compiled
+//! primal ([`fd`]) and checks of AD against them ([`check`]); objectives for argmin and a
+//! minimiser ([`optim`]); data-parallel sums ([`parallel`]). One error type, [`Error`].
+//! See docs/api.md and ARCHITECTURE.md.
 
 #![warn(missing_docs)]
 
@@ -33,27 +38,55 @@ pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
 pub use jitdiff_rules as rules;
 
+mod builder;
 pub mod check;
 mod error;
 pub mod fd;
 mod forward;
 mod gradient;
 mod hvp;
+mod jacobian;
+mod layout;
 #[cfg(feature = "argmin")]
 pub mod optim;
 pub mod parallel;
+mod pullback;
+mod replay;
 mod rng;
 mod rule_test;
+mod scratch;
+mod user;
 
-pub use error::Error;
+pub use builder::{Build, Builder, HasWidth, ParamRef};
+pub use error::{Buffer, Error};
 #[cfg(feature = "testing")]
 pub use forward::with_tangent_shadows;
 pub use forward::{ForwardFn, Jacobian, JvpOutput};
-pub use gradient::{GradientFn, Pullback};
+pub use gradient::GradientFn;
 pub use hvp::HvpFn;
+pub use jacobian::{JacobianFn, JacobianMode};
+pub use jitdiff_jit::Arg;
 pub use jitdiff_rules::{RuleError, RuleSet, ScalarRule};
+pub use pullback::Pullback;
 pub use rng::SplitMix64;
 pub use rule_test::{RuleTestConfig, RuleTestError, RuleTestReport, test_rule};
+pub use scratch::release_scratch;
+
+/// A fixed-size array of [`Arg`]s from plain Rust values: `f64`, integers, `bool`, `&[f64]` /
+/// `&Vec<f64>` / `&[f64; N]` (read-only slices) and their `&mut` forms (mutable slices).
+///
+/// ```
+/// use jitdiff::{Arg, args};
+/// let (x, mut out) = (vec![1.0, 2.0], vec![0.0; 2]);
+/// let list = args![&x, 0.5, 3, &mut out];
+/// assert!(matches!(list, [Arg::Slice(_), Arg::F64(_), Arg::I64(3), Arg::SliceMut(_)]));
+/// ```
+#[macro_export]
+macro_rules! args {
+    ($($value:expr),* $(,)?) => {
+        [$($crate::Arg::from($value)),*]
+    };
+}
 
 // The README's example is compiled and run as a doc test.
 #[cfg(doctest)]

@@ -2,11 +2,12 @@
 //! evaluated across threads with rayon.
 //!
 //! [`SampleSum`] splits the samples into one contiguous block per thread; each block is summed by
-//! its own worker holding its own [`GradientFn`] clone (its own tape, so the workers share only
-//! the read-only native code), and the workers' values and gradients are added at the end.
+//! its own worker calling the same [`GradientFn`] (evaluation through `&self` uses per-thread
+//! scratch memory, so the workers share only the read-only native code), and the workers'
+//! values and gradients are added at the end. The data are borrowed, not copied.
 //!
 //! ```
-//! use jitdiff::ir::parse_module;
+//! use jitdiff::{GradientFn, ir::parse_module};
 //! use jitdiff::parallel::SampleSum;
 //!
 //! // f(θ, sample) = (θ0 x + θ1 - y)^2 for sample = [x, y]
@@ -25,67 +26,19 @@
 //!     sq = fmul r, r
 //!     ret sq
 //! }").unwrap();
-//! let data = vec![0.0, 1.0, 1.0, 3.0, 2.0, 5.0]; // y = 2x + 1
-//! let mut loss = SampleSum::new(&module, "residual_sq", 2, data, 2, vec![]).unwrap().with_threads(2).unwrap();
+//! let f = GradientFn::builder(&module, "residual_sq").wrt(["theta"]).build().unwrap();
+//! let data = [0.0, 1.0, 1.0, 3.0, 2.0, 5.0]; // y = 2x + 1
+//! let loss = SampleSum::new(&f, 2, &data, 2, vec![]).unwrap().with_threads(2).unwrap();
 //! let mut grad = [0.0; 2];
 //! assert_eq!(loss.value_and_grad(&[2.0, 1.0], &mut grad).unwrap(), 0.0);
 //! assert_eq!(grad, [0.0, 0.0]);
 //! ```
 
-use crate::error::Error;
+use crate::error::{Buffer, Error};
 use crate::gradient::GradientFn;
-use jitdiff_ir::{ArgValue, ExternRegistry, Module};
-use jitdiff_jit::{Arg, JitOptions};
+use jitdiff_jit::Arg;
 use rayon::prelude::*;
 use smallvec::SmallVec;
-
-/// What can be wrong when a [`SampleSum`] is set up.
-#[derive(Debug, thiserror::Error)]
-pub enum SampleSumError {
-    /// Differentiating or compiling the per-sample loss failed.
-    #[error(transparent)]
-    Jitdiff(#[from] Error),
-    /// The function's signature does not fit.
-    #[error(
-        "@{function} must take (params: slice, sample: slice, ...) followed by the {fixed} fixed argument(s) \
-         given, and return an f64: {problem}"
-    )]
-    Signature {
-        /// The function.
-        function: String,
-        /// Number of fixed arguments given.
-        fixed: usize,
-        /// What does not fit.
-        problem: String,
-    },
-    /// The data are not a whole number of samples.
-    #[error("the data ({len} values) must be a non-empty whole number of samples of {sample_len} values")]
-    Data {
-        /// Length of the data.
-        len: usize,
-        /// Length of one sample.
-        sample_len: usize,
-    },
-    /// The thread pool could not be built.
-    #[error("could not start a thread pool of {threads} threads: {source}")]
-    Pool {
-        /// The requested number of threads.
-        threads: usize,
-        /// Why.
-        source: rayon::ThreadPoolBuildError,
-    },
-}
-
-/// One thread's share: its own derivative handle (tape) and accumulators. Aligned to two cache
-/// lines so that neighbouring workers, written by different threads, never share one.
-#[derive(Clone)]
-#[repr(align(128))]
-struct Worker {
-    f: GradientFn,
-    grad: Vec<f64>,
-    sum: Vec<f64>,
-    value: f64,
-}
 
 /// `L(θ) = Σ_s f(θ, sample_s, fixed...)` over samples stored back to back, with its gradient,
 /// evaluated in parallel. See the [module docs](self).
@@ -94,51 +47,60 @@ struct Worker {
 /// from (rayon's global pool by default), with one worker per thread. The order of the final
 /// summation depends on the number of threads, so results with different thread counts agree to
 /// rounding, not bit for bit.
-pub struct SampleSum {
-    template: GradientFn,
-    workers: Vec<Worker>,
-    data: Vec<f64>,
+pub struct SampleSum<'a> {
+    f: &'a GradientFn,
+    data: &'a [f64],
     sample_len: usize,
-    fixed: Vec<ArgValue>,
+    fixed: Vec<Arg<'a>>,
     dim: usize,
     pool: Option<rayon::ThreadPool>,
 }
 
-impl SampleSum {
-    /// The sum of `@name(params, sample, fixed...)` over the samples of `data` (each
-    /// `sample_len` values, back to back), differentiated with respect to `params`, a slice of
-    /// `dim` values.
+impl<'a> SampleSum<'a> {
+    /// The sum of `f(params, sample, fixed...)` over the samples of `data` (each `sample_len`
+    /// values, back to back). `f` must differentiate exactly its first parameter, a slice of
+    /// `dim` values; `fixed` are its remaining arguments after the sample (read-only).
     pub fn new(
-        module: &Module,
-        name: &str,
+        f: &'a GradientFn,
         dim: usize,
-        data: Vec<f64>,
+        data: &'a [f64],
         sample_len: usize,
-        fixed: Vec<ArgValue>,
-    ) -> Result<SampleSum, SampleSumError> {
-        let bad = |problem: String| SampleSumError::Signature { function: name.into(), fixed: fixed.len(), problem };
-        let function = module.func_by_name(name).ok_or_else(|| bad("no such function in the module".into()))?;
-        let params = function.param_types();
+        fixed: Vec<Arg<'a>>,
+    ) -> Result<SampleSum<'a>, Error> {
+        let user = &f.user;
+        let bad = |problem: String| {
+            Error::Setting(format!(
+                "@{} must take (params: slice, sample: slice, ...) followed by the {} fixed argument(s) given, return an f64 and be differentiated with respect to its first parameter only: {problem}",
+                user.name,
+                fixed.len()
+            ))
+        };
+        let params = &user.params;
         if params.len() != 2 + fixed.len() {
-            return Err(bad(format!("it has {} parameters", params.len())));
+            return Err(bad(format!("it has {} parameters ({})", params.len(), user.signature())));
         }
         if !params[0].is_slice() || !params[1].is_slice() {
             return Err(bad(format!("its first two parameters are {} and {}", params[0], params[1])));
         }
-        if sample_len == 0 || data.is_empty() || !data.len().is_multiple_of(sample_len) {
-            return Err(SampleSumError::Data { len: data.len(), sample_len });
+        if user.wrt.iter().enumerate().any(|(p, &on)| on != (p == 0)) {
+            return Err(bad("it is differentiated with respect to other parameters".into()));
         }
-        let wrt: Vec<bool> = (0..params.len()).map(|i| i == 0).collect();
-        let template = GradientFn::with_externs(module, name, &wrt, &ExternRegistry::new(), &JitOptions::new())?;
-        Ok(SampleSum { template, workers: vec![], data, sample_len, fixed, dim, pool: None })
+        user.require_float_result("sum of losses")?;
+        if sample_len == 0 || data.is_empty() || !data.len().is_multiple_of(sample_len) {
+            return Err(Error::Data { len: data.len(), sample_len });
+        }
+        if fixed.iter().any(|a| matches!(a, Arg::SliceMut(_))) {
+            return Err(bad("a fixed argument is a mutable slice".into()));
+        }
+        Ok(SampleSum { f, data, sample_len, fixed, dim, pool: None })
     }
 
     /// Run on a dedicated rayon pool of `threads` threads (`threads = 1` runs on one pool thread).
-    pub fn with_threads(mut self, threads: usize) -> Result<SampleSum, SampleSumError> {
+    pub fn with_threads(mut self, threads: usize) -> Result<SampleSum<'a>, Error> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
-            .map_err(|source| SampleSumError::Pool { threads, source })?;
+            .map_err(|source| Error::ThreadPool { threads, source })?;
         self.pool = Some(pool);
         Ok(self)
     }
@@ -154,71 +116,53 @@ impl SampleSum {
     }
 
     /// `L(params)`, with its gradient written to `grad` (overwritten).
-    pub fn value_and_grad(&mut self, params: &[f64], grad: &mut [f64]) -> Result<f64, Error> {
-        for (what, len) in [("parameters", params.len()), ("gradient buffer", grad.len())] {
+    pub fn value_and_grad(&self, params: &[f64], grad: &mut [f64]) -> Result<f64, Error> {
+        for (buffer, len) in [(Buffer::Point, params.len()), (Buffer::Gradient, grad.len())] {
             if len != self.dim {
-                return Err(Error::Shape { what: what.into(), expected: self.dim, got: len });
+                return Err(self.f.user.length_error(buffer, self.dim, len, "the parameters' length"));
             }
         }
-        match self.pool.take() {
-            Some(pool) => {
-                let result = pool.install(|| self.sum(params, grad));
-                self.pool = Some(pool);
-                result
-            }
+        match &self.pool {
+            Some(pool) => pool.install(|| self.sum(params, grad)),
             None => self.sum(params, grad),
         }
     }
 
     /// The parallel sum on the current rayon pool.
-    fn sum(&mut self, params: &[f64], grad: &mut [f64]) -> Result<f64, Error> {
+    fn sum(&self, params: &[f64], grad: &mut [f64]) -> Result<f64, Error> {
         let samples = self.samples();
         let threads = rayon::current_num_threads().clamp(1, samples);
-        if self.workers.len() != threads {
-            let worker =
-                Worker { f: self.template.clone(), grad: vec![0.0; self.dim], sum: vec![0.0; self.dim], value: 0.0 };
-            self.workers = vec![worker; threads];
-        }
         // Contiguous, balanced blocks: the first `samples % threads` blocks get one sample more.
         let (per, extra) = (samples / threads, samples % threads);
-        let (data, sample_len, fixed) = (&self.data, self.sample_len, &self.fixed);
-        self.workers.par_iter_mut().enumerate().try_for_each(|(t, worker)| {
-            let first = t * per + t.min(extra);
-            let count = per + usize::from(t < extra);
-            let block = &data[first * sample_len..(first + count) * sample_len];
-            let mut value = 0.0;
-            worker.sum.fill(0.0);
-            for sample in block.chunks_exact(sample_len) {
-                let mut args: SmallVec<[Arg<'_>; 8]> = SmallVec::new();
-                args.push(Arg::Slice(params));
-                args.push(Arg::Slice(sample));
-                args.extend(fixed.iter().map(fixed_arg));
-                value += worker.f.value_and_grad(&mut args, &mut worker.grad)?;
-                for (s, g) in worker.sum.iter_mut().zip(&worker.grad) {
-                    *s += g;
+        let (data, sample_len, dim) = (self.data, self.sample_len, self.dim);
+        let partial: Vec<(f64, Vec<f64>)> = (0..threads)
+            .into_par_iter()
+            .map(|t| {
+                let first = t * per + t.min(extra);
+                let count = per + usize::from(t < extra);
+                let block = &data[first * sample_len..(first + count) * sample_len];
+                let (mut value, mut sum, mut g) = (0.0, vec![0.0; dim], vec![0.0; dim]);
+                for sample in block.chunks_exact(sample_len) {
+                    let mut args: SmallVec<[Arg<'_>; 8]> = SmallVec::new();
+                    args.push(Arg::Slice(params));
+                    args.push(Arg::Slice(sample));
+                    args.extend(self.fixed.iter().map(Arg::shared));
+                    value += self.f.value_and_grad(&mut args, &mut g)?;
+                    for (s, gi) in sum.iter_mut().zip(&g) {
+                        *s += gi;
+                    }
                 }
-            }
-            worker.value = value;
-            Ok::<(), Error>(())
-        })?;
+                Ok((value, sum))
+            })
+            .collect::<Result<_, Error>>()?;
         grad.fill(0.0);
         let mut value = 0.0;
-        for worker in &self.workers {
-            value += worker.value;
-            for (g, s) in grad.iter_mut().zip(&worker.sum) {
+        for (v, sum) in &partial {
+            value += v;
+            for (g, s) in grad.iter_mut().zip(sum) {
                 *g += s;
             }
         }
         Ok(value)
-    }
-}
-
-fn fixed_arg(a: &ArgValue) -> Arg<'_> {
-    match a {
-        ArgValue::F64(v) => Arg::F64(*v),
-        ArgValue::I64(v) => Arg::I64(*v),
-        ArgValue::Bool(v) => Arg::Bool(*v),
-        ArgValue::Vector(v) => Arg::Vector(v),
-        ArgValue::Slice(v) | ArgValue::SliceMut(v) => Arg::Slice(v),
     }
 }

@@ -136,6 +136,16 @@ pub fn test_rule(
     rules: &RuleSet,
     externs: &ExternRegistry,
     config: &RuleTestConfig,
+) -> Result<RuleTestReport, Error> {
+    check_rule(module, function, rules, externs, config).map_err(Error::from)
+}
+
+fn check_rule(
+    module: &Module,
+    function: &str,
+    rules: &RuleSet,
+    externs: &ExternRegistry,
+    config: &RuleTestConfig,
 ) -> Result<RuleTestReport, RuleTestError> {
     let setup = |message: String| RuleTestError::Setup { function: function.into(), message };
     let (params, returns) = match (module.func_id(function), module.extern_id(function)) {

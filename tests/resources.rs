@@ -33,7 +33,7 @@ fn long_loop() -> Module {
 }
 
 #[test]
-fn a_hundred_reverse_runs_of_a_million_iterations_keep_memory_flat_and_free_the_tape_on_drop() {
+fn a_hundred_reverse_runs_of_a_million_iterations_keep_memory_flat_and_free_the_tape_on_release() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     const N: i64 = 1_000_000;
     let x = 0.3;
@@ -43,7 +43,7 @@ fn a_hundred_reverse_runs_of_a_million_iterations_keep_memory_flat_and_free_the_
         let term = fi * (x * fi).cos();
         (v + (x * fi).sin(), g + term, m + term.abs())
     });
-    let mut f = GradientFn::new(&long_loop(), "long", &[true, false]).unwrap();
+    let f = GradientFn::builder(&long_loop(), "long").wrt_mask(&[true, false]).build().unwrap();
     let mut grad = [0.0];
     // The baseline: the handle compiled and warmed up on a short loop (a tiny tape).
     f.value_and_grad(&mut [Arg::F64(x), Arg::I64(10)], &mut grad).unwrap();
@@ -62,22 +62,23 @@ fn a_hundred_reverse_runs_of_a_million_iterations_keep_memory_flat_and_free_the_
     }
     let after_runs = status_kib("VmRSS:");
     let peak = if peak_known { status_kib("VmHWM:") } else { after_runs };
-    drop(f);
+    // The tape belongs to this thread's scratch memory (handles evaluate through `&self`).
+    jitdiff::release_scratch();
     let after_drop = status_kib("VmRSS:");
     println!(
         "reverse mode, 1,000,000 iterations: tape {tape_kib} KiB; RSS {before} KiB warmed up, {after_first} after the \
-         first run, {after_runs} after 100 runs (peak over runs 2-100: {peak}), {after_drop} after dropping the handle"
+         first run, {after_runs} after 100 runs (peak over runs 2-100: {peak}), {after_drop} after releasing the scratch memory"
     );
     // One f64 per iteration at least (the partial cos(x i)); the loop index is recomputed.
     assert!(tape_bytes >= 8 * N as usize, "a 1,000,000-iteration loop recorded only {tape_kib} KiB");
     // Runs 2-100 reuse the first run's tape: the peak stays within 4 MiB of it.
     assert!(peak <= after_first + 4 * 1024, "peak {peak} KiB over runs 2-100 vs {after_first} KiB after run 1");
-    // Dropping the handle returns (nearly all of) the tape.
+    // Releasing the scratch memory returns (nearly all of) the tape.
     assert!(
         after_drop + tape_kib * 3 / 4 <= after_runs,
-        "RSS {after_runs} -> {after_drop} KiB on drop, tape {tape_kib} KiB"
+        "RSS {after_runs} -> {after_drop} KiB on release, tape {tape_kib} KiB"
     );
-    assert!(after_drop <= before + 2 * 1024, "RSS {before} KiB before, {after_drop} KiB after dropping the handle");
+    assert!(after_drop <= before + 2 * 1024, "RSS {before} KiB before, {after_drop} KiB after releasing");
 }
 
 #[test]
@@ -85,11 +86,11 @@ fn creating_and_dropping_derivative_handles_keeps_memory_flat() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let m = long_loop();
     let cycle = |k: i64| {
-        let mut g = GradientFn::new(&m, "long", &[true, false]).unwrap();
+        let g = GradientFn::builder(&m, "long").wrt_mask(&[true, false]).build().unwrap();
         let mut grad = [0.0];
         g.value_and_grad(&mut [Arg::F64(0.5), Arg::I64(k % 7)], &mut grad).unwrap();
-        let f = ForwardFn::new(&m, "long", &[true, false], 4).unwrap();
-        let (_, t) = f.jvp(&mut [Arg::F64(0.5), Arg::I64(k % 7)], &mut [&mut [1.0, 0.0, 0.0, 0.0]]).unwrap();
+        let f = ForwardFn::builder(&m, "long").wrt_mask(&[true, false]).width(4).build().unwrap();
+        let (_, t) = f.jvp(&mut [Arg::F64(0.5), Arg::I64(k % 7)], &[&[1.0, 0.0, 0.0, 0.0]]).unwrap();
         assert!((t[0] - grad[0]).abs() <= 1e-12 * (1.0 + grad[0].abs()), "forward {} vs reverse {}", t[0], grad[0]);
     };
     for k in 0..100 {
@@ -117,36 +118,36 @@ fn creating_and_dropping_derivative_handles_keeps_memory_flat() {
 fn many_threads_share_derivative_handles() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let m = long_loop();
-    let g = GradientFn::new(&m, "long", &[true, false]).unwrap();
-    let f = ForwardFn::new(&m, "long", &[true, false], 2).unwrap();
+    let g = GradientFn::builder(&m, "long").wrt_mask(&[true, false]).build().unwrap();
+    let f = ForwardFn::builder(&m, "long").wrt_mask(&[true, false]).width(2).build().unwrap();
     // Single-threaded answers first.
     let expected: Vec<(f64, f64, f64)> = (0..64)
         .map(|k| {
             let (x, n) = (0.01 * k as f64, 100 + k);
-            let mut g = g.clone();
+            let g = g.clone();
             let mut grad = [0.0];
             let v = g.value_and_grad(&mut [Arg::F64(x), Arg::I64(n)], &mut grad).unwrap();
-            let (_, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &mut [&mut [1.0, -2.0]]).unwrap();
+            let (_, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &[&[1.0, -2.0]]).unwrap();
             (v, grad[0], t[1])
         })
         .collect();
     std::thread::scope(|scope| {
         for thread in 0..8 {
             // A GradientFn per thread (it owns a tape); the ForwardFn shared by reference.
-            let (mut g, f, expected) = (g.clone(), &f, &expected);
+            let (g, f, expected) = (g.clone(), &f, &expected);
             scope.spawn(move || {
                 for round in 0..100 {
                     let k = (thread * 7 + round) % 64;
                     let (x, n) = (0.01 * k as f64, 100 + k as i64);
                     let mut grad = [0.0];
                     let v = g.value_and_grad(&mut [Arg::F64(x), Arg::I64(n)], &mut grad).unwrap();
-                    let (values, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &mut [&mut [1.0, -2.0]]).unwrap();
+                    let (values, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &[&[1.0, -2.0]]).unwrap();
                     let (ev, eg, et) = expected[k];
                     assert_eq!((v.to_bits(), grad[0].to_bits()), (ev.to_bits(), eg.to_bits()), "thread {thread}");
                     assert_eq!(values, vec![RuntimeValue::F64(ev)], "thread {thread}");
                     assert_eq!(t[1].to_bits(), et.to_bits(), "thread {thread}, lane 1");
                     // A Pullback moves across threads with its state.
-                    let (_, mut pullback) = g.vjp(&mut [Arg::F64(x), Arg::I64(n)]).unwrap();
+                    let (_, mut pullback) = g.pullback(&mut [Arg::F64(x), Arg::I64(n)]).unwrap();
                     let handle = std::thread::spawn(move || pullback.apply(&[1.0]).unwrap());
                     assert_eq!(handle.join().unwrap()[0].to_bits(), eg.to_bits(), "thread {thread}, vjp");
                 }

@@ -28,6 +28,16 @@ impl Activity {
     /// of calls to `tape_users` (functions that touch the tape, see [`tape_users`]) — a pullback
     /// called with constant cotangents still returns values that depend on the tape.
     pub fn analyse_with_tape(func: &Function, wrt: &[bool], tape_users: &HashSet<FuncId>) -> Activity {
+        Activity::analyse_in(func, wrt, tape_users, true)
+    }
+
+    /// [`Activity::analyse`] for forward mode over a pullback whose tape holds constants (the
+    /// forward run that filled it is not differentiated): popped values are inactive.
+    pub fn analyse_constant_tape(func: &Function, wrt: &[bool]) -> Activity {
+        Activity::analyse_in(func, wrt, &HashSet::new(), false)
+    }
+
+    fn analyse_in(func: &Function, wrt: &[bool], tape_users: &HashSet<FuncId>, pops_active: bool) -> Activity {
         let mut active: HashSet<Value> = HashSet::new();
         for (&p, &on) in func.params.iter().zip(wrt) {
             if on && (func.ty(p) == Type::F64 || func.ty(p).is_slice()) {
@@ -62,7 +72,7 @@ impl Activity {
                         continue;
                     }
                     let tape_value = match (inst.op, inst.imm) {
-                        (Opcode::TPop, _) => true,
+                        (Opcode::TPop, _) => pops_active,
                         (Opcode::Call, Imm::Callee(Callee::Func(id))) => tape_users.contains(&id),
                         _ => false,
                     };

@@ -60,16 +60,34 @@ pub fn derive_forward_with_rules(
     rules: &RuleSet,
 ) -> Result<ForwardDerivative, AdError> {
     // A panic in the transform is a bug; it reaches the caller as an error naming the function.
-    jitdiff_ir::contain_panics(|| derive_forward_with_rules_unguarded(module, func, wrt, width, rules))
+    jitdiff_ir::contain_panics(|| derive_forward_unguarded(module, func, wrt, width, rules, false))
         .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))
 }
 
-fn derive_forward_with_rules_unguarded(
+/// Forward mode over a *pullback* (`f_pullback` of a [`ReverseDerivative`](crate::ReverseDerivative))
+/// whose tape was filled by the plain forward run: the tape holds constants, popped values carry
+/// no tangent and no tangent lanes travel on the tape. Differentiating the pullback with
+/// respect to its cotangents and differential slices gives, since it is linear in them, W
+/// pullbacks in one sweep: lane `l` of the tangent outputs is the pullback of lane `l` of the
+/// seeded cotangents (W rows of a Jacobian per sweep).
+pub fn derive_forward_over_pullback(
     module: &Module,
     func: &str,
     wrt: &[bool],
     width: u8,
     rules: &RuleSet,
+) -> Result<ForwardDerivative, AdError> {
+    jitdiff_ir::contain_panics(|| derive_forward_unguarded(module, func, wrt, width, rules, true))
+        .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))
+}
+
+fn derive_forward_unguarded(
+    module: &Module,
+    func: &str,
+    wrt: &[bool],
+    width: u8,
+    rules: &RuleSet,
+    constant_tape: bool,
 ) -> Result<ForwardDerivative, AdError> {
     verify_module(module)?;
     if !matches!(width, 1 | 2 | 4 | 8 | 16) {
@@ -83,7 +101,8 @@ fn derive_forward_with_rules_unguarded(
             out: module.clone(),
             cache: HashMap::new(),
             width,
-            tape_users: super::activity::tape_users(source),
+            tape_users: if constant_tape { HashSet::new() } else { super::activity::tape_users(source) },
+            constant_tape,
             singular: Singular::analyse(source, &custom),
             custom,
         };
@@ -105,6 +124,8 @@ struct Deriver<'m> {
     width: u8,
     /// Functions that use the tape (see [`super::activity::tape_users`]).
     tape_users: HashSet<FuncId>,
+    /// The tape holds constants: no tangents travel on it (see [`derive_forward_over_pullback`]).
+    constant_tape: bool,
     /// Where partials can be infinite, and so which products need strong zeros.
     singular: Singular,
     custom: CustomRules<'m>,
@@ -173,7 +194,11 @@ impl Deriver<'_> {
         tangent_params: HashMap<Value, Value>,
     ) -> Result<Function, AdError> {
         let source = self.source.func(id);
-        let activity = Activity::analyse_with_tape(source, wrt, &self.tape_users);
+        let activity = if self.constant_tape {
+            Activity::analyse_constant_tape(source, wrt)
+        } else {
+            Activity::analyse_with_tape(source, wrt, &self.tape_users)
+        };
         let mut func = self.out.functions[new_id.index()].clone();
         let mut primal: HashMap<Value, Value> =
             source.params.iter().copied().zip(func.params.iter().copied()).collect();
@@ -220,7 +245,7 @@ impl Deriver<'_> {
                 let results: Vec<Value> = inst.results.iter().map(|r| primal[r]).collect();
                 let is_active_call = self.is_derived_call(inst, &activity);
                 // A popped `f64` is emitted after its tangent's lanes (see `tape_tangent`).
-                let is_float_pop = inst.op == Opcode::TPop && inst.imm == Imm::Type(Type::F64);
+                let is_float_pop = !self.constant_tape && inst.op == Opcode::TPop && inst.imm == Imm::Type(Type::F64);
                 if !is_active_call && !is_float_pop {
                     em.func().block_mut(b).insts.push(InstData {
                         op: inst.op,
@@ -366,7 +391,8 @@ impl Deriver<'_> {
             Opcode::Call if self.is_derived_call(inst, activity) => {
                 self.active_call(em, source, inst, args, results, activity, tangent, site)?
             }
-            Opcode::TPush | Opcode::TPop => self.tape_tangent(em, inst, args, results, tangent),
+            Opcode::TPush | Opcode::TPop if !self.constant_tape => self.tape_tangent(em, inst, args, results, tangent),
+            Opcode::TPush | Opcode::TPop => {}
             Opcode::VLoad | Opcode::VStore | Opcode::Splat | Opcode::Extract | Opcode::Insert => {
                 if active.iter().any(|&a| a) {
                     return Err(unsupported());

@@ -22,5 +22,5 @@ mod state;
 
 pub use activity::Activity;
 pub use error::AdError;
-pub use forward::{ForwardDerivative, derive_forward, derive_forward_with_rules};
+pub use forward::{ForwardDerivative, derive_forward, derive_forward_over_pullback, derive_forward_with_rules};
 pub use reverse::{ReverseDerivative, derive_reverse, derive_reverse_with_rules};

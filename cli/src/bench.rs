@@ -127,7 +127,7 @@ fn measure(
     progress.inc(1);
 
     step("value_and_grad");
-    let mut grad = GradientFn::new(&loaded.module, &loaded.name, &wrt)?;
+    let grad = GradientFn::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).source_map(&loaded.spans).build()?;
     let mut g = vec![0.0; gradient_len];
     let value_and_grad_s = seconds_per_call(budget, 5, || {
         let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
@@ -136,8 +136,10 @@ fn measure(
     progress.inc(1);
 
     step("finite differences");
-    let fd = FiniteDiff::from_compiled(primal, &wrt, FdOptions::central())?;
-    let (fd_s, fd_estimated) = time_fd(&fd, &args, gradient_len, primal_s, budget)?;
+    drop(primal);
+    let fd =
+        FiniteDiff::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).fd_options(FdOptions::central()).build()?;
+    let (fd_s, fd_estimated) = time_fd(&fd, &mut args, gradient_len, primal_s, budget)?;
     progress.inc(1);
     Ok(BenchRow { size: n, inputs: gradient_len, primal_s, jvp_s, jvp8_s, value_and_grad_s, fd_s, fd_estimated })
 }
@@ -167,20 +169,20 @@ pub fn time_jvp(
     args: &mut [ArgValue],
     budget: Duration,
 ) -> Result<f64, CliError> {
-    let f = ForwardFn::new(&loaded.module, &loaded.name, wrt, w)?;
+    let f = ForwardFn::builder(&loaded.module, &loaded.name).wrt_mask(wrt).width(w).build()?;
     time_forward(&f, wrt, args, budget)
 }
 
 /// Seconds per sweep of a compiled forward function.
 pub fn time_forward(f: &ForwardFn, wrt: &[bool], args: &mut [ArgValue], budget: Duration) -> Result<f64, CliError> {
     let w = f.width();
-    let mut tangents: Vec<Vec<f64>> =
+    let tangents: Vec<Vec<f64>> =
         args.iter().zip(wrt).filter(|(_, on)| **on).map(|(a, _)| vec![1.0; scalars_in(a) * w]).collect();
-    let mut views: Vec<&mut [f64]> = tangents.iter_mut().map(Vec::as_mut_slice).collect();
+    let views: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
     let mut out = f.output();
     Ok(seconds_per_call(budget, 5, || {
         let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
-        f.jvp_into(&mut native, &mut views, &mut out)
+        f.jvp_into(&mut native, &views, &mut out)
     })?)
 }
 
@@ -188,19 +190,21 @@ pub fn time_forward(f: &ForwardFn, wrt: &[bool], args: &mut [ArgValue], budget: 
 /// coordinates when the full gradient would take longer than [`FD_FULL_LIMIT`].
 pub fn time_fd(
     fd: &FiniteDiff,
-    args: &[ArgValue],
+    args: &mut [ArgValue],
     gradient_len: usize,
     primal_s: f64,
     budget: Duration,
 ) -> Result<(f64, bool), CliError> {
     let expected = fd.calls_for(gradient_len) as f64 * primal_s;
     if expected <= FD_FULL_LIMIT {
-        return Ok((seconds_per_call(budget, 3, || fd.gradient(args).map(|_| ()))?, false));
+        let native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+        return Ok((seconds_per_call(budget, 3, || fd.gradient(&native).map(|_| ()))?, false));
     }
     // Time enough coordinates (spread over the gradient) for about 0.2 s of calls, then scale.
     let k = ((0.2 / (2.0 * primal_s)).ceil() as usize).clamp(1, gradient_len);
     let entries: Vec<usize> = (0..k).map(|i| i * gradient_len / k).collect();
-    let part = seconds_per_call(budget, 3, || fd.gradient_entries(args, &entries).map(|_| ()))?;
+    let native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+    let part = seconds_per_call(budget, 3, || fd.gradient_entries(&native, &entries).map(|_| ()))?;
     Ok((part * gradient_len as f64 / k as f64, true))
 }
 

@@ -3,12 +3,13 @@
 use super::error::CliError;
 use super::inputs::default_inputs;
 use super::load::load;
-use super::values::{coordinate_labels, format_value, parse_args, parse_tangents, parse_wrt, scalars_in};
-use jitdiff::check::check_with;
-use jitdiff::fd::{FdOptions, FiniteDiff};
+use super::values::{
+    coordinate_labels, format_value, output_labels, parse_args, parse_tangents, parse_wrt, scalars_in,
+};
+use jitdiff::fd::FdOptions;
 use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter};
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::{ForwardFn, GradientFn};
+use jitdiff::{ForwardFn, GradientFn, JacobianFn};
 
 /// `jitdiff run`: call the function (JIT-compiled, or the interpreter with `interp`).
 pub fn run(file: &str, name: Option<&str>, texts: &[String], interp: bool) -> Result<(), CliError> {
@@ -39,7 +40,7 @@ pub fn grad(file: &str, name: Option<&str>, texts: &[String], wrt: Option<&str>)
     let loaded = load(file, name)?;
     let mut args = parse_args(&loaded, texts)?;
     let wrt = parse_wrt(&loaded, wrt)?;
-    let mut f = GradientFn::new(&loaded.module, &loaded.name, &wrt)?;
+    let f = GradientFn::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).source_map(&loaded.spans).build()?;
     let labels = coordinate_labels(&loaded, &wrt, &args);
     let mut gradient = vec![0.0; labels.len()];
     let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
@@ -86,11 +87,15 @@ pub fn jvp(
     } else {
         (parse_tangents(&loaded, &wrt, w, &args, tangent_texts)?, None)
     };
-    let f = ForwardFn::new(&loaded.module, &loaded.name, &wrt, width)?;
-    let mut tangents = tangents;
-    let mut views: Vec<&mut [f64]> = tangents.iter_mut().map(Vec::as_mut_slice).collect();
+    let f = ForwardFn::builder(&loaded.module, &loaded.name)
+        .wrt_mask(&wrt)
+        .source_map(&loaded.spans)
+        .width(width)
+        .build()?;
+    let views: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
     let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
-    let (values, out) = f.jvp(&mut native, &mut views)?;
+    let (values, out) = f.jvp(&mut native, &views)?;
+    drop(native);
     for (i, v) in values.iter().enumerate() {
         println!("result {i}: {}", format_value(v));
     }
@@ -99,14 +104,16 @@ pub fn jvp(
         None => println!("tangents: W = {w}, as given by --tangents"),
     }
     let list = |xs: &[f64]| xs.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>().join(", ");
-    for (k, lanes) in out.chunks(w).enumerate() {
+    let float_results = loaded.func().returns.iter().filter(|t| **t == jitdiff::ir::Type::F64).count();
+    let (results, mut slices) = out.split_at(float_results * w);
+    for (k, lanes) in results.chunks(w).enumerate() {
         println!("tangent of f64 result {k}: [{}]", list(lanes));
     }
-    // An mslice and its tangent are updated in place: both are outputs too.
-    let params = loaded.params();
-    let differentiated = params.iter().zip(&args).zip(&wrt).filter(|(_, on)| **on).map(|(p, _)| p);
-    for (((name, _), a), t) in differentiated.zip(&tangents) {
+    // An mslice's final contents are outputs too, with their tangents.
+    for ((name, _), a) in loaded.params().iter().zip(&args) {
         if let ArgValue::SliceMut(v) = a {
+            let (t, rest) = slices.split_at(v.len() * w);
+            slices = rest;
             println!("{name} after the call: [{}]", list(v));
             println!("tangent of {name} after the call (W = {w} lanes per element): [{}]", list(t));
         }
@@ -114,7 +121,7 @@ pub fn jvp(
     Ok(())
 }
 
-/// `jitdiff jacobian`: the Jacobian from batched forward sweeps.
+/// `jitdiff jacobian`: the Jacobian by batched forward or reverse sweeps, whichever fits.
 pub fn jacobian(
     file: &str,
     name: Option<&str>,
@@ -126,17 +133,24 @@ pub fn jacobian(
     let mut args = parse_args(&loaded, texts)?;
     let wrt = parse_wrt(&loaded, wrt)?;
     let labels = coordinate_labels(&loaded, &wrt, &args);
-    let f = ForwardFn::new(&loaded.module, &loaded.name, &wrt, width)?;
+    let f = JacobianFn::builder(&loaded.module, &loaded.name)
+        .wrt_mask(&wrt)
+        .source_map(&loaded.spans)
+        .width(width)
+        .build()?;
     let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+    let mode = f.mode_for(&native);
     let j = f.jacobian(&mut native)?;
-    println!(
-        "Jacobian: {} f64 result(s) × {} input(s), {} sweep(s) of width {width}",
-        j.rows,
-        j.cols,
-        j.cols.div_ceil(width as usize)
-    );
-    for r in 0..j.rows {
-        println!("d(result {r}):");
+    let sweeps = match mode {
+        jitdiff::JacobianMode::Reverse => {
+            format!("one forward run and {} reverse sweep(s)", j.rows.div_ceil(width as usize))
+        }
+        _ => format!("{} forward sweep(s)", j.cols.div_ceil(width as usize)),
+    };
+    println!("Jacobian: {} output(s) × {} input(s), {sweeps} of width {width}", j.rows, j.cols);
+    let outputs = output_labels(&loaded, &args);
+    for (r, output) in outputs.iter().enumerate() {
+        println!("d({output}):");
         for (c, label) in labels.iter().enumerate() {
             println!("  d/d{label} = {:?}", j.get(r, c));
         }
@@ -170,10 +184,10 @@ pub fn check(file: &str, name: Option<&str>, options: CheckArgs<'_>) -> Result<(
         (None, Some(w)) => w,
         (spec, _) => parse_wrt(&loaded, spec)?,
     };
-    let mut grad = GradientFn::new(&loaded.module, &loaded.name, &wrt)?;
-    let fd = FiniteDiff::new(&loaded.module, &loaded.name, &wrt, FdOptions::central().parallel(true))?;
-    let labels = coordinate_labels(&loaded, &wrt, &args);
-    let report = check_with(&mut grad, &fd, &args, labels)?;
+    let grad = GradientFn::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).source_map(&loaded.spans).build()?;
+    let mut args = args;
+    let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
+    let report = jitdiff::check::gradient(&grad, &mut native, FdOptions::central().parallel(true))?;
     println!("point: {description}");
     println!("{}", report.table(options.rows));
     println!("tolerance on the relative error: {:.1e}", options.tolerance);

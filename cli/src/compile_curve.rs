@@ -27,16 +27,16 @@ fn time_kinds(module: &Module, wrt: &[bool]) -> Result<[f64; 5], CliError> {
     compile(module, &externs, &options)?;
     let primal = ms(t);
     let t = Instant::now();
-    GradientFn::with_externs(module, "f", wrt, &externs, &options)?;
+    GradientFn::builder(module, "f").wrt_mask(wrt).externs(&externs).options(&options).build()?;
     let grad = ms(t);
     let t = Instant::now();
-    ForwardFn::with_externs(module, "f", wrt, 1, &externs, &options)?;
+    ForwardFn::builder(module, "f").wrt_mask(wrt).width(1).externs(&externs).options(&options).build()?;
     let jvp = ms(t);
     let t = Instant::now();
-    ForwardFn::with_externs(module, "f", wrt, 8, &externs, &options)?;
+    ForwardFn::builder(module, "f").wrt_mask(wrt).width(8).externs(&externs).options(&options).build()?;
     let jvp8 = ms(t);
     let t = Instant::now();
-    HvpFn::with_externs(module, "f", wrt, 1, &externs, &options)?;
+    HvpFn::builder(module, "f").wrt_mask(wrt).width(1).externs(&externs).options(&options).build()?;
     Ok([primal, grad, jvp, jvp8, ms(t)])
 }
 

@@ -49,7 +49,7 @@ pub fn demo() -> Result<(), CliError> {
     }
 
     let start = Instant::now();
-    let mut grad = GradientFn::new(&module, ENTRY, &[true])?;
+    let grad = GradientFn::builder(&module, ENTRY).wrt_mask(&[true]).build()?;
     let derive_time = start.elapsed();
     let mut g = vec![0.0; n];
     let value = grad.value_and_grad(&mut [Arg::Slice(&x)], &mut g)?;
@@ -59,8 +59,9 @@ pub fn demo() -> Result<(), CliError> {
         human(derive_time.as_secs_f64())
     );
 
-    let fd = FiniteDiff::from_compiled(native, &[true], FdOptions::central())?;
-    let args = [ArgValue::Slice(x.clone())];
+    drop(native);
+    let fd = FiniteDiff::of(&grad, FdOptions::central())?;
+    let args = [Arg::Slice(&x)];
     let numeric = fd.gradient(&args)?;
     let max_diff = g.iter().zip(&numeric).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     let max_entry = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -83,7 +84,7 @@ pub fn demo() -> Result<(), CliError> {
     );
 
     let mut x = x;
-    let trace = descend(&mut grad, &mut x, 60)?;
+    let trace = descend(&grad, &mut x, 60)?;
     let line: Vec<String> = trace.iter().map(|(k, f)| format!("{k}: {f:.4e}")).collect();
     println!("  descent     : gradient descent with backtracking, f by iteration — {}", line.join(", "));
     Ok(())
@@ -91,7 +92,7 @@ pub fn demo() -> Result<(), CliError> {
 
 /// Gradient descent with an Armijo backtracking line search, `iterations` steps from `x`
 /// (updated in place); returns `(iteration, f)` at a few iterations.
-pub fn descend(grad: &mut GradientFn, x: &mut [f64], iterations: usize) -> Result<Vec<(usize, f64)>, CliError> {
+pub fn descend(grad: &GradientFn, x: &mut [f64], iterations: usize) -> Result<Vec<(usize, f64)>, CliError> {
     let mut g = vec![0.0; x.len()];
     let mut trial = x.to_vec();
     let mut trial_g = vec![0.0; x.len()];

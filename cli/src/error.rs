@@ -1,7 +1,5 @@
 //! The command's error type: every message says what was wrong and what to do about it.
 
-use jitdiff::check::CheckError;
-use jitdiff::fd::FdError;
 use jitdiff::ir::{InterpError, ParseError, VerifyError};
 use jitdiff::jit::{CallError, JitError};
 
@@ -96,15 +94,9 @@ pub enum CliError {
     /// A bad `--wrt`, `--sizes`, `--width` or other option.
     #[error("{0}")]
     Usage(String),
-    /// Automatic differentiation failed.
+    /// Differentiation, compilation, a derivative call, finite differences or a check failed.
     #[error(transparent)]
-    Ad(#[from] jitdiff::Error),
-    /// Finite differences failed.
-    #[error(transparent)]
-    Fd(#[from] FdError),
-    /// A gradient check could not be run.
-    #[error(transparent)]
-    Check(#[from] CheckError),
+    Jitdiff(#[from] jitdiff::Error),
     /// A native call failed.
     #[error(transparent)]
     Call(Box<CallError>),

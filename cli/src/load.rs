@@ -1,7 +1,7 @@
 //! Reading an IR file and picking the function a subcommand works on.
 
 use super::error::CliError;
-use jitdiff::ir::{Function, Module, Type, parse_module_with_spans, verify_module_with_spans};
+use jitdiff::ir::{Function, Module, SourceMap, Type, parse_module_with_spans, verify_module_with_spans};
 
 /// A parsed and verified IR file and the chosen function.
 pub struct Loaded {
@@ -11,6 +11,8 @@ pub struct Loaded {
     pub module: Module,
     /// The chosen function's name (without `@`).
     pub name: String,
+    /// Source positions (for errors at the user's lines).
+    pub spans: SourceMap,
 }
 
 impl Loaded {
@@ -87,5 +89,5 @@ pub fn load_text(path: &str, text: &str, name: Option<&str>) -> Result<Loaded, C
         let available = if available.is_empty() { "no function".into() } else { available.join(", ") };
         return Err(CliError::UnknownFunction { name, path: path.into(), available });
     }
-    Ok(Loaded { path: path.into(), module, name })
+    Ok(Loaded { path: path.into(), module, name, spans })
 }

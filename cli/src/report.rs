@@ -87,17 +87,17 @@ fn measure(p: &dyn Problem, budget: Duration) -> Result<Row, CliError> {
         Ok(())
     })?;
 
-    let f1 = ForwardFn::new(&module, p.entry(), &wrt, 1)?;
+    let f1 = ForwardFn::builder(&module, p.entry()).wrt_mask(&wrt).width(1).build()?;
     let jvp_s = time_forward(&f1, &wrt, &mut args, budget)?;
-    let f8 = ForwardFn::new(&module, p.entry(), &wrt, 8)?;
+    let f8 = ForwardFn::builder(&module, p.entry()).wrt_mask(&wrt).width(8).build()?;
     let jvp8_s = time_forward(&f8, &wrt, &mut args, budget)?;
 
     let start = Instant::now();
-    let mut grad = GradientFn::new(&module, p.entry(), &wrt)?;
+    let grad = GradientFn::builder(&module, p.entry()).wrt_mask(&wrt).build()?;
     let compile_s = start.elapsed().as_secs_f64();
     let vjp_s = seconds_per_call(budget, 5, || {
         let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
-        let (_, mut pullback) = grad.vjp(&mut native)?;
+        let (_, mut pullback) = grad.pullback(&mut native)?;
         pullback.apply(&[1.0]).map(|_| ())
     })?;
     let mut g = vec![0.0; n];
@@ -122,8 +122,9 @@ fn measure(p: &dyn Problem, budget: Duration) -> Result<Row, CliError> {
         }
     };
 
-    let fd = FiniteDiff::from_compiled(primal, &wrt, FdOptions::central())?;
-    let (fd_s, fd_estimated) = time_fd(&fd, &args, n, primal_s, budget)?;
+    drop(primal);
+    let fd = FiniteDiff::builder(&module, p.entry()).wrt_mask(&wrt).fd_options(FdOptions::central()).build()?;
+    let (fd_s, fd_estimated) = time_fd(&fd, &mut args, n, primal_s, budget)?;
     Ok(Row {
         label: p.label(),
         inputs: n,

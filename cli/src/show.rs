@@ -107,8 +107,16 @@ pub fn compile_only(a: &ShowArgs<'_>) -> Result<(), CliError> {
     let wrt = parse_wrt(&loaded, a.wrt)?;
     match a.mode {
         Mode::Primal => drop(compile(&loaded.module, &ExternRegistry::new(), &JitOptions::new())?),
-        Mode::Jvp => drop(ForwardFn::new(&loaded.module, &loaded.name, &wrt, a.width)?),
-        Mode::Vjp => drop(GradientFn::new(&loaded.module, &loaded.name, &wrt)?),
+        Mode::Jvp => drop(
+            ForwardFn::builder(&loaded.module, &loaded.name)
+                .wrt_mask(&wrt)
+                .source_map(&loaded.spans)
+                .width(a.width)
+                .build()?,
+        ),
+        Mode::Vjp => {
+            drop(GradientFn::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).source_map(&loaded.spans).build()?)
+        }
     }
     Ok(())
 }

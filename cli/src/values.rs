@@ -186,6 +186,19 @@ pub fn coordinate_labels(loaded: &Loaded, wrt: &[bool], args: &[ArgValue]) -> Ve
     labels
 }
 
+/// Names of the outputs: `result k` for the `f64` results, then `out[e]` for every element of
+/// every `mslice` parameter.
+pub fn output_labels(loaded: &Loaded, args: &[ArgValue]) -> Vec<String> {
+    let floats = loaded.func().returns.iter().filter(|t| **t == Type::F64).count();
+    let mut labels: Vec<String> = (0..floats).map(|k| format!("result {k}")).collect();
+    for ((name, _), a) in loaded.params().iter().zip(args) {
+        if let ArgValue::SliceMut(v) = a {
+            labels.extend((0..v.len()).map(|e| format!("{name}[{e}]")));
+        }
+    }
+    labels
+}
+
 /// A result as printed: floats in the shortest form that reads back to the same bits.
 pub fn format_value(v: &RuntimeValue) -> String {
     match v {

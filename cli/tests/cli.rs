@@ -128,7 +128,7 @@ fn jacobian_matches_the_gradient_for_a_scalar_function() {
     let mut g = [0.0; 4];
     rosenbrock_gradient(&X, &mut g);
     let out = ok(&["jacobian", &example("rosenbrock"), "--args", X_TEXT, "--width", "2"]);
-    assert!(out.contains("1 f64 result(s) × 4 input(s), 2 sweep(s) of width 2"), "{out}");
+    assert!(out.contains("1 output(s) × 4 input(s), 2 forward sweep(s) of width 2"), "{out}");
     for (i, e) in g.iter().enumerate() {
         let got = number_after(&out, &format!("d/dx[{i}] ="));
         assert!((got - e).abs() <= 1e-12 * e.abs().max(1.0), "{got} vs {e}");

@@ -1,6 +1,7 @@
 //! Safe handles to compiled code: [`CompiledModule`], [`CompiledFn`] and the [`Arg`]s they take.
 
 use crate::abi::{EntryFn, MIN_OUT_SLOTS, slot_count, slots_of};
+use crate::arg::Arg;
 use crate::closure::ClosureCtx;
 use crate::error::{CallError, JitError, ShadowMismatch};
 use crate::extern_failure::{self, ExternFailure};
@@ -10,59 +11,9 @@ use crate::sites::{SiteKind, SiteTable};
 use crate::tape::NativeTape;
 use crate::typed::{NativeArgs, NativeResults, TypedFn};
 use jitdiff_ir::Fault;
-use jitdiff_ir::{ArgValue, RuntimeValue, Site, Tape, Type};
+use jitdiff_ir::{RuntimeValue, Site, Tape, Type};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-
-/// An argument of a native call. Slices are borrowed for the duration of the call; a
-/// `SliceMut` is written in place.
-///
-/// A `SliceMut` is accepted where the function takes a read-only `slice`; a `Slice` is not
-/// accepted for an `mslice` parameter.
-#[derive(Debug)]
-pub enum Arg<'a> {
-    /// An `f64`.
-    F64(f64),
-    /// An `i64`.
-    I64(i64),
-    /// A `bool`.
-    Bool(bool),
-    /// An `f64xW`: exactly W lanes.
-    Vector(&'a [f64]),
-    /// A read-only `slice`.
-    Slice(&'a [f64]),
-    /// A mutable `mslice`.
-    SliceMut(&'a mut [f64]),
-}
-
-impl Arg<'_> {
-    /// The variant's name, for error messages.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            Arg::F64(_) => "Arg::F64",
-            Arg::I64(_) => "Arg::I64",
-            Arg::Bool(_) => "Arg::Bool",
-            Arg::Vector(_) => "Arg::Vector",
-            Arg::Slice(_) => "Arg::Slice",
-            Arg::SliceMut(_) => "Arg::SliceMut",
-        }
-    }
-}
-
-/// Borrow an interpreter argument as a native one (slices and vectors are borrowed, an
-/// `ArgValue::SliceMut` mutably), so the same argument list can drive both.
-impl<'a> From<&'a mut ArgValue> for Arg<'a> {
-    fn from(value: &'a mut ArgValue) -> Arg<'a> {
-        match value {
-            ArgValue::F64(x) => Arg::F64(*x),
-            ArgValue::I64(x) => Arg::I64(*x),
-            ArgValue::Bool(x) => Arg::Bool(*x),
-            ArgValue::Vector(v) => Arg::Vector(v),
-            ArgValue::Slice(v) => Arg::Slice(v),
-            ArgValue::SliceMut(v) => Arg::SliceMut(v),
-        }
-    }
-}
 
 /// What the handles know about one compiled function.
 pub(crate) struct FnInfo {

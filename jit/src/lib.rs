@@ -149,6 +149,7 @@
 #![warn(missing_docs)]
 
 mod abi;
+mod arg;
 mod callgraph;
 mod closure;
 mod compile;
@@ -168,9 +169,10 @@ mod typed;
 
 #[cfg(feature = "testing")]
 pub mod alloc_count;
+pub use arg::Arg;
 pub use compile::compile;
 pub use error::{CallError, JitError, ShadowMismatch};
-pub use handle::{Arg, CompiledFn, CompiledModule};
+pub use handle::{CompiledFn, CompiledModule};
 pub use jitdiff_ir::Fault;
 pub use jitdiff_ir::contain_panics;
 pub use options::{JitOptions, OptLevel, RegAlloc};

@@ -3,8 +3,9 @@
 //! for out-of-bounds, name and message for a failed extern), the final contents of every
 //! `mslice` argument and, with [`differential_call_with_tape`], the final tape.
 
+use crate::arg::Arg;
 use crate::error::CallError;
-use crate::handle::{Arg, CompiledModule};
+use crate::handle::CompiledModule;
 use jitdiff_ir::{ArgValue, Fault, InterpError, Interpreter, RuntimeValue, Tape};
 
 /// What a call that behaved the same under both did.

@@ -4,18 +4,20 @@
 //! on a jitdiff gradient in a few lines.
 //!
 //! ```
-//! use jitdiff::ir::{ArgValue, parse_module};
+//! use jitdiff::{GradientFn, args, ir::parse_module};
 //! use jitdiff::optim::Objective;
 //! use jitdiff::optim::argmin::core::{Executor, State};
 //! use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
 //! use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, standard_start};
 //!
 //! let module = parse_module(ROSENBROCK_IR).unwrap();
-//! // Parameter 0 of @rosenbrock(x: slice) is the variable; its argument only fixes the length.
-//! let objective = Objective::new(&module, "rosenbrock", vec![ArgValue::Slice(vec![0.0; 100])], 0).unwrap();
+//! let grad = GradientFn::builder(&module, "rosenbrock").wrt(["x"]).build().unwrap();
+//! let x0 = standard_start(100);
+//! // The differentiated parameter is the variable; its argument gives its length.
+//! let objective = Objective::new(&grad, args![&x0]).unwrap();
 //! let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7);
 //! let result = Executor::new(objective, solver)
-//!     .configure(|state| state.param(standard_start(100)).max_iters(1000))
+//!     .configure(|state| state.param(x0.clone()).max_iters(1000))
 //!     .run()
 //!     .unwrap();
 //! assert!(result.state().get_best_cost() < 1e-10);
@@ -30,78 +32,32 @@
 pub use argmin;
 pub use argmin_math;
 
-use crate::error::Error;
+use crate::error::{Buffer, Error};
 use crate::gradient::GradientFn;
 use crate::parallel::SampleSum;
 use argmin::core::{CostFunction, Gradient};
-use jitdiff_ir::{ArgValue, ExternRegistry, Module};
-use jitdiff_jit::{Arg, JitOptions};
+use jitdiff_jit::Arg;
 use smallvec::SmallVec;
 use std::sync::{Mutex, PoisonError};
 
-/// What can be wrong when an [`Objective`] is set up.
-#[derive(Debug, thiserror::Error)]
-pub enum ObjectiveError {
-    /// Differentiating or compiling the function failed.
-    #[error(transparent)]
-    Jitdiff(#[from] Error),
-    /// The function is not in the module.
-    #[error("no function @{0} in the module: name the function to minimise")]
-    NoFunction(String),
-    /// The number of arguments does not match the function's parameters.
-    #[error(
-        "@{function} takes {expected} arguments, {got} were given: give every argument in parameter \
-         order, the variable's as a slice of the variable's length"
-    )]
-    ArgumentCount {
-        /// The function.
-        function: String,
-        /// Its number of parameters.
-        expected: usize,
-        /// The number of arguments given.
-        got: usize,
-    },
-    /// The variable is not a slice parameter, or its argument is not a slice.
-    #[error(
-        "the optimisation variable must be a slice parameter of @{function} given a slice argument: \
-         parameter {index} {problem}"
-    )]
-    Variable {
-        /// The function.
-        function: String,
-        /// The variable's parameter index.
-        index: usize,
-        /// What is wrong with it.
-        problem: String,
-    },
-}
-
-type Evaluate = Box<dyn FnMut(&[f64], &mut [f64]) -> Result<f64, Error> + Send>;
+type Evaluate<'a> = Box<dyn FnMut(&[f64], &mut [f64]) -> Result<f64, Error> + Send + 'a>;
 
 /// Where values and gradients come from.
-enum Source {
-    /// A compiled reverse-mode derivative with the fixed arguments.
-    Compiled { f: Box<GradientFn>, args: Vec<ArgValue>, variable: usize },
+enum Source<'a> {
+    /// A compiled reverse-mode derivative with the fixed arguments (borrowed, not copied).
+    Compiled { f: &'a GradientFn, args: Vec<Arg<'a>>, variable: usize },
     /// A plain-Rust value-and-gradient function (a hand-written or finite-difference baseline).
-    Function(Evaluate),
+    Function(Evaluate<'a>),
 }
 
-impl Source {
+impl Source<'_> {
     fn evaluate(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, Error> {
         match self {
             Source::Compiled { f, args, variable } => {
                 let mut native: SmallVec<[Arg<'_>; 8]> = args
-                    .iter_mut()
+                    .iter()
                     .enumerate()
-                    .map(|(i, a)| match a {
-                        _ if i == *variable => Arg::Slice(x),
-                        ArgValue::F64(v) => Arg::F64(*v),
-                        ArgValue::I64(v) => Arg::I64(*v),
-                        ArgValue::Bool(v) => Arg::Bool(*v),
-                        ArgValue::Vector(v) => Arg::Vector(v),
-                        ArgValue::Slice(v) => Arg::Slice(v),
-                        ArgValue::SliceMut(v) => Arg::SliceMut(v),
-                    })
+                    .map(|(i, a)| if i == *variable { Arg::Slice(x) } else { a.shared() })
                     .collect();
                 f.value_and_grad(&mut native, grad)
             }
@@ -110,8 +66,8 @@ impl Source {
     }
 }
 
-struct State {
-    source: Source,
+struct State<'a> {
+    source: Source<'a>,
     x: Vec<f64>,
     value: f64,
     grad: Vec<f64>,
@@ -119,11 +75,17 @@ struct State {
     evaluations: u64,
 }
 
-impl State {
+impl State<'_> {
     /// Bring the cache to `x` (one evaluation unless it is there already).
     fn at(&mut self, x: &[f64]) -> Result<(), Error> {
         if x.len() != self.grad.len() {
-            return Err(Error::Shape { what: "point".into(), expected: self.grad.len(), got: x.len() });
+            return Err(Error::BufferLength {
+                function: "objective".into(),
+                buffer: Buffer::Point,
+                expected: self.grad.len(),
+                got: x.len(),
+                reason: "the variable's length".into(),
+            });
         }
         if self.cached && self.x == x {
             return Ok(());
@@ -147,55 +109,44 @@ impl State {
 
 /// A differentiable objective `x ↦ f(x)` over `f64` vectors, for argmin.
 ///
-/// Built from an IR function whose slice parameter `variable` is the optimisation variable (every
-/// other argument fixed at construction), or from a plain-Rust value-and-gradient function
-/// ([`Objective::from_fn`], for baselines). Thread-safe (`Send + Sync`; a mutex serialises
-/// evaluations). See the [module docs](self) for a complete L-BFGS run.
-pub struct Objective {
-    state: Mutex<State>,
+/// Built from a [`GradientFn`] whose one differentiated parameter (a slice) is the optimisation
+/// variable, with every other argument fixed and *borrowed* (large data are not copied), or
+/// from a plain-Rust value-and-gradient function ([`Objective::from_fn`], for baselines).
+/// `Send + Sync`; the cache of the last point sits behind an uncontended mutex. See the
+/// [module docs](self) for a complete L-BFGS run.
+pub struct Objective<'a> {
+    state: Mutex<State<'a>>,
 }
 
-impl Objective {
-    /// Differentiate and compile `@name` with respect to parameter `variable`. `args` are all of
-    /// the function's arguments in parameter order; `args[variable]` must be a slice, whose length
-    /// is the dimension of the variable (its values are not used: each evaluation passes the
-    /// point instead).
-    pub fn new(module: &Module, name: &str, args: Vec<ArgValue>, variable: usize) -> Result<Objective, ObjectiveError> {
-        Objective::with_externs(module, name, args, variable, &ExternRegistry::new(), &JitOptions::new())
-    }
-
-    /// As [`Objective::new`], with extern implementations and JIT options.
-    pub fn with_externs(
-        module: &Module,
-        name: &str,
-        args: Vec<ArgValue>,
-        variable: usize,
-        externs: &ExternRegistry,
-        options: &JitOptions,
-    ) -> Result<Objective, ObjectiveError> {
-        let function = module.func_by_name(name).ok_or_else(|| ObjectiveError::NoFunction(name.into()))?;
-        let params = function.param_types();
-        if args.len() != params.len() {
-            return Err(ObjectiveError::ArgumentCount {
-                function: name.into(),
-                expected: params.len(),
-                got: args.len(),
-            });
-        }
-        let bad = |problem: String| ObjectiveError::Variable { function: name.into(), index: variable, problem };
-        let Some(param) = params.get(variable) else {
-            return Err(bad(format!("does not exist (the function has {} parameters)", params.len())));
+impl<'a> Objective<'a> {
+    /// The objective of `f`'s first `f64` result over its differentiated parameter. `args` are
+    /// all of the function's arguments in parameter order; the variable's argument gives its
+    /// length (its values are not used: each evaluation passes the point instead). The other
+    /// arguments are borrowed for the objective's lifetime; they must not be `mslice`s.
+    pub fn new(f: &'a GradientFn, args: impl IntoIterator<Item = Arg<'a>>) -> Result<Objective<'a>, Error> {
+        let args: Vec<Arg<'a>> = args.into_iter().collect();
+        let user = &f.user;
+        user.check_args(&args)?;
+        user.require_float_result("objective value")?;
+        let differentiated: Vec<usize> = (0..user.params.len()).filter(|&p| user.wrt[p]).collect();
+        let variable = match differentiated[..] {
+            [p] if user.params[p].is_slice() => p,
+            _ => {
+                return Err(Error::Setting(format!(
+                    "an objective has one variable: differentiate exactly one slice parameter of @{} (the handle differentiates {})",
+                    user.name,
+                    differentiated.iter().map(|&p| format!("`{}`", user.param_names[p])).collect::<Vec<_>>().join(", ")
+                )));
+            }
         };
-        if !param.is_slice() {
-            return Err(bad(format!("has type {param}")));
+        if let Some(p) = args.iter().position(|a| matches!(a, Arg::SliceMut(_))) {
+            return Err(Error::Setting(format!(
+                "an objective cannot pass the mutable slice `{}` of @{} (it evaluates through &self); make the parameter a read-only `slice`",
+                user.param_names[p], user.name
+            )));
         }
-        let dim = match &args[variable] {
-            ArgValue::Slice(v) | ArgValue::SliceMut(v) => v.len(),
-            other => return Err(bad(format!("was given {other:?}"))),
-        };
-        let wrt: Vec<bool> = (0..params.len()).map(|i| i == variable).collect();
-        let f = GradientFn::with_externs(module, name, &wrt, externs, options)?;
-        Ok(Objective::from_source(dim, Source::Compiled { f: Box::new(f), args, variable }))
+        let dim = args[variable].as_slice().map_or(0, <[f64]>::len);
+        Ok(Objective::from_source(dim, Source::Compiled { f, args, variable }))
     }
 
     /// An objective of dimension `dim` from a function that writes the gradient at `x` into its
@@ -209,19 +160,19 @@ impl Objective {
     /// let mut g = [0.0; 2];
     /// assert_eq!(objective.value_and_grad(&[1.0, 1.0], &mut g).unwrap(), 0.0);
     /// ```
-    pub fn from_fn(dim: usize, mut f: impl FnMut(&[f64], &mut [f64]) -> f64 + Send + 'static) -> Objective {
+    pub fn from_fn(dim: usize, mut f: impl FnMut(&[f64], &mut [f64]) -> f64 + Send + 'a) -> Objective<'a> {
         Objective::try_from_fn(dim, move |x, g| Ok(f(x, g)))
     }
 
     /// As [`Objective::from_fn`], for a function that can fail; its errors reach the solver.
     pub fn try_from_fn(
         dim: usize,
-        f: impl FnMut(&[f64], &mut [f64]) -> Result<f64, Error> + Send + 'static,
-    ) -> Objective {
+        f: impl FnMut(&[f64], &mut [f64]) -> Result<f64, Error> + Send + 'a,
+    ) -> Objective<'a> {
         Objective::from_source(dim, Source::Function(Box::new(f)))
     }
 
-    fn from_source(dim: usize, source: Source) -> Objective {
+    fn from_source(dim: usize, source: Source<'a>) -> Objective<'a> {
         Objective {
             state: Mutex::new(State {
                 source,
@@ -234,7 +185,7 @@ impl Objective {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<'a>> {
         // A panic elsewhere cannot leave the state inconsistent: the cache is only marked valid
         // after a completed evaluation.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -246,11 +197,18 @@ impl Objective {
     }
 
     /// The value at `x`, with the gradient written to `grad`. No allocation; answered from the
-    /// cache when `x` is the last point evaluated.
+    /// cache when `x` is the last point evaluated. A NaN or infinite value or gradient entry is
+    /// an [`Error::NonFinite`].
     pub fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> Result<f64, Error> {
         let mut state = self.lock();
         if grad.len() != state.grad.len() {
-            return Err(Error::Shape { what: "gradient buffer".into(), expected: state.grad.len(), got: grad.len() });
+            return Err(Error::BufferLength {
+                function: "objective".into(),
+                buffer: Buffer::Gradient,
+                expected: state.grad.len(),
+                got: grad.len(),
+                reason: "the variable's length".into(),
+            });
         }
         state.at(x)?;
         grad.copy_from_slice(&state.grad);
@@ -265,13 +223,13 @@ impl Objective {
 
 /// A data-parallel sum of per-sample losses as an objective (the sum runs on its own pool or the
 /// caller's, as [`SampleSum::value_and_grad`] does).
-impl From<SampleSum> for Objective {
-    fn from(mut sum: SampleSum) -> Objective {
+impl<'a> From<SampleSum<'a>> for Objective<'a> {
+    fn from(sum: SampleSum<'a>) -> Objective<'a> {
         Objective::try_from_fn(sum.dim(), move |x, g| sum.value_and_grad(x, g))
     }
 }
 
-impl CostFunction for Objective {
+impl CostFunction for Objective<'_> {
     type Param = Vec<f64>;
     type Output = f64;
 
@@ -282,7 +240,7 @@ impl CostFunction for Objective {
     }
 }
 
-impl Gradient for Objective {
+impl Gradient for Objective<'_> {
     type Param = Vec<f64>;
     type Gradient = Vec<f64>;
 

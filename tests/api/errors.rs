@@ -316,8 +316,8 @@ fn table() -> Vec<Row> {
         row("derive_reverse", "TapeInReverseMode", &["@pop, block entry, inst 0", "`tpop`", "reverse mode"], || {
             fails!(derive_reverse(&programs(), "tape_user", &[true]))
         }),
-        row("GradientFn::new", "TapeInReverseMode", &["@pop", "`tpop`", "local array"], || {
-            fails!(GradientFn::new(&programs(), "tape_user", &[true]))
+        row("GradientFn::builder", "TapeInReverseMode", &["@pop", "`tpop`", "local array"], || {
+            fails!(GradientFn::builder(&programs(), "tape_user").wrt_mask(&[true]).build())
         }),
         row("derive_reverse", "NoRule", &["@use_ext", "extern @ext1", "no differentiation rule"], || {
             fails!(derive_reverse(&programs(), "use_ext", &[true]))
@@ -329,74 +329,153 @@ fn table() -> Vec<Row> {
             fails!(derive_reverse(&programs(), "lanes", &[true]))
         }),
         // ---- ForwardFn ----
-        row("ForwardFn::new", "Ad(UnknownFunction", &["@nope"], || fails!(ForwardFn::new(&programs(), "nope", &[], 1))),
-        row("ForwardFn::new", "Ad(BadWidth", &["width 5"], || {
-            fails!(ForwardFn::new(&programs(), "f", &[true, false, false], 5))
+        row("ForwardFn::builder", "UnknownFunction", &["no function @nope", "@f, @div"], || {
+            fails!(ForwardFn::builder(&programs(), "nope").wrt_mask(&[]).width(1).build())
         }),
-        row("ForwardFn::new", "Ad(NoRule", &["extern @ext1", "no differentiation rule"], || {
-            fails!(ForwardFn::with_externs(&programs(), "use_ext", &[true], 1, &externs(), &JitOptions::new()))
+        row("ForwardFn::builder", "Ad(BadWidth", &["width 5"], || {
+            fails!(ForwardFn::builder(&programs(), "f").wrt_mask(&[true, false, false]).width(5).build())
         }),
-        row("ForwardFn::new", "Jit(Extern(NotRegistered", &["@ext1", "not registered"], || {
-            // @f does not call the extern, but the module declares it and nothing implements it.
-            fails!(ForwardFn::new(&programs(), "f", &[true, false, false], 1))
+        row("ForwardFn::builder", "Ad(NoRule", &["extern @ext1", "no differentiation rule"], || {
+            fails!(
+                ForwardFn::builder(&programs(), "use_ext")
+                    .wrt_mask(&[true])
+                    .width(1)
+                    .externs(&externs())
+                    .options(&JitOptions::new())
+                    .build()
+            )
         }),
-        row("ForwardFn::jvp", "Shape", &["tangents (one per differentiated parameter)", "expected 1", "got 0"], || {
-            let f = ForwardFn::with_externs(&programs(), "f", &[true, false, false], 1, &externs(), &JitOptions::new())
+        row(
+            "ForwardFn::builder",
+            "Compile",
+            &["cannot compile @f", "@ext1", "not registered", "ExternRegistry::register"],
+            || {
+                // @f does not call the extern, but the module declares it and nothing implements it.
+                fails!(ForwardFn::builder(&programs(), "f").wrt_mask(&[true, false, false]).width(1).build())
+            },
+        ),
+        row(
+            "ForwardFn::jvp",
+            "BufferLength",
+            &["tangents for @f", "hold 1 value(s)", "holds 0", "one per differentiated parameter: x"],
+            || {
+                let f = ForwardFn::builder(&programs(), "f")
+                    .wrt_mask(&[true, false, false])
+                    .width(1)
+                    .externs(&externs())
+                    .options(&JitOptions::new())
+                    .build()
+                    .unwrap();
+                fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(0)], &[]))
+            },
+        ),
+        row(
+            "ForwardFn::jvp",
+            "BufferLength",
+            &["tangent of `s` for @f", "hold 6 value(s)", "holds 2", "2 lane(s) per element"],
+            || {
+                let f = ForwardFn::builder(&programs(), "f")
+                    .wrt_mask(&[false, true, false])
+                    .width(2)
+                    .externs(&externs())
+                    .options(&JitOptions::new())
+                    .build()
+                    .unwrap();
+                fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0, 3.0]), Arg::I64(0)], &[&[1.0, 0.0]]))
+            },
+        ),
+        row("ForwardFn::jvp", "Fault", &["@f", "index 3", "length 1"], || {
+            let f = ForwardFn::builder(&programs(), "f")
+                .wrt_mask(&[true, false, false])
+                .width(1)
+                .externs(&externs())
+                .options(&JitOptions::new())
+                .build()
                 .unwrap();
-            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(0)], &mut []))
-        }),
-        row("ForwardFn::jvp", "Shape", &["tangent of parameter 1", "expected 6", "got 2"], || {
-            let f = ForwardFn::with_externs(&programs(), "f", &[false, true, false], 2, &externs(), &JitOptions::new())
-                .unwrap();
-            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0, 3.0]), Arg::I64(0)], &mut [&mut [1.0, 0.0]]))
-        }),
-        row("ForwardFn::jvp", "Call(Runtime(OutOfBounds", &["index 3", "length 1"], || {
-            let f = ForwardFn::with_externs(&programs(), "f", &[true, false, false], 1, &externs(), &JitOptions::new())
-                .unwrap();
-            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(3)], &mut [&mut [1.0]]))
+            fails!(f.jvp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(3)], &[&[1.0]]))
         }),
         // ---- GradientFn and Pullback ----
-        row("GradientFn::new", "Ad(WrongMaskLength", &["@f has 3 parameters"], || {
-            fails!(GradientFn::new(&programs(), "f", &[true]))
+        row(
+            "GradientFn::builder",
+            "Setting",
+            &["wrt mask for @f", "1 flag(s)", "3 parameter(s) (x: f64, s: slice, k: i64)"],
+            || fails!(GradientFn::builder(&programs(), "f").wrt_mask(&[true]).build()),
+        ),
+        row("GradientFn::builder", "NotDifferentiable", &["parameter `k` of @f is i64"], || {
+            fails!(GradientFn::builder(&programs(), "f").wrt_mask(&[false, false, true]).build())
         }),
-        row("GradientFn::new", "Ad(NotDifferentiable", &["parameter 2 of @f"], || {
-            fails!(GradientFn::new(&programs(), "f", &[false, false, true]))
+        row("GradientFn::builder", "Ad(NoRule", &["extern @ext1", "register one"], || {
+            fails!(
+                GradientFn::builder(&programs(), "use_ext")
+                    .wrt_mask(&[true])
+                    .externs(&externs())
+                    .options(&JitOptions::new())
+                    .build()
+            )
         }),
-        row("GradientFn::new", "Ad(NoRule", &["extern @ext1", "register one"], || {
-            fails!(GradientFn::with_externs(&programs(), "use_ext", &[true], &externs(), &JitOptions::new()))
-        }),
-        row("GradientFn::value_and_grad", "Shape", &["gradient buffer", "expected 3", "got 1"], || {
-            let mut g =
-                GradientFn::with_externs(&programs(), "f", &[true, true, false], &externs(), &JitOptions::new())
+        row(
+            "GradientFn::value_and_grad",
+            "BufferLength",
+            &["gradient buffer for @f", "hold 3 value(s)", "holds 1", "1 for `x` + len(s)"],
+            || {
+                let g = GradientFn::builder(&programs(), "f")
+                    .wrt_mask(&[true, true, false])
+                    .externs(&externs())
+                    .options(&JitOptions::new())
+                    .build()
                     .unwrap();
-            fails!(g.value_and_grad(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0]), Arg::I64(0)], &mut [0.0]))
-        }),
-        row("GradientFn::value_and_grad", "Shape", &["f64 results of the function", "expected 1", "got 0"], || {
-            let mut g =
-                GradientFn::with_externs(&programs(), "keep", &[true, true], &externs(), &JitOptions::new()).unwrap();
+                fails!(g.value_and_grad(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0]), Arg::I64(0)], &mut [0.0]))
+            },
+        ),
+        row("GradientFn::value_and_grad", "NoFloatResult", &["@keep returns no f64 result"], || {
+            let g = GradientFn::builder(&programs(), "keep")
+                .wrt_mask(&[true, true])
+                .externs(&externs())
+                .options(&JitOptions::new())
+                .build()
+                .unwrap();
             fails!(g.value_and_grad(&mut [Arg::F64(1.0), Arg::SliceMut(&mut [0.0])], &mut [0.0, 0.0]))
         }),
-        row("GradientFn::value_and_grad", "Call(ArgCount", &["takes", "argument(s)"], || {
-            let mut g =
-                GradientFn::with_externs(&programs(), "f", &[true, false, false], &externs(), &JitOptions::new())
+        row(
+            "GradientFn::value_and_grad",
+            "ArgumentCount",
+            &["@f takes 3 argument(s) (x: f64, s: slice, k: i64), but 1 were given"],
+            || {
+                let g = GradientFn::builder(&programs(), "f")
+                    .wrt_mask(&[true, false, false])
+                    .externs(&externs())
+                    .options(&JitOptions::new())
+                    .build()
                     .unwrap();
-            fails!(g.value_and_grad(&mut [Arg::F64(1.0)], &mut [0.0]))
-        }),
-        row("GradientFn::value_and_grad", "Call(Runtime(OutOfBounds", &["index 2", "length 2"], || {
-            let mut g =
-                GradientFn::with_externs(&programs(), "f", &[true, true, false], &externs(), &JitOptions::new())
-                    .unwrap();
+                fails!(g.value_and_grad(&mut [Arg::F64(1.0)], &mut [0.0]))
+            },
+        ),
+        row("GradientFn::value_and_grad", "Fault", &["@f", "index 2", "length 2"], || {
+            let g = GradientFn::builder(&programs(), "f")
+                .wrt_mask(&[true, true, false])
+                .externs(&externs())
+                .options(&JitOptions::new())
+                .build()
+                .unwrap();
             fails!(g.value_and_grad(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0]), Arg::I64(2)], &mut [0.0; 3]))
         }),
-        row("GradientFn::vjp", "Call(ArgType", &["argument 2 of @f", "Arg::I64"], || {
-            let g = GradientFn::with_externs(&programs(), "f", &[true, false, false], &externs(), &JitOptions::new())
+        row("GradientFn::pullback", "ArgumentType", &["argument 2 of @f (`k: i64`)", "Arg::I64"], || {
+            let g = GradientFn::builder(&programs(), "f")
+                .wrt_mask(&[true, false, false])
+                .externs(&externs())
+                .options(&JitOptions::new())
+                .build()
                 .unwrap();
-            fails!(g.vjp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::F64(0.0)]))
+            fails!(g.pullback(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::F64(0.0)]))
         }),
-        row("Pullback::apply", "Shape", &["cotangents (one per f64 result)", "expected 1", "got 2"], || {
-            let g = GradientFn::with_externs(&programs(), "f", &[true, false, false], &externs(), &JitOptions::new())
+        row("Pullback::apply", "BufferLength", &["output cotangents for @f", "hold 1 value(s)", "holds 2"], || {
+            let g = GradientFn::builder(&programs(), "f")
+                .wrt_mask(&[true, false, false])
+                .externs(&externs())
+                .options(&JitOptions::new())
+                .build()
                 .unwrap();
-            let (_, mut pullback) = g.vjp(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(0)]).unwrap();
+            let (_, mut pullback) = g.pullback(&mut [Arg::F64(1.0), Arg::Slice(&[1.0]), Arg::I64(0)]).unwrap();
             fails!(pullback.apply(&[1.0, 2.0]))
         }),
     ]
@@ -438,11 +517,11 @@ fn the_table_covers_every_entry_point() {
         "CompiledFn::call_into",
         "derive_forward",
         "derive_reverse",
-        "ForwardFn::new",
+        "ForwardFn::builder",
         "ForwardFn::jvp",
-        "GradientFn::new",
+        "GradientFn::builder",
         "GradientFn::value_and_grad",
-        "GradientFn::vjp",
+        "GradientFn::pullback",
         "Pullback::apply",
     ] {
         assert!(entries.contains(e), "no row for {e}");

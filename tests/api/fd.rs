@@ -2,10 +2,10 @@
 //! primal: accuracy of both schemes, parallel = sequential, JVPs and Jacobians, functions that
 //! store into their arguments, typed errors.
 
-use jitdiff::check::{check_gradient, check_with, coordinate_labels};
-use jitdiff::fd::{CENTRAL_STEP, FdError, FdOptions, FiniteDiff, step_for};
-use jitdiff::ir::{ArgValue, parse_module};
-use jitdiff::{GradientFn, SplitMix64};
+use jitdiff::check::{self, check_gradient};
+use jitdiff::fd::{CENTRAL_STEP, FdOptions, FiniteDiff, step_for};
+use jitdiff::ir::parse_module;
+use jitdiff::{Buffer, Error, GradientFn, SplitMix64, args};
 use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
 
 /// f(x, y) = sin(x y), g(x, y) = x² + 3y (two results).
@@ -28,10 +28,22 @@ fn point(n: usize, seed: u64) -> Vec<f64> {
 #[test]
 fn central_is_accurate_and_forward_less_so() {
     let m = parse_module(TWO).unwrap();
-    let args = [ArgValue::F64(0.7), ArgValue::F64(-1.3)];
+    let args = args![0.7, -1.3];
     let exact = [-1.3 * (-0.91f64).cos(), 0.7 * (-0.91f64).cos()];
-    let central = FiniteDiff::new(&m, "two", &[true, true], FdOptions::central()).unwrap().gradient(&args).unwrap();
-    let forward = FiniteDiff::new(&m, "two", &[true, true], FdOptions::forward()).unwrap().gradient(&args).unwrap();
+    let central = FiniteDiff::builder(&m, "two")
+        .wrt(["x", "y"])
+        .fd_options(FdOptions::central())
+        .build()
+        .unwrap()
+        .gradient(&args)
+        .unwrap();
+    let forward = FiniteDiff::builder(&m, "two")
+        .wrt(["x", "y"])
+        .fd_options(FdOptions::forward())
+        .build()
+        .unwrap()
+        .gradient(&args)
+        .unwrap();
     for i in 0..2 {
         let (c, f) = ((central[i] - exact[i]).abs(), (forward[i] - exact[i]).abs());
         assert!(c < 1e-10, "central error {c}");
@@ -44,9 +56,14 @@ fn central_is_accurate_and_forward_less_so() {
 fn rosenbrock_gradient_to_many_digits_and_parallel_equals_sequential() {
     let m = parse_module(ROSENBROCK_IR).unwrap();
     let x = point(200, 7);
-    let args = [ArgValue::Slice(x.clone())];
-    let sequential = FiniteDiff::new(&m, "rosenbrock", &[true], FdOptions::central()).unwrap();
-    let parallel = FiniteDiff::new(&m, "rosenbrock", &[true], FdOptions::central().parallel(true)).unwrap();
+    let args = args![&x];
+    let sequential =
+        FiniteDiff::builder(&m, "rosenbrock").wrt_mask(&[true]).fd_options(FdOptions::central()).build().unwrap();
+    let parallel = FiniteDiff::builder(&m, "rosenbrock")
+        .wrt_mask(&[true])
+        .fd_options(FdOptions::central().parallel(true))
+        .build()
+        .unwrap();
     let g_seq = sequential.gradient(&args).unwrap();
     let g_par = parallel.gradient(&args).unwrap();
     assert_eq!(g_seq, g_par, "every coordinate is computed the same way on any thread");
@@ -59,16 +76,17 @@ fn rosenbrock_gradient_to_many_digits_and_parallel_equals_sequential() {
     // A subset of the entries is the same as those entries of the full gradient.
     let some = sequential.gradient_entries(&args, &[0, 17, 199]).unwrap();
     assert_eq!(some, vec![g_seq[0], g_seq[17], g_seq[199]]);
-    assert!(matches!(sequential.gradient_entries(&args, &[200]), Err(FdError::Shape { .. })));
+    let e = sequential.gradient_entries(&args, &[200]).unwrap_err();
+    assert!(matches!(e, Error::BufferLength { buffer: Buffer::Entry, .. }), "{e}");
     assert_eq!(sequential.calls_for(200), 400);
 }
 
 #[test]
 fn jacobian_and_jvp_of_two_results() {
     let m = parse_module(TWO).unwrap();
-    let fd = FiniteDiff::new(&m, "two", &[true, true], FdOptions::central()).unwrap();
+    let fd = FiniteDiff::builder(&m, "two").wrt(["x", "y"]).fd_options(FdOptions::central()).build().unwrap();
     let (x, y) = (0.4, 2.0);
-    let args = [ArgValue::F64(x), ArgValue::F64(y)];
+    let args = args![x, y];
     let j = fd.jacobian(&args).unwrap();
     assert_eq!((j.rows, j.cols), (2, 2));
     let c = (x * y).cos();
@@ -84,7 +102,8 @@ fn jacobian_and_jvp_of_two_results() {
         assert!((v[r] - e).abs() < 1e-8, "row {r}: {} vs {e}", v[r]);
     }
     assert_eq!(fd.jvp(&args, &[&[0.0], &[0.0]]).unwrap(), vec![0.0, 0.0]);
-    assert!(matches!(fd.jvp(&args, &[&[1.0]]), Err(FdError::Shape { .. })));
+    let e = fd.jvp(&args, &[&[1.0]]).unwrap_err();
+    assert!(matches!(e, Error::BufferLength { .. }), "{e}");
     assert_eq!(fd.values(&args).unwrap(), vec![(x * y).sin(), x * x + 3.0 * y]);
 }
 
@@ -107,8 +126,10 @@ entry:
 }",
     )
     .unwrap();
-    let fd = FiniteDiff::new(&m, "f", &[true], FdOptions::central()).unwrap();
-    let g = fd.gradient(&[ArgValue::SliceMut(vec![2.0, 5.0])]).unwrap();
+    let fd = FiniteDiff::builder(&m, "f").wrt_mask(&[true]).fd_options(FdOptions::central()).build().unwrap();
+    let mut values = [2.0, 5.0];
+    let g = fd.gradient(&args![&mut values]).unwrap();
+    assert_eq!(values, [2.0, 5.0], "finite differences leave the argument as it was");
     assert!((g[0] - 15.0).abs() < 1e-8 && (g[1] - 6.0).abs() < 1e-8, "{g:?}");
 }
 
@@ -125,22 +146,26 @@ fn steps_are_relative_and_exactly_representable() {
 }
 
 #[test]
-fn typed_errors_for_bad_requests() {
+fn errors_name_the_function_and_its_parameters() {
     let m = parse_module(
         "func @g(x: f64, n: i64) -> f64 {\nentry:\n    ret x\n}\nfunc @h(x: f64) -> i64 {\nentry:\n    n = iconst 1\n    ret n\n}",
     )
     .unwrap();
     let opts = FdOptions::central();
-    assert!(matches!(FiniteDiff::new(&m, "nope", &[true], opts), Err(FdError::UnknownFunction(_))));
-    assert!(matches!(FiniteDiff::new(&m, "g", &[true], opts), Err(FdError::WrtLength { expected: 2, got: 1, .. })));
-    let e = FiniteDiff::new(&m, "g", &[true, true], opts).err().unwrap();
-    assert!(e.to_string().contains("only f64 and slice parameters"), "{e}");
-    assert!(matches!(FiniteDiff::new(&m, "h", &[true], opts), Err(FdError::NoFloatResult(_))));
-    let fd = FiniteDiff::new(&m, "g", &[true, false], opts).unwrap();
-    let e = fd.gradient(&[ArgValue::F64(1.0)]).unwrap_err();
-    assert!(e.to_string().contains("expected 2, got 1"), "{e}");
-    let e = fd.gradient(&[ArgValue::F64(1.0), ArgValue::F64(2.0)]).unwrap_err();
-    assert!(matches!(e, FdError::ArgType { index: 1, .. }), "{e}");
+    let e = FiniteDiff::builder(&m, "nope").wrt([0]).fd_options(opts).build().unwrap_err();
+    assert!(matches!(&e, Error::UnknownFunction { name, .. } if name == "nope"), "{e}");
+    assert!(e.to_string().contains("@g") && e.to_string().contains("@h"), "lists what there is: {e}");
+    let e = FiniteDiff::builder(&m, "g").wrt_mask(&[true]).fd_options(opts).build().unwrap_err();
+    assert!(e.to_string().contains("1 flag(s)") && e.to_string().contains("x: f64, n: i64"), "{e}");
+    let e = FiniteDiff::builder(&m, "g").wrt(["x", "n"]).fd_options(opts).build().unwrap_err();
+    assert!(matches!(&e, Error::NotDifferentiable { param, .. } if param == "n"), "{e}");
+    let e = FiniteDiff::builder(&m, "h").wrt(["x"]).fd_options(opts).build().unwrap_err();
+    assert!(matches!(e, Error::NoFloatResult { .. }), "{e}");
+    let fd = FiniteDiff::builder(&m, "g").wrt(["x"]).fd_options(opts).build().unwrap();
+    let e = fd.gradient(&args![1.0]).unwrap_err();
+    assert!(e.to_string().contains("@g takes 2 argument(s) (x: f64, n: i64), but 1 were given"), "{e}");
+    let e = fd.gradient(&args![1.0, 2.0]).unwrap_err();
+    assert!(matches!(&e, Error::ArgumentType { index: 1, param, .. } if param == "n"), "{e}");
 }
 
 /// A step of 0, NaN, ±inf, a negative one, one too small to change `x` or above 1 is refused
@@ -150,13 +175,18 @@ fn bad_steps_are_errors_not_garbage() {
     let m = parse_module(TWO).unwrap();
     for scheme in [FdOptions::central(), FdOptions::forward()] {
         for step in [0.0, -0.0, -1e-6, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e-300, 1e-17, 1.5] {
-            let e = FiniteDiff::new(&m, "two", &[true, true], scheme.with_step(step)).err().unwrap();
-            assert!(matches!(e, FdError::BadStep(_)), "step {step}: {e}");
+            let e = FiniteDiff::builder(&m, "two")
+                .wrt(["x", "y"])
+                .fd_options(scheme.with_step(step))
+                .build()
+                .err()
+                .unwrap();
+            assert!(matches!(e, Error::BadStep(_)), "step {step}: {e}");
             assert!(e.to_string().contains("is not in [2.2e-16, 1]") && e.to_string().contains("6.06e-6"), "{e}");
         }
         for step in [f64::EPSILON, 1.0, 1e-7] {
-            let fd = FiniteDiff::new(&m, "two", &[true, true], scheme.with_step(step)).unwrap();
-            let g = fd.gradient(&[ArgValue::F64(0.5), ArgValue::F64(0.25)]).unwrap();
+            let fd = FiniteDiff::builder(&m, "two").wrt(["x", "y"]).fd_options(scheme.with_step(step)).build().unwrap();
+            let g = fd.gradient(&args![0.5, 0.25]).unwrap();
             assert!(g.iter().all(|v| v.is_finite()), "step {step}: {g:?}");
         }
     }
@@ -165,18 +195,16 @@ fn bad_steps_are_errors_not_garbage() {
 #[test]
 fn gradient_check_passes_for_ad_and_catches_a_bad_derivative() {
     let m = parse_module(ROSENBROCK_IR).unwrap();
-    let args = [ArgValue::Slice(standard_start(30))];
-    let report = check_gradient(&m, "rosenbrock", &[true], &args).unwrap();
+    let x = standard_start(30);
+    let report = check_gradient(&m, "rosenbrock", ["x"], &mut args![&x]).unwrap();
     assert_eq!(report.coords.len(), 30);
     assert!(report.passes(1e-6), "{report}");
     assert!(report.max_rel_err > 0.0, "central differences are not exact");
     assert_eq!(report.coords[3].label, "x[3]");
     assert_eq!(report.coords[3].value, 1.0);
     // Differences with an absurd step are wrong; the report must say so and name the worst.
-    let mut grad = GradientFn::new(&m, "rosenbrock", &[true]).unwrap();
-    let coarse = FiniteDiff::new(&m, "rosenbrock", &[true], FdOptions::central().with_step(0.3)).unwrap();
-    let labels = coordinate_labels(&m, "rosenbrock", &[true], &args).unwrap();
-    let bad = check_with(&mut grad, &coarse, &args, labels).unwrap();
+    let grad = GradientFn::builder(&m, "rosenbrock").wrt(["x"]).build().unwrap();
+    let bad = check::gradient(&grad, &mut args![&x], FdOptions::central().with_step(0.3)).unwrap();
     assert!(!bad.passes(1e-3), "{bad}");
     let worst = &bad.coords[bad.worst.unwrap()];
     assert_eq!(worst.rel_err, bad.max_rel_err);

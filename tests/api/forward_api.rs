@@ -29,7 +29,7 @@ fn jacobian_is_exact_at_every_width() {
     let x = [2.0, 3.0, 0.5];
     let expected = [3.0, 2.0, 0.0, 0.0, 0.0, 0.5f64.cos(), 1.0, 1.0, 1.0];
     for width in [1, 2, 4, 8, 16] {
-        let f = ForwardFn::new(&m, "f", &[true], width).unwrap();
+        let f = ForwardFn::builder(&m, "f").wrt_mask(&[true]).width(width).build().unwrap();
         let j = f.jacobian(&mut [Arg::Slice(&x)]).unwrap();
         assert_eq!((j.rows, j.cols), (3, 3));
         assert_eq!(j.data, expected, "width {width}");
@@ -40,14 +40,14 @@ fn jacobian_is_exact_at_every_width() {
 fn batched_lanes_equal_scalar_sweeps() {
     let m = parse_module(VECTOR_FN).unwrap();
     let x = [0.3, -1.2, 2.0];
-    let scalar = ForwardFn::new(&m, "f", &[true], 1).unwrap();
-    let batched = ForwardFn::new(&m, "f", &[true], 4).unwrap();
+    let scalar = ForwardFn::builder(&m, "f").wrt_mask(&[true]).width(1).build().unwrap();
+    let batched = ForwardFn::builder(&m, "f").wrt_mask(&[true]).width(4).build().unwrap();
     let dirs = [[1.0, 0.5, -2.0], [0.0, 1.0, 0.0], [0.25, 0.0, 3.0], [-1.0, -1.0, 1.0]];
     // Lane-major per element: element e holds the 4 directions' e-th entries.
-    let mut interleaved: Vec<f64> = (0..3).flat_map(|e| dirs.iter().map(move |d| d[e])).collect();
-    let (_, lanes) = batched.jvp(&mut [Arg::Slice(&x)], &mut [&mut interleaved]).unwrap();
+    let interleaved: Vec<f64> = (0..3).flat_map(|e| dirs.iter().map(move |d| d[e])).collect();
+    let (_, lanes) = batched.jvp(&mut [Arg::Slice(&x)], &[&interleaved]).unwrap();
     for (lane, d) in dirs.iter().enumerate() {
-        let (values, t) = scalar.jvp(&mut [Arg::Slice(&x)], &mut [&mut d.clone()]).unwrap();
+        let (values, t) = scalar.jvp(&mut [Arg::Slice(&x)], &[&d.clone()]).unwrap();
         assert_eq!(values[0], RuntimeValue::F64(x[0] * x[1]));
         for k in 0..3 {
             assert_eq!(lanes[k * 4 + lane].to_bits(), t[k].to_bits(), "result {k} lane {lane}");
@@ -58,13 +58,14 @@ fn batched_lanes_equal_scalar_sweeps() {
 #[test]
 fn wrong_tangent_shapes_are_errors() {
     let m = parse_module(VECTOR_FN).unwrap();
-    let f = ForwardFn::new(&m, "f", &[true], 2).unwrap();
+    let f = ForwardFn::builder(&m, "f").wrt_mask(&[true]).width(2).build().unwrap();
     let x = [1.0, 2.0, 3.0];
-    let err = f.jvp(&mut [Arg::Slice(&x)], &mut [&mut [1.0, 2.0]]).unwrap_err();
-    assert!(matches!(err, Error::Shape { expected: 6, got: 2, .. }), "{err}");
-    let err = f.jvp(&mut [Arg::Slice(&x)], &mut []).unwrap_err();
+    let err = f.jvp(&mut [Arg::Slice(&x)], &[&[1.0, 2.0]]).unwrap_err();
+    assert!(matches!(err, Error::BufferLength { expected: 6, got: 2, .. }), "{err}");
+    assert!(err.to_string().contains("2 lane(s) per element of `x`, which has 3"), "{err}");
+    let err = f.jvp(&mut [Arg::Slice(&x)], &[]).unwrap_err();
     assert!(err.to_string().contains("one per differentiated parameter"), "{err}");
-    let err = ForwardFn::new(&m, "f", &[true], 3).err().expect("width 3 is rejected");
+    let err = ForwardFn::builder(&m, "f").wrt_mask(&[true]).width(3).build().expect_err("width 3 is rejected");
     assert!(err.to_string().contains("width 3"), "{err}");
 }
 
@@ -72,13 +73,13 @@ fn wrong_tangent_shapes_are_errors() {
 fn jvp_into_allocates_nothing_after_the_first_call() {
     let m = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
     let x = jitdiff_problems::rosenbrock::standard_start(100);
-    let mut t: Vec<f64> = (0..x.len() * 8).map(|i| (i % 7) as f64).collect();
-    let f = ForwardFn::new(&m, "rosenbrock", &[true], 8).unwrap();
+    let t: Vec<f64> = (0..x.len() * 8).map(|i| (i % 7) as f64).collect();
+    let f = ForwardFn::builder(&m, "rosenbrock").wrt_mask(&[true]).width(8).build().unwrap();
     let mut out = f.output();
-    f.jvp_into(&mut [Arg::Slice(&x)], &mut [&mut t], &mut out).unwrap();
+    f.jvp_into(&mut [Arg::Slice(&x)], &[&t], &mut out).unwrap();
     let before = allocations_on_this_thread();
     for _ in 0..10_000 {
-        f.jvp_into(&mut [Arg::Slice(&x)], &mut [&mut t], &mut out).unwrap();
+        f.jvp_into(&mut [Arg::Slice(&x)], &[&t], &mut out).unwrap();
     }
     let after = allocations_on_this_thread();
     assert_eq!(after - before, 0, "jvp_into allocated {} times in 10,000 calls", after - before);
@@ -131,13 +132,14 @@ fn the_tangent_of_an_mslice_is_an_in_out_buffer_matching_central_differences() {
         ([0.0, 1.0, -1.0, 0.0], 0.25),
     ];
     for width in [1usize, 4] {
-        let f = ForwardFn::new(&m, "step", &[true, true], width as u8).unwrap();
+        let f = ForwardFn::builder(&m, "step").wrt_mask(&[true, true]).width(width as u8).build().unwrap();
         // Lane l of element e is direction l's component e.
-        let mut ds: Vec<f64> = (0..n).flat_map(|e| dirs[..width].iter().map(move |d| d.0[e])).collect();
-        let mut dh: Vec<f64> = dirs[..width].iter().map(|d| d.1).collect();
+        let ds: Vec<f64> = (0..n).flat_map(|e| dirs[..width].iter().map(move |d| d.0[e])).collect();
+        let dh: Vec<f64> = dirs[..width].iter().map(|d| d.1).collect();
         let mut s = s0;
-        let (values, result_tangent) =
-            f.jvp(&mut [Arg::SliceMut(&mut s), Arg::F64(h)], &mut [&mut ds, &mut dh]).unwrap();
+        let (values, tangents) = f.jvp(&mut [Arg::SliceMut(&mut s), Arg::F64(h)], &[&ds, &dh]).unwrap();
+        // The result's W lanes, then the tangent of the final contents of `s` (W per element).
+        let (result_tangent, ds) = tangents.split_at(width);
         // The primal is updated in place as one call of @step updates it.
         let once = step_outputs(&primal, &s0, h);
         assert_eq!(values, [RuntimeValue::F64(once[0])]);
@@ -151,7 +153,7 @@ fn the_tangent_of_an_mslice_is_an_in_out_buffer_matching_central_differences() {
             };
             let (plus, minus) = (moved(eps), moved(-eps));
             let fd: Vec<f64> = plus.iter().zip(&minus).map(|(p, q)| (p - q) / (2.0 * eps)).collect();
-            // The result's tangent, then the tangent left in the mslice's buffer, element by element.
+            // The result's tangent, then the tangent of the mslice's final contents, element by element.
             let ad: Vec<f64> =
                 std::iter::once(result_tangent[lane]).chain(ds.iter().skip(lane).step_by(width).copied()).collect();
             for (k, (a, b)) in ad.iter().zip(&fd).enumerate() {
@@ -172,7 +174,7 @@ fn jacobian_of_an_in_place_update_has_a_row_per_mslice_element_and_restores_betw
     let (s0, h) = ([0.3, -1.1, 2.0], 0.8);
     let once = step_outputs(&primal, &s0, h);
     for width in [1, 2, 4] {
-        let f = ForwardFn::new(&m, "step", &[true, true], width).unwrap();
+        let f = ForwardFn::builder(&m, "step").wrt_mask(&[true, true]).width(width).build().unwrap();
         let mut s = s0;
         let j = f.jacobian(&mut [Arg::SliceMut(&mut s), Arg::F64(h)]).unwrap();
         // Rows: the result, then s[0..3] after the call; columns: s[0..3] before, then h.

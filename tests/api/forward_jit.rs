@@ -84,16 +84,16 @@ const DIRECTIONS: [[f64; 3]; 8] = [
 fn batched_strong_zero_lanes_equal_the_scalar_sweeps_bit_for_bit() {
     let m = parse_module(INFINITE_PARTIALS).unwrap();
     let point = [0.0, 1.0, -2.0];
-    let scalar = ForwardFn::new(&m, "f", &[true, true, true], 1).unwrap();
+    let scalar = ForwardFn::builder(&m, "f").wrt_mask(&[true, true, true]).width(1).build().unwrap();
     // Every width multiplies by the strong-zero product (`fmulsz`, lane-wise at W > 1).
     assert!(print_module(&scalar.derivative().module).contains("fmulsz"));
     let sweep = |f: &ForwardFn, tangents: &mut [Vec<f64>]| {
-        let mut views: Vec<&mut [f64]> = tangents.iter_mut().map(Vec::as_mut_slice).collect();
+        let views: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
         let args = &mut [Arg::F64(point[0]), Arg::F64(point[1]), Arg::F64(point[2])];
-        f.jvp(args, &mut views).unwrap().1
+        f.jvp(args, &views).unwrap().1
     };
     for width in [4usize, 8] {
-        let batched = ForwardFn::new(&m, "f", &[true, true, true], width as u8).unwrap();
+        let batched = ForwardFn::builder(&m, "f").wrt_mask(&[true, true, true]).width(width as u8).build().unwrap();
         assert!(print_module(&batched.derivative().module).contains("fmulsz"));
         // Tangent of parameter j, lane l: component j of direction l.
         let mut lanes: Vec<Vec<f64>> = (0..3).map(|j| (0..width).map(|l| DIRECTIONS[l][j]).collect()).collect();

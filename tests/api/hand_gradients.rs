@@ -34,7 +34,7 @@ fn jitdiff_gradient(problem: &dyn Problem) -> (f64, Vec<f64>) {
     let module = parse_module(problem.ir()).unwrap();
     let args = problem.args();
     let wrt: Vec<bool> = (0..args.len()).map(|i| problem.active_params().contains(&i)).collect();
-    let mut f = GradientFn::new(&module, problem.entry(), &wrt).unwrap();
+    let f = GradientFn::builder(&module, problem.entry()).wrt_mask(&wrt).build().unwrap();
     let mut grad = vec![f64::NAN; problem.gradient_len()];
     let value = f.value_and_grad(&mut native_args(&args), &mut grad).unwrap();
     (value, grad)

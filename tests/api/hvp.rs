@@ -44,7 +44,7 @@ fn point_of(p: &dyn Problem) -> Vec<f64> {
     x
 }
 
-fn gradient_at(p: &dyn Problem, g: &mut GradientFn, x: &[f64]) -> Vec<f64> {
+fn gradient_at(p: &dyn Problem, g: &GradientFn, x: &[f64]) -> Vec<f64> {
     let mut args = with_point(p, x);
     let mut call: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
     let mut grad = vec![0.0; x.len()];
@@ -55,8 +55,12 @@ fn gradient_at(p: &dyn Problem, g: &mut GradientFn, x: &[f64]) -> Vec<f64> {
 fn hvp_matches_central_differences(p: &dyn Problem) {
     let module = parse_module(p.ir()).unwrap();
     let wrt = wrt_of(p);
-    let mut hvp = HvpFn::new(&module, p.entry(), &wrt, 1).unwrap_or_else(|e| panic!("{}: {e}", p.label()));
-    let mut grad = GradientFn::new(&module, p.entry(), &wrt).unwrap();
+    let hvp = HvpFn::builder(&module, p.entry())
+        .wrt_mask(&wrt)
+        .width(1)
+        .build()
+        .unwrap_or_else(|e| panic!("{}: {e}", p.label()));
+    let grad = GradientFn::builder(&module, p.entry()).wrt_mask(&wrt).build().unwrap();
     let x = point_of(p);
     let n = x.len();
     let mut rng = SplitMix64::new(7);
@@ -70,7 +74,7 @@ fn hvp_matches_central_differences(p: &dyn Problem) {
     drop(call);
 
     // The value and gradient of the HVP sweep are the reverse-mode ones.
-    let reference_grad = gradient_at(p, &mut grad, &x);
+    let reference_grad = gradient_at(p, &grad, &x);
     assert!((value - p.reference()).abs() <= 1e-12 * p.reference().abs().max(1.0), "{}: value", p.label());
     for (a, b) in gradient.iter().zip(&reference_grad) {
         assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{}: gradient {a} vs {b}", p.label());
@@ -81,7 +85,7 @@ fn hvp_matches_central_differences(p: &dyn Problem) {
     let h = 1e-5 * scale;
     let plus: Vec<f64> = x.iter().zip(&v).map(|(xi, vi)| xi + h * vi).collect();
     let minus: Vec<f64> = x.iter().zip(&v).map(|(xi, vi)| xi - h * vi).collect();
-    let (gp, gm) = (gradient_at(p, &mut grad, &plus), gradient_at(p, &mut grad, &minus));
+    let (gp, gm) = (gradient_at(p, &grad, &plus), gradient_at(p, &grad, &minus));
     let fd: Vec<f64> = gp.iter().zip(&gm).map(|(a, b)| (a - b) / (2.0 * h)).collect();
     let norm = fd.iter().fold(0.0f64, |m, d| m.max(d.abs())).max(1e-300);
     let worst = product.iter().zip(&fd).map(|(a, b)| (a - b).abs() / norm).fold(0.0, f64::max);
@@ -114,8 +118,8 @@ fn batched_products_equal_single_ones() {
     let p = Mlp::generate(3, 4, 6, 3);
     let module = parse_module(p.ir()).unwrap();
     let wrt = wrt_of(&p);
-    let mut single = HvpFn::new(&module, p.entry(), &wrt, 1).unwrap();
-    let mut batched = HvpFn::new(&module, p.entry(), &wrt, 4).unwrap();
+    let single = HvpFn::builder(&module, p.entry()).wrt_mask(&wrt).width(1).build().unwrap();
+    let batched = HvpFn::builder(&module, p.entry()).wrt_mask(&wrt).width(4).build().unwrap();
     let n = point_of(&p).len();
     let mut rng = SplitMix64::new(99);
     let directions: Vec<f64> = (0..4 * n).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
@@ -148,7 +152,7 @@ fn dense_hessian_of_rosenbrock_matches_the_closed_form() {
     }
     let module = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
     for width in [1, 2, 4] {
-        let mut h = HvpFn::new(&module, "rosenbrock", &[true], width).unwrap();
+        let h = HvpFn::builder(&module, "rosenbrock").wrt_mask(&[true]).width(width).build().unwrap();
         let hessian = h.hessian(&mut [Arg::Slice(&x)]).unwrap();
         for (k, (a, b)) in hessian.iter().zip(&expected).enumerate() {
             assert!(
@@ -164,7 +168,7 @@ fn dense_hessian_of_rosenbrock_matches_the_closed_form() {
 #[test]
 fn wrong_buffer_lengths_are_errors() {
     let module = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
-    let mut h = HvpFn::new(&module, "rosenbrock", &[true], 2).unwrap();
+    let h = HvpFn::builder(&module, "rosenbrock").wrt_mask(&[true]).width(2).build().unwrap();
     let x = [1.0, 2.0, 3.0];
     let mut out = [0.0; 6];
     let err = h.hvp(&mut [Arg::Slice(&x)], &[1.0; 3], &mut out).unwrap_err();
@@ -196,7 +200,7 @@ fn hvp_keeps_the_curvature_where_a_residual_vanishes() {
         );
         let module = parse_module(&text).unwrap_or_else(|e| panic!("{text}\n{e}"));
         for width in [1, 2] {
-            let mut h = HvpFn::new(&module, "f", &[true], width).unwrap();
+            let h = HvpFn::builder(&module, "f").wrt_mask(&[true]).width(width).build().unwrap();
             let hessian = h.hessian(&mut [Arg::F64(x0)]).unwrap();
             let expected = 2.0 * slope * slope;
             assert!(

@@ -1,14 +1,22 @@
-//! The workspace's layering, checked: crates in data-flow order (IR → rules → AD transforms →
-//! JIT → library → benchmark catalogue → command), and no crate depends (as a normal
-//! dependency) on one later in that order; the library embeds no file from outside its own
+//! The workspace's layering, checked: crates in data-flow order (IR → Rust front end → rules →
+//! AD transforms → JIT → library → benchmark catalogue → command), and no crate depends (as a
+//! normal dependency) on one later in that order; the library embeds no file from outside its own
 //! sources (once it reached up into `examples/`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The workspace members in data-flow order.
-const ORDER: [&str; 7] =
-    ["jitdiff-ir", "jitdiff-rules", "jitdiff-ad", "jitdiff-jit", "jitdiff", "jitdiff-problems", "jitdiff-cli"];
+const ORDER: [&str; 8] = [
+    "jitdiff-ir",
+    "jitdiff-front",
+    "jitdiff-rules",
+    "jitdiff-ad",
+    "jitdiff-jit",
+    "jitdiff",
+    "jitdiff-problems",
+    "jitdiff-cli",
+];
 
 fn metadata() -> serde_json::Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

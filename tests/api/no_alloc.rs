@@ -51,7 +51,7 @@ fn value_and_grad_allocates_nothing() {
         let module = parse_module(p.ir()).unwrap();
         let values = p.args();
         let wrt: Vec<bool> = (0..values.len()).map(|i| p.active_params().contains(&i)).collect();
-        let mut f = GradientFn::new(&module, p.entry(), &wrt).unwrap();
+        let f = GradientFn::builder(&module, p.entry()).wrt_mask(&wrt).build().unwrap();
         let mut grad = vec![0.0; p.gradient_len()];
         let mut args = native_args(&values);
         let mut last = 0.0;
@@ -69,16 +69,16 @@ fn jvp_into_allocates_nothing() {
         let values = p.args();
         let wrt: Vec<bool> = (0..values.len()).map(|i| p.active_params().contains(&i)).collect();
         for width in [1u8, 4] {
-            let f = ForwardFn::new(&module, p.entry(), &wrt, width).unwrap();
-            let mut tangents: Vec<Vec<f64>> = p
+            let f = ForwardFn::builder(&module, p.entry()).wrt_mask(&wrt).width(width).build().unwrap();
+            let tangents: Vec<Vec<f64>> = p
                 .active_params()
                 .iter()
                 .map(|&i| vec![0.5; values[i].as_slice().map_or(1, <[f64]>::len) * width as usize])
                 .collect();
-            let mut tangent_refs: Vec<&mut [f64]> = tangents.iter_mut().map(Vec::as_mut_slice).collect();
+            let tangent_refs: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
             let mut out = f.output();
             let mut args = native_args(&values);
-            let count = allocations(|| f.jvp_into(&mut args, &mut tangent_refs, &mut out).unwrap());
+            let count = allocations(|| f.jvp_into(&mut args, &tangent_refs, &mut out).unwrap());
             assert_eq!(count, 0, "{} at width {width}: {count} allocations in {CALLS} calls", p.label());
             assert!(out.tangent(0).iter().all(|t| t.is_finite()));
         }
@@ -89,8 +89,9 @@ fn jvp_into_allocates_nothing() {
 #[test]
 fn a_cached_objective_allocates_nothing_at_new_points() {
     let module = parse_module(jitdiff_problems::rosenbrock::ROSENBROCK_IR).unwrap();
-    let objective =
-        jitdiff::optim::Objective::new(&module, "rosenbrock", vec![ArgValue::Slice(vec![0.0; 100])], 0).unwrap();
+    let gradient = GradientFn::builder(&module, "rosenbrock").wrt(["x"]).build().unwrap();
+    let x0 = vec![0.0; 100];
+    let objective = jitdiff::optim::Objective::new(&gradient, jitdiff::args![&x0]).unwrap();
     let points = [vec![0.5; 100], vec![1.5; 100]];
     let mut grad = vec![0.0; 100];
     let mut k = 0;

@@ -11,15 +11,15 @@ use jitdiff::{ForwardFn, GradientFn};
 fn gradient(text: &str, x: &[f64]) -> Vec<f64> {
     let module = parse_module(text).unwrap();
     let wrt = vec![true; x.len()];
-    let mut reverse = GradientFn::new(&module, "f", &wrt).unwrap();
+    let reverse = GradientFn::builder(&module, "f").wrt_mask(&wrt).build().unwrap();
     let mut args: Vec<Arg<'_>> = x.iter().map(|&v| Arg::F64(v)).collect();
     let mut grad = vec![0.0; x.len()];
     reverse.value_and_grad(&mut args, &mut grad).unwrap();
-    let forward = ForwardFn::new(&module, "f", &wrt, 1).unwrap();
+    let forward = ForwardFn::builder(&module, "f").wrt_mask(&wrt).width(1).build().unwrap();
     for (i, g) in grad.iter().enumerate() {
-        let mut units: Vec<[f64; 1]> = (0..x.len()).map(|j| [if i == j { 1.0 } else { 0.0 }]).collect();
-        let mut tangents: Vec<&mut [f64]> = units.iter_mut().map(|u| &mut u[..]).collect();
-        let (_, jvp) = forward.jvp(&mut args, &mut tangents).unwrap();
+        let units: Vec<[f64; 1]> = (0..x.len()).map(|j| [if i == j { 1.0 } else { 0.0 }]).collect();
+        let tangents: Vec<&[f64]> = units.iter().map(|u| &u[..]).collect();
+        let (_, jvp) = forward.jvp(&mut args, &tangents).unwrap();
         assert!(
             jvp[0].to_bits() == g.to_bits() || (jvp[0].is_nan() && g.is_nan()),
             "{text}: forward {} vs reverse {g} for parameter {i}",
@@ -118,7 +118,7 @@ fn a_dead_branch_does_not_poison_the_gradient() {
 fn jacobian_row(text: &str, x: &[f64]) -> Vec<f64> {
     let module = parse_module(text).unwrap();
     let wrt = vec![true; x.len()];
-    let forward = ForwardFn::new(&module, "f", &wrt, 2).unwrap();
+    let forward = ForwardFn::builder(&module, "f").wrt_mask(&wrt).width(2).build().unwrap();
     let mut args: Vec<Arg<'_>> = x.iter().map(|&v| Arg::F64(v)).collect();
     let jacobian = forward.jacobian(&mut args).unwrap();
     (0..x.len()).map(|j| jacobian.get(0, j)).collect()
@@ -202,7 +202,7 @@ entry:
     // The exponent as a parameter: the same, without constant folding.
     let powi_n = "func @f(x: f64, n: i64) -> f64 {\nentry:\n    r = powi x, n\n    ret r\n}";
     let module = parse_module(powi_n).unwrap();
-    let mut g = GradientFn::new(&module, "f", &[true, false]).unwrap();
+    let g = GradientFn::builder(&module, "f").wrt_mask(&[true, false]).build().unwrap();
     let mut grad = [f64::NAN];
     g.value_and_grad(&mut [Arg::F64(0.0), Arg::I64(0)], &mut grad).unwrap();
     assert_eq!(grad, [0.0]);
@@ -218,7 +218,7 @@ fn powi_by_the_most_negative_exponent_does_not_wrap() {
     assert_eq!(gradient(text, &[2.0]), [0.0]);
     let as_param = "func @f(x: f64, n: i64) -> f64 {\nentry:\n    r = powi x, n\n    ret r\n}";
     let module = parse_module(as_param).unwrap();
-    let mut g = GradientFn::new(&module, "f", &[true, false]).unwrap();
+    let g = GradientFn::builder(&module, "f").wrt_mask(&[true, false]).build().unwrap();
     let mut grad = [f64::NAN];
     g.value_and_grad(&mut [Arg::F64(-1.0), Arg::I64(i64::MIN)], &mut grad).unwrap();
     assert_eq!(grad, [2f64.powi(63)]);

@@ -3,21 +3,29 @@
 //! typed errors.
 #![cfg(feature = "argmin")]
 
-use jitdiff::GradientFn;
-use jitdiff::ir::{ArgValue, parse_module};
-use jitdiff::jit::Arg;
+use jitdiff::ir::parse_module;
+use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{CostFunction, Executor, Gradient, State};
 use jitdiff::optim::argmin::solver::conjugategradient::{NonlinearConjugateGradient, beta::PolakRibierePlus};
 use jitdiff::optim::argmin::solver::linesearch::MoreThuenteLineSearch;
 use jitdiff::optim::argmin::solver::quasinewton::{BFGS, LBFGS};
-use jitdiff::optim::{Objective, ObjectiveError};
+use jitdiff::{Arg, Error, GradientFn, args};
 use jitdiff_problems::pendulum::{PENDULUM_IR, Pendulum, pendulum_gradient};
 use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, rosenbrock_gradient, standard_start};
 use jitdiff_problems::{Problem, relative_error};
+use std::sync::OnceLock;
 
-fn rosenbrock_objective(n: usize) -> Objective {
-    let module = parse_module(ROSENBROCK_IR).unwrap();
-    Objective::new(&module, "rosenbrock", vec![ArgValue::Slice(vec![0.0; n])], 0).unwrap()
+/// The Rosenbrock gradient, compiled once for every test (an `Objective` borrows it).
+fn rosenbrock_gradient_fn() -> &'static GradientFn {
+    static GRADIENT: OnceLock<GradientFn> = OnceLock::new();
+    GRADIENT.get_or_init(|| {
+        let module = parse_module(ROSENBROCK_IR).unwrap();
+        GradientFn::builder(&module, "rosenbrock").wrt(["x"]).build().unwrap()
+    })
+}
+
+fn rosenbrock_objective(n: usize) -> Objective<'static> {
+    Objective::new(rosenbrock_gradient_fn(), [Arg::from(standard_start(n).leak() as &[f64])]).unwrap()
 }
 
 fn distance_to_ones(x: &[f64]) -> f64 {
@@ -81,7 +89,9 @@ fn fixed_arguments_are_passed_through() {
     // The pendulum's parameters are the variable; theta0, omega0, dt and steps are fixed.
     let p = Pendulum::with_steps(150);
     let module = parse_module(PENDULUM_IR).unwrap();
-    let objective = Objective::new(&module, "pendulum", p.args(), 0).unwrap();
+    let f = GradientFn::builder(&module, "pendulum").wrt(["params"]).build().unwrap();
+    let fixed = p.args();
+    let objective = Objective::new(&f, fixed.iter().map(Arg::from)).unwrap();
     let x = [9.0, 0.3, 0.4];
     let mut grad = [0.0; 3];
     let value = objective.value_and_grad(&x, &mut grad).unwrap();
@@ -92,7 +102,6 @@ fn fixed_arguments_are_passed_through() {
         assert!(relative_error(*g, *w) < 1e-9, "{g} vs {w}");
     }
     // ... and agree with a GradientFn called directly.
-    let mut f = GradientFn::new(&module, "pendulum", &[true, false, false, false, false]).unwrap();
     let mut direct = [0.0; 3];
     let mut args = [Arg::Slice(&x), Arg::F64(p.theta0), Arg::F64(p.omega0), Arg::F64(p.dt), Arg::I64(p.steps as i64)];
     assert_eq!(f.value_and_grad(&mut args, &mut direct).unwrap(), value);
@@ -112,44 +121,41 @@ fn from_fn_objectives_use_the_same_plumbing() {
 #[test]
 fn objectives_can_be_shared_between_threads() {
     fn check<T: Send + Sync>() {}
-    check::<Objective>();
+    check::<Objective<'static>>();
 }
 
 #[test]
-fn bad_setups_and_calls_are_typed_errors() {
+fn bad_setups_and_calls_are_errors_in_the_users_terms() {
     let module = parse_module(PENDULUM_IR).unwrap();
-    let args = Pendulum::with_steps(10).args();
+    let fixed = Pendulum::with_steps(10).args();
+    let f = GradientFn::builder(&module, "pendulum").wrt(["params"]).build().unwrap();
 
-    let err = Objective::new(&module, "pendulum", args[..3].to_vec(), 0).err().unwrap();
-    assert!(matches!(err, ObjectiveError::ArgumentCount { expected: 5, got: 3, .. }), "{err}");
-    assert!(err.to_string().contains("takes 5 arguments"), "{err}");
+    let err = Objective::new(&f, fixed[..3].iter().map(Arg::from)).err().unwrap();
+    assert!(matches!(err, Error::ArgumentCount { expected: 5, got: 3, .. }), "{err}");
+    assert!(err.to_string().contains("@pendulum takes 5 argument(s)"), "{err}");
 
-    let err = Objective::new(&module, "pendulum", args.clone(), 1).err().unwrap();
-    assert!(matches!(err, ObjectiveError::Variable { index: 1, .. }), "{err}");
-    assert!(err.to_string().contains("has type f64"), "{err}");
+    // The variable is the one differentiated slice: not an f64, not two parameters.
+    let by_theta0 = GradientFn::builder(&module, "pendulum").wrt(["theta0"]).build().unwrap();
+    let err = Objective::new(&by_theta0, fixed.iter().map(Arg::from)).err().unwrap();
+    assert!(err.to_string().contains("exactly one slice parameter of @pendulum"), "{err}");
+    assert!(err.to_string().contains("`theta0`"), "{err}");
+    let two = GradientFn::builder(&module, "pendulum").wrt(["params", "dt"]).build().unwrap();
+    assert!(Objective::new(&two, fixed.iter().map(Arg::from)).is_err());
 
-    let err = Objective::new(&module, "pendulum", args.clone(), 9).err().unwrap();
-    assert!(err.to_string().contains("does not exist"), "{err}");
+    let mut wrong = fixed.clone();
+    wrong[0] = jitdiff::ir::ArgValue::F64(1.0);
+    let err = Objective::new(&f, wrong.iter().map(Arg::from)).err().unwrap();
+    assert!(matches!(&err, Error::ArgumentType { index: 0, param, .. } if param == "params"), "{err}");
+    let mut wrong = fixed.clone();
+    wrong[4] = jitdiff::ir::ArgValue::F64(3.0);
+    let err = Objective::new(&f, wrong.iter().map(Arg::from)).err().unwrap();
+    assert!(err.to_string().contains("`steps: i64`"), "{err}");
 
-    let mut wrong = args.clone();
-    wrong[0] = ArgValue::F64(1.0);
-    let err = Objective::new(&module, "pendulum", wrong, 0).err().unwrap();
-    assert!(err.to_string().contains("was given F64"), "{err}");
-
-    let err = Objective::new(&module, "nope", args.clone(), 0).err().unwrap();
-    assert!(matches!(err, ObjectiveError::NoFunction(_)), "{err}");
-
-    // A fixed argument of the wrong type surfaces at the first evaluation as a call error.
-    let mut wrong = args.clone();
-    wrong[4] = ArgValue::F64(3.0);
-    let objective = Objective::new(&module, "pendulum", wrong, 0).unwrap();
-    assert!(objective.cost(&vec![1.0, 0.0, 0.0]).is_err());
-
-    let objective = Objective::new(&module, "pendulum", args, 0).unwrap();
+    let objective = Objective::new(&f, fixed.iter().map(Arg::from)).unwrap();
     let err = objective.cost(&vec![1.0, 2.0]).unwrap_err();
-    assert!(err.to_string().contains("point: expected 3 values, got 2"), "{err}");
+    assert!(err.to_string().contains("must hold 3 value(s), but it holds 2"), "{err}");
     let err = objective.value_and_grad(&[1.0, 2.0, 3.0], &mut [0.0; 2]).unwrap_err();
-    assert!(err.to_string().contains("gradient buffer: expected 3 values, got 2"), "{err}");
+    assert!(matches!(err, Error::BufferLength { expected: 3, got: 2, .. }), "{err}");
 }
 
 /// The documented combination (L-BFGS with More–Thuente) on models whose first step leaves
@@ -179,9 +185,10 @@ entry:
     ];
     for text in models {
         let module = parse_module(text).unwrap();
-        let objective = Objective::new(&module, "f", vec![ArgValue::Slice(vec![0.0])], 0).unwrap();
+        let f = GradientFn::builder(&module, "f").wrt(["x"]).build().unwrap();
         let (done, finished) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            let objective = Objective::new(&f, args![&[0.0]]).unwrap();
             let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7);
             let outcome = Executor::new(objective, solver).configure(|s| s.param(vec![0.0]).max_iters(100)).run();
             // argmin reports an error of the line search as the reason it terminated.

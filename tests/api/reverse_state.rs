@@ -12,10 +12,10 @@ use jitdiff::{ForwardFn, GradientFn};
 /// by forward mode.
 fn both_modes(src: &str, x: &[f64], n: i64) -> (f64, Vec<f64>, usize, Vec<f64>) {
     let module = parse_module(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
-    let mut reverse = GradientFn::new(&module, "f", &[true, false]).unwrap();
+    let reverse = GradientFn::builder(&module, "f").wrt_mask(&[true, false]).build().unwrap();
     let mut grad = vec![0.0; x.len()];
     let value = reverse.value_and_grad(&mut [Arg::Slice(x), Arg::I64(n)], &mut grad).unwrap();
-    let forward = ForwardFn::new(&module, "f", &[true, false], 4).unwrap();
+    let forward = ForwardFn::builder(&module, "f").wrt_mask(&[true, false]).width(4).build().unwrap();
     let jacobian = forward.jacobian(&mut [Arg::Slice(x), Arg::I64(n)]).unwrap();
     assert_eq!(jacobian.rows, 1);
     (value, grad, reverse.tape_bytes(), jacobian.data)
@@ -249,7 +249,7 @@ fn stencil_adjoints_carried_between_iterations_match_forward_mode() {
         assert_eq!(tape, 8, "the trip count only (`len x` is recomputed)");
     }
     let module = parse_module(STENCIL).unwrap();
-    let derived = GradientFn::new(&module, "f", &[true, false]).unwrap();
+    let derived = GradientFn::builder(&module, "f").wrt_mask(&[true, false]).build().unwrap();
     let text = jitdiff::ir::print_module(&derived.derivative().module);
     let pullback = &text[text.find("func @f_pullback").unwrap()..];
     let pullback = &pullback[..pullback.find("\n}").unwrap()];

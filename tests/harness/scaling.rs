@@ -45,16 +45,43 @@ pub fn compile_budgets(scale: usize) -> Check<u64> {
         type Build<'a> = &'a dyn Fn() -> Result<(), String>;
         let kinds: [(&str, Build<'_>); 4] = [
             ("value_and_grad", &|| {
-                GradientFn::with_externs(&module, "f", &wrt, &externs, &options).map(drop).map_err(|e| e.to_string())
+                GradientFn::builder(&module, "f")
+                    .wrt_mask(&wrt)
+                    .externs(&externs)
+                    .options(&options)
+                    .build()
+                    .map(drop)
+                    .map_err(|e| e.to_string())
             }),
             ("jvp", &|| {
-                ForwardFn::with_externs(&module, "f", &wrt, 1, &externs, &options).map(drop).map_err(|e| e.to_string())
+                ForwardFn::builder(&module, "f")
+                    .wrt_mask(&wrt)
+                    .width(1)
+                    .externs(&externs)
+                    .options(&options)
+                    .build()
+                    .map(drop)
+                    .map_err(|e| e.to_string())
             }),
             ("jvp W = 8", &|| {
-                ForwardFn::with_externs(&module, "f", &wrt, 8, &externs, &options).map(drop).map_err(|e| e.to_string())
+                ForwardFn::builder(&module, "f")
+                    .wrt_mask(&wrt)
+                    .width(8)
+                    .externs(&externs)
+                    .options(&options)
+                    .build()
+                    .map(drop)
+                    .map_err(|e| e.to_string())
             }),
             ("hvp", &|| {
-                HvpFn::with_externs(&module, "f", &wrt, 1, &externs, &options).map(drop).map_err(|e| e.to_string())
+                HvpFn::builder(&module, "f")
+                    .wrt_mask(&wrt)
+                    .width(1)
+                    .externs(&externs)
+                    .options(&options)
+                    .build()
+                    .map(drop)
+                    .map_err(|e| e.to_string())
             }),
         ];
         for (kind, build) in kinds {

@@ -106,11 +106,23 @@ pub fn zero_residual_hvp(case: &Case, wrt: &[bool], primal: &[ArgValue], base: &
     let options = JitOptions::new();
     // Refusals (stores into an undifferentiated mslice, unsupported constructs) are the other
     // checks' business.
-    let Ok(mut hvp) = HvpFn::with_externs(&module, "zero_residuals", &wrt, 1, &externs, &options) else { return Ok(0) };
-    let Ok(forward) = ForwardFn::with_externs(&case.module, &case.entry, &wrt, 1, &externs, &options) else {
+    let Ok(hvp) =
+        HvpFn::builder(&module, "zero_residuals").wrt_mask(&wrt).width(1).externs(&externs).options(&options).build()
+    else {
         return Ok(0);
     };
-    let Ok(reverse) = GradientFn::with_externs(&case.module, &case.entry, &wrt, &externs, &options) else {
+    let Ok(forward) = ForwardFn::builder(&case.module, &case.entry)
+        .wrt_mask(&wrt)
+        .width(1)
+        .externs(&externs)
+        .options(&options)
+        .build()
+    else {
+        return Ok(0);
+    };
+    let Ok(reverse) =
+        GradientFn::builder(&case.module, &case.entry).wrt_mask(&wrt).externs(&externs).options(&options).build()
+    else {
         return Ok(0);
     };
     let mut rng = SplitMix64::new(case.seed ^ 0x5eed);
@@ -131,13 +143,13 @@ pub fn zero_residual_hvp(case: &Case, wrt: &[bool], primal: &[ArgValue], base: &
         tangent_store.push(v[at..at + size].to_vec());
         at += size;
     }
-    let mut tangents: Vec<&mut [f64]> = tangent_store.iter_mut().map(Vec::as_mut_slice).collect();
+    let tangents: Vec<&[f64]> = tangent_store.iter().map(Vec::as_slice).collect();
     let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
-    let Ok((_, jv)) = forward.jvp(&mut args, &mut tangents) else { return Ok(0) };
+    let Ok((_, jv)) = forward.jvp(&mut args, &tangents) else { return Ok(0) };
     let cotangents: Vec<f64> = jv.iter().map(|t| 2.0 * t).collect();
     let mut owned = primal.to_vec();
     let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
-    let Ok((_, mut pullback)) = reverse.vjp(&mut args) else { return Ok(0) };
+    let Ok((_, mut pullback)) = reverse.pullback(&mut args) else { return Ok(0) };
     let Ok(reference) = pullback.apply(&cotangents) else { return Ok(0) };
     if reference.len() != n || !reference.iter().chain(&product).all(|x| x.is_finite()) {
         return Ok(0);
@@ -207,8 +219,14 @@ pub fn singular_points(case: &Case, wrt: &[bool], primal: &[ArgValue], base: &[R
     }
     let externs = standard_extern_registry();
     let options = JitOptions::new();
-    let Ok(mut reverse) = GradientFn::with_externs(&module, "singular", &wrt, &externs, &options) else { return Ok(0) };
-    let Ok(forward) = ForwardFn::with_externs(&module, "singular", &wrt, 4, &externs, &options) else {
+    let Ok(reverse) =
+        GradientFn::builder(&module, "singular").wrt_mask(&wrt).externs(&externs).options(&options).build()
+    else {
+        return Ok(0);
+    };
+    let Ok(forward) =
+        ForwardFn::builder(&module, "singular").wrt_mask(&wrt).width(4).externs(&externs).options(&options).build()
+    else {
         return failure(CHECK, "reverse mode derived what forward mode refused");
     };
     let mut owned = primal.to_vec();
@@ -237,7 +255,12 @@ pub fn singular_points(case: &Case, wrt: &[bool], primal: &[ArgValue], base: &[R
         // multiplies first and adds ∞ - ∞ (docs/rules.md, "Singular points"). Allowed only
         // there: a residual with a zero derivative, forward finite, reverse not.
         if residual_jacobian.is_none() {
-            let plain = ForwardFn::with_externs(&case.module, &case.entry, &wrt, 4, &externs, &options)
+            let plain = ForwardFn::builder(&case.module, &case.entry)
+                .wrt_mask(&wrt)
+                .width(4)
+                .externs(&externs)
+                .options(&options)
+                .build()
                 .or_else(|e| failure(CHECK, format!("ForwardFn of the program: {e}")))?;
             let mut owned = primal.to_vec();
             let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();

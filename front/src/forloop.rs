@@ -1,0 +1,344 @@
+//! Counted loops over iterator chains: `for` loops, and the consumers `sum`, `product`, `fold`
+//! and `count`, whose closures (`map`, `filter`, `fold`) are lowered inline into the loop body.
+
+use crate::error::{Result, invalid, unsupported};
+use crate::expr::type_error;
+use crate::iter::{Adapter, Chain, Item, Plan, parse_chain};
+use crate::lower::{LoopCtx, Lowered, Lowerer, Operand};
+use crate::types::{IntKind, Ty};
+use jitdiff_ir::{CondCode, Opcode, Value};
+use syn::spanned::Spanned;
+
+/// What the loop does with each item.
+enum Consumer<'e> {
+    For { pat: &'e syn::Pat, body: &'e syn::Block },
+    Sum { product: bool, turbofish: Option<Ty> },
+    Fold { init: &'e syn::Expr, closure: &'e syn::ExprClosure },
+    Count,
+}
+
+impl Lowerer<'_> {
+    pub(crate) fn lower_for(&mut self, f: &syn::ExprForLoop) -> Result<Lowered> {
+        let chain = parse_chain(&f.expr)?;
+        let label = f.label.as_ref().map(|l| crate::types::name_of(&l.name.ident));
+        self.counted_loop(&chain, Consumer::For { pat: &f.pat, body: &f.body }, label, f.span())?;
+        Ok(Lowered::Unit)
+    }
+
+    /// `chain.sum()`, `.product()`, `.fold(init, |acc, v| ...)`, `.count()`.
+    pub(crate) fn lower_iter_consumer(&mut self, m: &syn::ExprMethodCall, expect: Option<&Ty>) -> Result<Lowered> {
+        let chain = parse_chain(&m.receiver)?;
+        let name = m.method.to_string();
+        let arity = |n: usize| -> Result<()> {
+            if m.args.len() == n {
+                Ok(())
+            } else {
+                Err(invalid(
+                    m.span(),
+                    format!("`{name}` takes {n} argument{}; pass {n}", if n == 1 { "" } else { "s" }),
+                ))
+            }
+        };
+        let consumer = match name.as_str() {
+            "sum" | "product" => {
+                arity(0)?;
+                let turbofish = match &m.turbofish {
+                    None => expect.filter(|t| matches!(t, Ty::F64 | Ty::Int(_))).cloned(),
+                    Some(generics) => match generics.args.first() {
+                        Some(syn::GenericArgument::Type(t)) if generics.args.len() == 1 => {
+                            Some(crate::types::parse_type(t, crate::types::TypePlace::Local)?)
+                        }
+                        _ => return Err(invalid(generics.span(), format!("write `{name}::<f64>()`"))),
+                    },
+                };
+                Consumer::Sum { product: name == "product", turbofish }
+            }
+            "fold" => {
+                arity(2)?;
+                let syn::Expr::Closure(closure) = &m.args[1] else {
+                    return Err(unsupported(
+                        m.args[1].span(),
+                        "`fold` calls without a closure written in place",
+                        "write the closure in the call: `.fold(0.0, |acc, v| acc + v)`",
+                    ));
+                };
+                Consumer::Fold { init: &m.args[0], closure }
+            }
+            "count" => {
+                arity(0)?;
+                Consumer::Count
+            }
+            other => {
+                return Err(unsupported(
+                    m.method.span(),
+                    format!("iterator methods such as `{other}`"),
+                    "consume iterators with `sum`, `product`, `fold`, `count` or a `for` loop",
+                ));
+            }
+        };
+        self.counted_loop(&chain, consumer, None, m.span())
+    }
+
+    fn counted_loop(
+        &mut self,
+        chain: &Chain<'_>,
+        consumer: Consumer<'_>,
+        label: Option<String>,
+        span: proc_macro2::Span,
+    ) -> Result<Lowered> {
+        let plan = self.plan(&chain.source)?;
+        let outer = self.scopes.len();
+        self.scopes.push();
+        // The accumulator of sum/product/fold/count: a variable user code cannot name.
+        let accumulator = match &consumer {
+            Consumer::For { .. } => None,
+            Consumer::Sum { product, turbofish } => {
+                let ty = turbofish.clone().unwrap_or(Ty::F64);
+                let value = match (&ty, product) {
+                    // Rust's float `sum` starts at -0.0 (so that an empty sum of -0.0s is -0.0).
+                    (Ty::F64, false) => self.ssa.fconst(-0.0),
+                    (Ty::F64, true) => self.ssa.fconst(1.0),
+                    (Ty::Int(_), product) => self.ssa.iconst(i64::from(*product)),
+                    (other, _) => {
+                        return Err(unsupported(span, format!("sums of `{other}`"), "sum `f64` or integer items"));
+                    }
+                };
+                Some(self.declare(if *product { "product#" } else { "sum#" }, ty, true, Some(value)))
+            }
+            Consumer::Fold { init, .. } => {
+                let init = self.scalar(init, None)?;
+                Some(self.declare("fold#", init.ty, true, Some(init.value)))
+            }
+            Consumer::Count => {
+                let zero = self.ssa.iconst(0);
+                Some(self.declare("count#", Ty::Int(IntKind::Usize), true, Some(zero)))
+            }
+        };
+        let (counter_init, bound, cond, step) = match &plan {
+            Plan::Direct { start, bound, cond, step, .. } => (*start, *bound, *cond, *step),
+            Plan::Indexed(stream) => {
+                let zero = self.ssa.iconst(0);
+                let one = self.ssa.iconst(1);
+                (zero, stream.count(), CondCode::Lt, one)
+            }
+        };
+        let header = self.open_header("for_head", &[counter_init]);
+        let counter = header.hidden.first().copied().unwrap_or(counter_init);
+        let slots = self.scopes.len();
+        let at_head = self.scopes.snapshot();
+        let break_join = self.new_join();
+        let continue_join = self.new_join();
+        self.loops.push(LoopCtx { label, continue_join, break_join, break_ty: None, allows_value: false });
+        let body = self.ssa.new_block("for_body");
+        let exit = self.ssa.new_block("for_exit");
+        let reachable = self.ssa.reachable;
+        let more = self.ssa.icmp(cond, counter, bound);
+        self.ssa.branch(more, body, exit);
+        self.ssa.switch_to(exit, reachable);
+        self.break_edge();
+        self.scopes.restore(&at_head);
+        self.ssa.switch_to(body, reachable);
+        let result = self.loop_body(chain, &plan, counter, &consumer, accumulator);
+        let ctx = self.loops.pop();
+        result?;
+        self.scopes.truncate(slots);
+        self.scopes.restore(&at_head);
+        if let Some(ctx) = ctx {
+            self.close_loop_with(header, ctx, &[], |this, header| {
+                let counter = header.hidden.first().copied().unwrap_or(counter);
+                vec![this.ssa.op(Opcode::IAdd, &[counter, step])]
+            })?;
+        }
+        let result = match accumulator {
+            Some(slot) => Lowered::Value(self.read_slot(slot, span)?),
+            None => Lowered::Unit,
+        };
+        self.scopes.truncate(outer);
+        self.scopes.pop();
+        Ok(result)
+    }
+
+    fn break_edge(&mut self) {
+        if let Some(mut ctx) = self.loops.pop() {
+            self.edge_to(&mut ctx.break_join, vec![]);
+            self.loops.push(ctx);
+        }
+    }
+
+    fn continue_edge(&mut self) {
+        if let Some(mut ctx) = self.loops.pop() {
+            self.edge_to(&mut ctx.continue_join, vec![]);
+            self.loops.push(ctx);
+        }
+    }
+
+    /// One iteration: the item, the adapters, the consumer.
+    fn loop_body(
+        &mut self,
+        chain: &Chain<'_>,
+        plan: &Plan,
+        counter: Value,
+        consumer: &Consumer<'_>,
+        accumulator: Option<usize>,
+    ) -> Result<()> {
+        self.scopes.push();
+        let mut item = match plan {
+            Plan::Direct { kind, .. } => Item::Scalar(Operand { value: counter, ty: Ty::Int(*kind) }),
+            Plan::Indexed(stream) => self.item_at(stream, counter),
+        };
+        for adapter in &chain.adapters {
+            match adapter {
+                Adapter::Map(closure) => {
+                    let value = self.apply_closure(closure, vec![item], None)?;
+                    item = match value {
+                        Lowered::Value(op) if op.ty.is_scalar() => Item::Scalar(op),
+                        Lowered::Tuple(items) if items.len() == 2 => Item::Pair(
+                            Box::new(Item::Scalar(items[0].clone())),
+                            Box::new(Item::Scalar(items[1].clone())),
+                        ),
+                        Lowered::Never => return Ok(()),
+                        other => {
+                            return Err(invalid(
+                                closure.body.span(),
+                                format!("`map` must give a number (or a pair), not `{}`", other.ty()),
+                            ));
+                        }
+                    };
+                }
+                Adapter::Filter(closure) => {
+                    let keep = self.apply_closure(closure, vec![item.clone()], Some(&Ty::Bool))?;
+                    let keep = match keep {
+                        Lowered::Value(op) if op.ty == Ty::Bool => op.value,
+                        Lowered::Never => return Ok(()),
+                        other => {
+                            return Err(type_error(closure.body.span(), &Ty::Bool, &other.ty(), Some(&closure.body)));
+                        }
+                    };
+                    let kept = self.ssa.new_block("kept");
+                    let skipped = self.ssa.new_block("skipped");
+                    let reachable = self.ssa.reachable;
+                    self.ssa.branch(keep, kept, skipped);
+                    let before = self.scopes.snapshot();
+                    self.ssa.switch_to(skipped, reachable);
+                    self.continue_edge();
+                    self.scopes.restore(&before);
+                    self.ssa.switch_to(kept, reachable);
+                }
+            }
+        }
+        match consumer {
+            Consumer::For { pat, body } => {
+                self.bind_item(pat, item)?;
+                self.lower_block(body, Some(&Ty::Unit))?;
+            }
+            Consumer::Sum { product, .. } => {
+                let slot = accumulator.unwrap_or_default();
+                let acc = self.read_slot(slot, proc_macro2::Span::call_site())?;
+                if matches!(item, Item::Pair(..)) {
+                    return Err(invalid(
+                        chain_span(chain),
+                        "cannot sum pairs; `map` them to a number first: `.map(|(a, b)| a * b)`",
+                    ));
+                }
+                let value = self.item_value(item);
+                let ty = match acc.ty.unify(&value.ty).filter(|_| value.ty.fits(&acc.ty)) {
+                    Some(t) => t,
+                    None => return Err(type_error(chain_span(chain), &acc.ty, &value.ty, None)),
+                };
+                let opcode = match (&ty, product) {
+                    (Ty::F64, false) => Opcode::FAdd,
+                    (Ty::F64, true) => Opcode::FMul,
+                    (_, false) => Opcode::IAdd,
+                    (_, true) => Opcode::IMul,
+                };
+                let next = self.ssa.op(opcode, &[acc.value, value.value]);
+                self.set_accumulator(slot, next, ty);
+            }
+            Consumer::Fold { closure, .. } => {
+                let slot = accumulator.unwrap_or_default();
+                let acc = self.read_slot(slot, proc_macro2::Span::call_site())?;
+                let value = self.apply_closure(closure, vec![Item::Scalar(acc.clone()), item], Some(&acc.ty))?;
+                match value {
+                    Lowered::Value(op) if op.ty.fits(&acc.ty) => self.set_accumulator(slot, op.value, acc.ty),
+                    Lowered::Never => {}
+                    other => return Err(type_error(closure.body.span(), &acc.ty, &other.ty(), Some(&closure.body))),
+                }
+            }
+            Consumer::Count => {
+                let slot = accumulator.unwrap_or_default();
+                let acc = self.read_slot(slot, proc_macro2::Span::call_site())?;
+                let one = self.ssa.iconst(1);
+                let next = self.ssa.op(Opcode::IAdd, &[acc.value, one]);
+                self.set_accumulator(slot, next, acc.ty);
+            }
+        }
+        self.scopes.pop();
+        self.continue_edge();
+        Ok(())
+    }
+
+    fn set_accumulator(&mut self, slot: usize, value: Value, ty: Ty) {
+        let slot = self.scopes.slot_mut(slot);
+        slot.ty = ty;
+        slot.state.value = Some(value);
+    }
+
+    /// Lower a closure's body inline with its parameters bound to `args`. The body may read the
+    /// enclosing function's variables but not assign them, and cannot `return`, `break` or
+    /// `continue` out.
+    fn apply_closure(&mut self, closure: &syn::ExprClosure, args: Vec<Item>, expect: Option<&Ty>) -> Result<Lowered> {
+        if closure.inputs.len() != args.len() {
+            return Err(invalid(
+                closure.span(),
+                format!(
+                    "this closure takes {} parameter{} but is given {}; write `|{}| ...`",
+                    closure.inputs.len(),
+                    if closure.inputs.len() == 1 { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 2 { "acc, v" } else { "v" }
+                ),
+            ));
+        }
+        if let Some(a) = &closure.asyncness {
+            return Err(unsupported(a.span(), "async closures", "write a plain closure"));
+        }
+        let expect = match &closure.output {
+            syn::ReturnType::Type(_, ty) => Some(crate::types::parse_type(ty, crate::types::TypePlace::Local)?),
+            syn::ReturnType::Default => expect.cloned(),
+        };
+        let floor = self.scopes.len();
+        self.scopes.push();
+        let outer_floor = self.closure_floor.replace(floor);
+        let outer_loops = std::mem::take(&mut self.loops);
+        let mut result = Ok(());
+        for (pat, item) in closure.inputs.iter().zip(args) {
+            result = result.and_then(|()| self.bind_item(pat, item));
+        }
+        let value = result.and_then(|()| self.lower_expr(&closure.body, expect.as_ref()));
+        self.loops = outer_loops;
+        self.closure_floor = outer_floor;
+        self.scopes.truncate(floor);
+        self.scopes.pop();
+        let value = value?;
+        if let (Some(want), Lowered::Value(op)) = (&expect, &value)
+            && !op.ty.fits(want)
+        {
+            return Err(type_error(closure.body.span(), want, &op.ty, Some(&closure.body)));
+        }
+        // Put the result type back on the value (integer literals take the expected type).
+        Ok(match (value, expect) {
+            (Lowered::Value(op), Some(want)) if want.is_scalar() => {
+                Lowered::Value(Operand { value: op.value, ty: want })
+            }
+            (value, _) => value,
+        })
+    }
+}
+
+fn chain_span(chain: &Chain<'_>) -> proc_macro2::Span {
+    match &chain.source {
+        crate::iter::Source::Range { start, .. } => start.span(),
+        crate::iter::Source::Slice { expr, .. } => expr.span(),
+        _ => proc_macro2::Span::call_site(),
+    }
+}

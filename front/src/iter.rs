@@ -1,0 +1,452 @@
+//! Iterator chains, as far as `for` loops and `sum`/`product`/`fold`/`count` consume them: the
+//! sources (`a..b`, `a..=b`, `x.iter()`, `x.iter_mut()`, a slice), the structural adapters
+//! (`enumerate`, `zip`, `rev`, `step_by`, `skip`, `take`, `copied`, `cloned`) and the value
+//! adapters (`map`, `filter`, with closures).
+//!
+//! A chain becomes one counted loop. A plain forward range (optionally with a literal
+//! `step_by`) counts with the range's own value; every other chain counts `k` from 0 to the
+//! number of items, computed before the loop, and computes item `k` from it: `rev` reads item
+//! `n - 1 - k`, `step_by(s)` item `k s`, `skip(m)` item `k + m`, `zip` takes the shorter length.
+
+use crate::error::{Result, invalid, unsupported};
+use crate::lower::{Lowered, Lowerer, Operand};
+use crate::types::{IntKind, Ty};
+use jitdiff_ir::{CondCode, Opcode, Value};
+use syn::spanned::Spanned;
+
+/// The structural part of a chain, as written.
+pub(crate) enum Source<'e> {
+    Range {
+        start: &'e syn::Expr,
+        end: &'e syn::Expr,
+        inclusive: bool,
+    },
+    /// A slice expression; `mutable` for `iter_mut` (or a `&mut` slice iterated directly).
+    Slice {
+        expr: &'e syn::Expr,
+        mutable: Option<bool>,
+    },
+    Enumerate(Box<Source<'e>>),
+    Zip(Box<Source<'e>>, Box<Source<'e>>),
+    Rev(Box<Source<'e>>),
+    Step(Box<Source<'e>>, &'e syn::Expr),
+    Skip(Box<Source<'e>>, &'e syn::Expr),
+    Take(Box<Source<'e>>, &'e syn::Expr),
+}
+
+/// A value adapter, applied to each item in order.
+pub(crate) enum Adapter<'e> {
+    Map(&'e syn::ExprClosure),
+    Filter(&'e syn::ExprClosure),
+}
+
+/// A parsed chain: source, then adapters in application order.
+pub(crate) struct Chain<'e> {
+    pub source: Source<'e>,
+    pub adapters: Vec<Adapter<'e>>,
+}
+
+const STRUCTURAL: [&str; 12] = [
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "copied",
+    "cloned",
+    "enumerate",
+    "zip",
+    "rev",
+    "step_by",
+    "skip",
+    "take",
+    "by_ref",
+];
+
+/// Is `expr` (syntactically) an iterator chain?
+pub(crate) fn is_iterator(expr: &syn::Expr) -> bool {
+    match expr {
+        syn::Expr::Paren(p) => is_iterator(&p.expr),
+        syn::Expr::Range(_) => true,
+        syn::Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            STRUCTURAL.contains(&name.as_str()) || matches!(name.as_str(), "map" | "filter")
+        }
+        _ => false,
+    }
+}
+
+/// Parse a chain (the receiver of `sum()`, the iterable of a `for` loop).
+pub(crate) fn parse_chain(expr: &syn::Expr) -> Result<Chain<'_>> {
+    let mut adapters = vec![];
+    let mut at = expr;
+    loop {
+        match at {
+            syn::Expr::Paren(p) => at = &p.expr,
+            syn::Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "map" | "filter") => {
+                let closure = closure_arg(m)?;
+                adapters.push(if m.method == "map" { Adapter::Map(closure) } else { Adapter::Filter(closure) });
+                at = &m.receiver;
+            }
+            _ => break,
+        }
+    }
+    adapters.reverse();
+    Ok(Chain { source: parse_source(at)?, adapters })
+}
+
+fn closure_arg(m: &syn::ExprMethodCall) -> Result<&syn::ExprClosure> {
+    match (m.args.len(), m.args.first()) {
+        (1, Some(syn::Expr::Closure(c))) => Ok(c),
+        _ => Err(unsupported(
+            m.span(),
+            format!("`{}` calls without one closure written in place", m.method),
+            format!("write the closure in the call: `.{}(|v| ...)`", m.method),
+        )),
+    }
+}
+
+/// The most structural adapters one chain may have (a bound, so that absurd chains cannot
+/// exhaust the stack).
+const MAX_ADAPTERS: usize = 32;
+
+fn parse_source(expr: &syn::Expr) -> Result<Source<'_>> {
+    parse_source_within(expr, MAX_ADAPTERS)
+}
+
+fn parse_source_within(expr: &syn::Expr, depth: usize) -> Result<Source<'_>> {
+    let Some(depth) = depth.checked_sub(1) else {
+        return Err(unsupported(
+            expr.span(),
+            format!("iterator chains of more than {MAX_ADAPTERS} adapters"),
+            "split the work into several loops",
+        ));
+    };
+    let parse_source = |e| parse_source_within(e, depth);
+    match expr {
+        syn::Expr::Paren(p) => parse_source(&p.expr),
+        syn::Expr::Range(r) => match (&r.start, &r.end) {
+            (Some(start), Some(end)) => {
+                Ok(Source::Range { start, end, inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)) })
+            }
+            _ => Err(unsupported(r.span(), "open ranges", "give the range both ends: `a..b`")),
+        },
+        syn::Expr::Reference(r) => Ok(Source::Slice { expr: &r.expr, mutable: Some(r.mutability.is_some()) }),
+        syn::Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            let arg = |n: usize| -> Result<&syn::Expr> {
+                match (m.args.len() == n, m.args.first()) {
+                    (true, first) if n == 0 || first.is_some() => Ok(first.unwrap_or(&m.receiver)),
+                    _ => Err(invalid(
+                        m.span(),
+                        format!("`{name}` takes {n} argument{}; pass {n}", if n == 1 { "" } else { "s" }),
+                    )),
+                }
+            };
+            let inner = || parse_source(&m.receiver).map(Box::new);
+            match name.as_str() {
+                "iter" => {
+                    arg(0)?;
+                    Ok(Source::Slice { expr: &m.receiver, mutable: Some(false) })
+                }
+                "iter_mut" => {
+                    arg(0)?;
+                    Ok(Source::Slice { expr: &m.receiver, mutable: Some(true) })
+                }
+                "into_iter" | "copied" | "cloned" | "by_ref" => {
+                    arg(0)?;
+                    parse_source(&m.receiver)
+                }
+                "enumerate" => {
+                    arg(0)?;
+                    Ok(Source::Enumerate(inner()?))
+                }
+                "rev" => {
+                    arg(0)?;
+                    Ok(Source::Rev(inner()?))
+                }
+                "zip" => {
+                    let other = arg(1)?;
+                    Ok(Source::Zip(inner()?, Box::new(parse_source(other)?)))
+                }
+                "step_by" => Ok(Source::Step(inner()?, arg(1)?)),
+                "skip" => Ok(Source::Skip(inner()?, arg(1)?)),
+                "take" => Ok(Source::Take(inner()?, arg(1)?)),
+                "map" | "filter" => Err(unsupported(
+                    m.method.span(),
+                    format!("`{name}` adapters before `enumerate`, `zip`, `rev`, `step_by`, `skip` or `take`"),
+                    "put `map` and `filter` last in the chain, or use a `for` loop",
+                )),
+                "windows" | "chunks" | "chunks_exact" => Err(unsupported(
+                    m.method.span(),
+                    format!("`{name}` iterators"),
+                    "loop over the start index and index the slice: `for i in 0..n { x[i * d + j] ... }`",
+                )),
+                _ => Err(unsupported(
+                    m.method.span(),
+                    format!("iterator methods such as `{name}`"),
+                    "use `iter`, `enumerate`, `zip`, `rev`, `step_by`, `skip`, `take`, `map`, `filter`, `sum`, `product`, `fold`, `count`, or a `for` loop",
+                )),
+            }
+        }
+        other => Ok(Source::Slice { expr: other, mutable: None }),
+    }
+}
+
+/// A source evaluated before the loop: what item `k` is, and how many there are.
+pub(crate) enum Stream {
+    Range { start: Value, count: Value, kind: IntKind },
+    Slice { slice: Value, count: Value, mutable: bool },
+    Enumerate(Box<Stream>),
+    Zip(Box<Stream>, Box<Stream>, Value),
+    Rev(Box<Stream>),
+    Step(Box<Stream>, Value, Value),
+    Skip(Box<Stream>, Value, Value),
+    Take(Box<Stream>, Value),
+}
+
+impl Stream {
+    pub(crate) fn count(&self) -> Value {
+        match self {
+            Stream::Range { count, .. } | Stream::Slice { count, .. } => *count,
+            Stream::Enumerate(inner) | Stream::Rev(inner) => inner.count(),
+            Stream::Zip(_, _, count)
+            | Stream::Step(_, _, count)
+            | Stream::Skip(_, _, count)
+            | Stream::Take(_, count) => *count,
+        }
+    }
+}
+
+/// One item of a chain.
+#[derive(Clone)]
+pub(crate) enum Item {
+    /// A number (a range's value, an index, a mapped value).
+    Scalar(Operand),
+    /// `&x[index]` or `&mut x[index]`: read when bound.
+    Element {
+        slice: Value,
+        index: Value,
+        mutable: bool,
+    },
+    Pair(Box<Item>, Box<Item>),
+}
+
+/// How the loop counts: with the range's own value, or `k` over `0..count`.
+pub(crate) enum Plan {
+    Direct { start: Value, bound: Value, cond: CondCode, step: Value, kind: IntKind },
+    Indexed(Stream),
+}
+
+impl Lowerer<'_> {
+    /// Evaluate the source's bounds and slices, in source order.
+    pub(crate) fn plan(&mut self, source: &Source<'_>) -> Result<Plan> {
+        let (range, step) = match source {
+            Source::Range { .. } => (source, None),
+            Source::Step(inner, step) if matches!(**inner, Source::Range { .. }) => match literal_usize(step) {
+                Some(0) => return Err(invalid(step.span(), "`step_by(0)` panics in Rust; step by at least 1")),
+                Some(s) => (&**inner, Some(s)),
+                None => return Ok(Plan::Indexed(self.stream(source)?)),
+            },
+            _ => return Ok(Plan::Indexed(self.stream(source)?)),
+        };
+        let Source::Range { start, end, inclusive } = range else {
+            return Ok(Plan::Indexed(self.stream(source)?));
+        };
+        let (start, end, kind) = self.range_bounds(start, end)?;
+        let step = self.ssa.iconst(step.unwrap_or(1));
+        let cond = if *inclusive { CondCode::Le } else { CondCode::Lt };
+        Ok(Plan::Direct { start, bound: end, cond, step, kind })
+    }
+
+    fn range_bounds(&mut self, start: &syn::Expr, end: &syn::Expr) -> Result<(Value, Value, IntKind)> {
+        let a = self.scalar(start, None)?;
+        let expect = if a.ty == Ty::Int(IntKind::Literal) { None } else { Some(a.ty.clone()) };
+        let b = self.scalar(end, expect.as_ref())?;
+        let kind = match (&a.ty, &b.ty) {
+            (Ty::Int(x), Ty::Int(y)) => match x.unify(*y) {
+                Some(k) => k,
+                None => return Err(crate::expr::type_error(end.span(), &a.ty, &b.ty, Some(end))),
+            },
+            (Ty::Int(_), other) => return Err(crate::expr::type_error(end.span(), &a.ty, other, Some(end))),
+            (other, _) => {
+                return Err(unsupported(
+                    start.span(),
+                    format!("ranges of `{other}`"),
+                    "iterate over an integer range and compute the float from it: `for i in 0..n { let x = i as f64 * h; }`",
+                ));
+            }
+        };
+        Ok((a.value, b.value, kind))
+    }
+
+    fn usize_arg(&mut self, expr: &syn::Expr) -> Result<Value> {
+        Ok(self.scalar_of(expr, &Ty::Int(IntKind::Usize))?.value)
+    }
+
+    fn stream(&mut self, source: &Source<'_>) -> Result<Stream> {
+        Ok(match source {
+            Source::Range { start, end, inclusive } => {
+                let (start, end, kind) = self.range_bounds(start, end)?;
+                // count = max(end - start (+ 1), 0)
+                let mut diff = self.ssa.op(Opcode::ISub, &[end, start]);
+                if *inclusive {
+                    let one = self.ssa.iconst(1);
+                    diff = self.ssa.op(Opcode::IAdd, &[diff, one]);
+                }
+                let count = self.clamp_at_zero(diff);
+                Stream::Range { start, count, kind }
+            }
+            Source::Slice { expr, mutable } => {
+                let slice = match self.lower_expr(expr, None)? {
+                    Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => op,
+                    other => {
+                        return Err(invalid(
+                            expr.span(),
+                            format!(
+                                "cannot iterate over a `{}`; iterate over a slice, an array or a range",
+                                other.ty()
+                            ),
+                        ));
+                    }
+                };
+                let slice_mutable = slice.ty == Ty::Slice { mutable: true };
+                let mutable = mutable.unwrap_or(slice_mutable);
+                if mutable && !slice_mutable {
+                    return Err(invalid(
+                        expr.span(),
+                        "cannot iterate mutably over a read-only slice; take the parameter as `&mut [f64]` (or declare the local array `let mut`)",
+                    ));
+                }
+                let count = self.ssa.op(Opcode::Len, &[slice.value]);
+                Stream::Slice { slice: slice.value, count, mutable }
+            }
+            Source::Enumerate(inner) => Stream::Enumerate(Box::new(self.stream(inner)?)),
+            Source::Rev(inner) => Stream::Rev(Box::new(self.stream(inner)?)),
+            Source::Zip(a, b) => {
+                let (a, b) = (self.stream(a)?, self.stream(b)?);
+                let (na, nb) = (a.count(), b.count());
+                let shorter = self.ssa.icmp(CondCode::Lt, na, nb);
+                let count = self.ssa.select(shorter, na, nb);
+                Stream::Zip(Box::new(a), Box::new(b), count)
+            }
+            Source::Step(inner, step) => {
+                let inner = self.stream(inner)?;
+                let step = self.usize_arg(step)?;
+                // ceil(n / step); a zero step divides by zero, as Rust's `step_by(0)` panics.
+                let one = self.ssa.iconst(1);
+                let step_less_one = self.ssa.op(Opcode::ISub, &[step, one]);
+                let padded = self.ssa.op(Opcode::IAdd, &[inner.count(), step_less_one]);
+                let count = self.ssa.op(Opcode::IDiv, &[padded, step]);
+                Stream::Step(Box::new(inner), step, count)
+            }
+            Source::Skip(inner, n) => {
+                let inner = self.stream(inner)?;
+                let n = self.usize_arg(n)?;
+                let rest = self.ssa.op(Opcode::ISub, &[inner.count(), n]);
+                let count = self.clamp_at_zero(rest);
+                Stream::Skip(Box::new(inner), n, count)
+            }
+            Source::Take(inner, n) => {
+                let inner = self.stream(inner)?;
+                let n = self.usize_arg(n)?;
+                let fewer = self.ssa.icmp(CondCode::Lt, n, inner.count());
+                let count = self.ssa.select(fewer, n, inner.count());
+                Stream::Take(Box::new(inner), count)
+            }
+        })
+    }
+
+    fn clamp_at_zero(&mut self, v: Value) -> Value {
+        let zero = self.ssa.iconst(0);
+        let positive = self.ssa.icmp(CondCode::Gt, v, zero);
+        self.ssa.select(positive, v, zero)
+    }
+
+    /// Item `k` of `stream`.
+    pub(crate) fn item_at(&mut self, stream: &Stream, k: Value) -> Item {
+        match stream {
+            Stream::Range { start, kind, .. } => {
+                let value = self.ssa.op(Opcode::IAdd, &[*start, k]);
+                Item::Scalar(Operand { value, ty: Ty::Int(*kind) })
+            }
+            Stream::Slice { slice, mutable, .. } => Item::Element { slice: *slice, index: k, mutable: *mutable },
+            Stream::Enumerate(inner) => {
+                let item = self.item_at(inner, k);
+                Item::Pair(Box::new(Item::Scalar(Operand { value: k, ty: Ty::Int(IntKind::Usize) })), Box::new(item))
+            }
+            Stream::Zip(a, b, _) => {
+                let (a, b) = (self.item_at(a, k), self.item_at(b, k));
+                Item::Pair(Box::new(a), Box::new(b))
+            }
+            Stream::Rev(inner) => {
+                let one = self.ssa.iconst(1);
+                let last = self.ssa.op(Opcode::ISub, &[inner.count(), one]);
+                let back = self.ssa.op(Opcode::ISub, &[last, k]);
+                self.item_at(inner, back)
+            }
+            Stream::Step(inner, step, _) => {
+                let at = self.ssa.op(Opcode::IMul, &[k, *step]);
+                self.item_at(inner, at)
+            }
+            Stream::Skip(inner, n, _) => {
+                let at = self.ssa.op(Opcode::IAdd, &[k, *n]);
+                self.item_at(inner, at)
+            }
+            Stream::Take(inner, _) => self.item_at(inner, k),
+        }
+    }
+
+    /// Bind a pattern (`v`, `&v`, `(i, v)`, `(&a, &b)`, `_`, `mut v`) to an item.
+    pub(crate) fn bind_item(&mut self, pat: &syn::Pat, item: Item) -> Result<()> {
+        match (pat, item) {
+            (syn::Pat::Wild(_), _) => Ok(()),
+            (syn::Pat::Paren(p), item) => self.bind_item(&p.pat, item),
+            (syn::Pat::Reference(r), item) => self.bind_item(&r.pat, item),
+            (syn::Pat::Type(t), item) => self.bind_item(&t.pat, item),
+            (syn::Pat::Tuple(t), Item::Pair(a, b)) if t.elems.len() == 2 => {
+                self.bind_item(&t.elems[0], *a)?;
+                self.bind_item(&t.elems[1], *b)
+            }
+            (syn::Pat::Ident(_), Item::Element { slice, index, mutable: true }) => {
+                let (name, _) = crate::stmt::binding(pat)?;
+                self.declare_element(&name, slice, index);
+                Ok(())
+            }
+            (syn::Pat::Ident(_), item @ (Item::Scalar(_) | Item::Element { .. })) => {
+                let (name, mutable) = crate::stmt::binding(pat)?;
+                let op = self.item_value(item);
+                self.declare(&name, op.ty, mutable, Some(op.value));
+                Ok(())
+            }
+            (_, Item::Pair(..)) => Err(invalid(
+                pat.span(),
+                "this item is a pair; destructure it: `(i, v)` for `enumerate`, `(a, b)` for `zip`",
+            )),
+            (syn::Pat::Tuple(_), _) => Err(invalid(pat.span(), "this item is a single value; bind it to one name")),
+            (other, _) => {
+                Err(unsupported(other.span(), "patterns of this kind", "bind a name, `&name`, `(a, b)` or `_`"))
+            }
+        }
+    }
+
+    /// The value of a scalar item (an element is read now).
+    pub(crate) fn item_value(&mut self, item: Item) -> Operand {
+        match item {
+            Item::Scalar(op) => op,
+            Item::Element { slice, index, .. } => {
+                Operand { value: self.ssa.op(Opcode::Load, &[slice, index]), ty: Ty::F64 }
+            }
+            // Callers check for pairs first; a placeholder keeps this total.
+            Item::Pair(..) => self.placeholder(&Ty::F64),
+        }
+    }
+}
+
+fn literal_usize(expr: &syn::Expr) -> Option<i64> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if matches!(i.suffix(), "" | "usize") => {
+            i.base10_parse().ok()
+        }
+        syn::Expr::Paren(p) => literal_usize(&p.expr),
+        _ => None,
+    }
+}

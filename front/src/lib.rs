@@ -1,0 +1,166 @@
+//! # jitdiff-front
+//!
+//! A Rust front end for jitdiff: a subset of Rust source — `fn`s over `f64`, integers, `bool`
+//! and `f64` slices, with `let`, `if`, `for`/`while`/`loop`, iterator sums and folds, the `f64`
+//! math methods, `const`s and `extern "C"` declarations — lowered to a verified IR
+//! [`Module`]. Each `fn` becomes an IR function of the same name; calls
+//! between them become IR `call`s. Anything outside the subset is a [`FrontError`] at its
+//! line and column, naming the construct and what to write instead; no input panics.
+//!
+//! `docs/rust.md` lists the subset (construct by construct, with its lowering) and the rewrite
+//! for each unsupported construct.
+//!
+//! ```
+//! use jitdiff_ir::{ArgValue, RuntimeValue, interpret};
+//!
+//! let source = "
+//!     fn rosenbrock(x: &[f64]) -> f64 {
+//!         let mut sum = 0.0;
+//!         for i in 0..x.len() - 1 {
+//!             sum += 100.0 * (x[i + 1] - x[i] * x[i]).powi(2) + (1.0 - x[i]).powi(2);
+//!         }
+//!         sum
+//!     }";
+//! let module = jitdiff_front::lower_source(source)?;
+//! let value = interpret(&module, "rosenbrock", &mut [ArgValue::Slice(vec![1.0, 2.0, 3.0])]).unwrap();
+//! assert_eq!(value, vec![RuntimeValue::F64(100.0 + 100.0 * 1.0 + 1.0)]);
+//!
+//! let err = jitdiff_front::lower_source("fn f(x: f64, n: i64) -> f64 {\n    x * n\n}").unwrap_err();
+//! assert_eq!(err.to_string(), "2:9: mismatched types: expected `f64`, found `i64`; add `as f64`");
+//! # Ok::<(), jitdiff_front::FrontError>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod calls;
+mod consts;
+mod control;
+mod error;
+mod expr;
+mod forloop;
+mod iter;
+mod join;
+mod lower;
+mod matching;
+mod methods;
+mod module;
+mod operators;
+mod scope;
+mod ssa;
+mod stmt;
+mod types;
+
+pub use error::{FrontError, FrontErrorKind, Position};
+
+use jitdiff_ir::Module;
+
+/// The deepest bracket nesting a source may have (deeper input would exhaust the parser's
+/// stack before lowering could refuse it).
+const MAX_NESTING: usize = 96;
+
+/// The most tokens one statement (text between `;`, `,`, `{` and `}`) may have: a chain of
+/// prefix operators as long as that is as deep for the parser, which recurses on it.
+const MAX_STATEMENT_TOKENS: usize = 10_000;
+
+/// The stack of the thread [`lower_source`] parses and lowers on: enough for the deepest input
+/// the two bounds above let through, whatever the caller's stack.
+const STACK_SIZE: usize = 64 << 20;
+
+/// Lower a Rust source (one or more items) to a verified module.
+///
+/// ```
+/// let module = jitdiff_front::lower_source("fn square(x: f64) -> f64 { x * x }")?;
+/// assert!(module.func_by_name("square").is_some());
+/// # Ok::<(), jitdiff_front::FrontError>(())
+/// ```
+pub fn lower_source(source: &str) -> Result<Module, FrontError> {
+    check_nesting(source)?;
+    let work = || {
+        let file = syn::parse_file(source)
+            .map_err(|e| FrontError::new(e.span(), FrontErrorKind::Syntax { message: e.to_string() }))?;
+        lower_items(&file.items)
+    };
+    // On a thread of its own, with a stack of known size; where threads cannot be made, here.
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new().name("jitdiff-front".into()).stack_size(STACK_SIZE);
+        match thread.spawn_scoped(scope, work) {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                Err(FrontError {
+                    position: Position { line: 1, column: 1 },
+                    kind: FrontErrorKind::Internal { message: "the parser panicked".into() },
+                })
+            }),
+            Err(_) => work(),
+        }
+    })
+}
+
+/// Lower already-parsed items (for a proc macro, or a caller that parsed the source itself).
+///
+/// ```
+/// let file: syn::File = syn::parse_str("fn half(x: f64) -> f64 { x / 2.0 }").unwrap();
+/// let module = jitdiff_front::lower_items(&file.items)?;
+/// assert_eq!(module.functions.len(), 1);
+/// # Ok::<(), jitdiff_front::FrontError>(())
+/// ```
+pub fn lower_items(items: &[syn::Item]) -> Result<Module, FrontError> {
+    match jitdiff_ir::contain_panics(|| module::lower_items(items)) {
+        Ok(result) => result,
+        Err(message) => Err(FrontError {
+            position: Position { line: 1, column: 1 },
+            kind: FrontErrorKind::Internal { message: format!("panic: {message}") },
+        }),
+    }
+}
+
+/// Refuse sources nested deeper than [`MAX_NESTING`] brackets or with statements longer than
+/// [`MAX_STATEMENT_TOKENS`] (counting roughly — brackets in comments and strings count too, a
+/// word or a punctuation character is a token: a bound, not a parser).
+fn check_nesting(source: &str) -> Result<(), FrontError> {
+    let mut depth = 0usize;
+    let mut tokens = 0usize;
+    let mut in_word = false;
+    let (mut line, mut column) = (1u32, 0u32);
+    let refuse = |line, column, message: String| {
+        Err(FrontError { position: Position { line, column }, kind: FrontErrorKind::Invalid { message } })
+    };
+    for c in source.chars() {
+        column = column.saturating_add(1);
+        let word = c.is_alphanumeric() || c == '_';
+        if (word && !in_word) || (!word && !c.is_whitespace()) {
+            tokens += 1;
+        }
+        in_word = word;
+        match c {
+            '\n' => {
+                line = line.saturating_add(1);
+                column = 0;
+            }
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if matches!(c, ';' | ',' | '{' | '}') {
+            tokens = 0;
+        }
+        if depth > MAX_NESTING {
+            return refuse(
+                line,
+                column,
+                format!(
+                    "brackets nested more than {MAX_NESTING} deep are not supported; split the expression with `let` bindings or helper functions"
+                ),
+            );
+        }
+        if tokens > MAX_STATEMENT_TOKENS {
+            return refuse(
+                line,
+                column,
+                format!(
+                    "statements of more than {MAX_STATEMENT_TOKENS} tokens are not supported; split the expression with `let` bindings"
+                ),
+            );
+        }
+    }
+    Ok(())
+}

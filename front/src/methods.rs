@@ -1,0 +1,321 @@
+//! Methods: on slices (`len`, `is_empty`), on `f64` (the math library, lowered to IR primitives
+//! with Rust's exact semantics where the primitive differs) and on integers (`min`, `max`,
+//! `abs`). Iterator methods are in `iter.rs` / `forloop.rs`.
+
+use crate::error::{FrontError, FrontErrorKind, Result, invalid, unsupported};
+use crate::lower::{Lowered, Lowerer, Operand};
+use crate::types::{IntKind, Ty};
+use jitdiff_ir::{CondCode, Opcode, Value};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+/// Methods of `f64` that map to one IR primitive of the same meaning.
+const UNARY: [(&str, Opcode); 23] = [
+    ("sin", Opcode::Sin),
+    ("cos", Opcode::Cos),
+    ("tan", Opcode::Tan),
+    ("asin", Opcode::Asin),
+    ("acos", Opcode::Acos),
+    ("atan", Opcode::Atan),
+    ("sinh", Opcode::Sinh),
+    ("cosh", Opcode::Cosh),
+    ("tanh", Opcode::Tanh),
+    ("exp", Opcode::Exp),
+    ("exp_m1", Opcode::Expm1),
+    ("ln", Opcode::Ln),
+    ("ln_1p", Opcode::Log1p),
+    ("sqrt", Opcode::Sqrt),
+    ("abs", Opcode::Abs),
+    ("floor", Opcode::Floor),
+    ("ceil", Opcode::Ceil),
+    ("exp2", Opcode::Exp2),
+    ("log2", Opcode::Log2),
+    ("log10", Opcode::Log10),
+    ("cbrt", Opcode::Cbrt),
+    ("round", Opcode::Round),
+    ("trunc", Opcode::Trunc),
+];
+
+/// Every `f64` method the front end knows, for error messages.
+const KNOWN_FLOAT_METHODS: &str = "sin cos tan asin acos atan atan2 sinh cosh tanh exp exp2 exp_m1 ln ln_1p log log2 log10 sqrt cbrt abs powi powf hypot min max signum floor ceil round trunc fract recip clamp mul_add to_degrees to_radians sin_cos is_nan is_finite is_infinite";
+
+impl Lowerer<'_> {
+    pub(crate) fn lower_method_call(&mut self, m: &syn::ExprMethodCall, expect: Option<&Ty>) -> Result<Lowered> {
+        let name = m.method.to_string();
+        if crate::iter::is_iterator(&m.receiver) {
+            return self.lower_iter_consumer(m, expect);
+        }
+        if matches!(name.as_str(), "iter" | "iter_mut" | "enumerate" | "zip" | "map" | "rev" | "step_by" | "into_iter")
+        {
+            return Err(unsupported(
+                m.span(),
+                "iterators that are not consumed in place",
+                "consume the chain where it is built, with `sum()`, `product()`, `fold(...)`, `count()` or a `for` loop",
+            ));
+        }
+        let receiver = match self.lower_expr(&m.receiver, None)? {
+            Lowered::Value(op) => op,
+            Lowered::Never => return Ok(Lowered::Never),
+            other => {
+                return Err(invalid(
+                    m.receiver.span(),
+                    format!("`{}` has no methods; call methods on numbers or slices", other.ty()),
+                ));
+            }
+        };
+        let args: Vec<&syn::Expr> = m.args.iter().collect();
+        self.method(&name, receiver, &args, m.method.span(), m.span())
+    }
+
+    /// `receiver.name(args)`, also reached from `f64::name(receiver, args)`.
+    pub(crate) fn method(
+        &mut self,
+        name: &str,
+        receiver: Operand,
+        args: &[&syn::Expr],
+        name_span: Span,
+        span: Span,
+    ) -> Result<Lowered> {
+        match receiver.ty.clone() {
+            Ty::Slice { .. } => self.slice_method(name, receiver.value, args, name_span, span),
+            Ty::F64 => self.float_method(name, receiver.value, args, name_span, span),
+            Ty::Int(kind) => self.int_method(name, receiver.value, kind, args, name_span, span),
+            other => Err(unknown_method(name_span, name, &other, "`bool` has no methods here; use `!`, `&&`, `||`")),
+        }
+    }
+
+    fn slice_method(
+        &mut self,
+        name: &str,
+        slice: Value,
+        args: &[&syn::Expr],
+        name_span: Span,
+        span: Span,
+    ) -> Result<Lowered> {
+        arg_count(name, args, 0, span)?;
+        let len = self.ssa.op(Opcode::Len, &[slice]);
+        match name {
+            "len" => Ok(Lowered::Value(Operand { value: len, ty: Ty::Int(IntKind::Usize) })),
+            "is_empty" => {
+                let zero = self.ssa.iconst(0);
+                Ok(Lowered::Value(Operand { value: self.ssa.icmp(CondCode::Eq, len, zero), ty: Ty::Bool }))
+            }
+            _ => Err(unknown_method(
+                name_span,
+                name,
+                &Ty::Slice { mutable: false },
+                "slices have `len`, `is_empty`, `iter` and `iter_mut`",
+            )),
+        }
+    }
+
+    fn float_method(
+        &mut self,
+        name: &str,
+        x: Value,
+        args: &[&syn::Expr],
+        name_span: Span,
+        span: Span,
+    ) -> Result<Lowered> {
+        let float = |value| Ok(Lowered::Value(Operand { value, ty: Ty::F64 }));
+        if let Some(&(_, op)) = UNARY.iter().find(|(n, _)| *n == name) {
+            arg_count(name, args, 0, span)?;
+            return float(self.ssa.op(op, &[x]));
+        }
+        match name {
+            "atan2" | "hypot" | "powf" | "min" | "max" | "log" => {
+                arg_count(name, args, 1, span)?;
+                let y = self.scalar_of(args[0], &Ty::F64)?.value;
+                let value = match name {
+                    "atan2" => self.ssa.op(Opcode::Atan2, &[x, y]),
+                    "hypot" => self.ssa.op(Opcode::Hypot, &[x, y]),
+                    "powf" => self.ssa.op(Opcode::Pow, &[x, y]),
+                    "min" => self.rust_min_max(x, y, true),
+                    "max" => self.rust_min_max(x, y, false),
+                    // Rust's `log(self, base)` is `self.ln() / base.ln()`.
+                    _ => {
+                        let (lx, ly) = (self.ssa.op(Opcode::Ln, &[x]), self.ssa.op(Opcode::Ln, &[y]));
+                        self.ssa.op(Opcode::FDiv, &[lx, ly])
+                    }
+                };
+                float(value)
+            }
+            "powi" => {
+                arg_count(name, args, 1, span)?;
+                let n = self.scalar(args[0], Some(&Ty::Int(IntKind::I32)))?;
+                if !matches!(n.ty, Ty::Int(IntKind::I32 | IntKind::Literal)) {
+                    return Err(crate::error::mismatch(
+                        args[0].span(),
+                        "i32",
+                        &n.ty,
+                        "`powi` takes an `i32`: add `as i32`",
+                    ));
+                }
+                float(self.ssa.op(Opcode::Powi, &[x, n.value]))
+            }
+            "mul_add" => {
+                arg_count(name, args, 2, span)?;
+                let a = self.scalar_of(args[0], &Ty::F64)?.value;
+                let b = self.scalar_of(args[1], &Ty::F64)?.value;
+                float(self.ssa.op(Opcode::Fma, &[x, a, b]))
+            }
+            "fract" => {
+                // Rust: `self - self.trunc()`.
+                arg_count(name, args, 0, span)?;
+                let whole = self.ssa.op(Opcode::Trunc, &[x]);
+                float(self.ssa.op(Opcode::FSub, &[x, whole]))
+            }
+            "signum" => {
+                arg_count(name, args, 0, span)?;
+                float(self.rust_signum(x))
+            }
+            "recip" => {
+                arg_count(name, args, 0, span)?;
+                let one = self.ssa.fconst(1.0);
+                float(self.ssa.op(Opcode::FDiv, &[one, x]))
+            }
+            "clamp" => {
+                arg_count(name, args, 2, span)?;
+                let lo = self.scalar_of(args[0], &Ty::F64)?.value;
+                let hi = self.scalar_of(args[1], &Ty::F64)?.value;
+                // Rust: `if x < lo { x = lo } if x > hi { x = hi } x` — a NaN `x` stays NaN.
+                let below = self.ssa.fcmp(CondCode::Lt, x, lo);
+                let raised = self.ssa.select(below, lo, x);
+                let above = self.ssa.fcmp(CondCode::Gt, raised, hi);
+                float(self.ssa.select(above, hi, raised))
+            }
+            "to_degrees" | "to_radians" => {
+                arg_count(name, args, 0, span)?;
+                // The constants Rust multiplies by.
+                let factor =
+                    if name == "to_degrees" { 180.0f64 / std::f64::consts::PI } else { std::f64::consts::PI / 180.0 };
+                let k = self.ssa.fconst(factor);
+                float(self.ssa.op(Opcode::FMul, &[x, k]))
+            }
+            "sin_cos" => {
+                arg_count(name, args, 0, span)?;
+                let (s, c) = (self.ssa.op(Opcode::Sin, &[x]), self.ssa.op(Opcode::Cos, &[x]));
+                Ok(Lowered::Tuple(vec![Operand { value: s, ty: Ty::F64 }, Operand { value: c, ty: Ty::F64 }]))
+            }
+            "is_nan" | "is_finite" | "is_infinite" => {
+                arg_count(name, args, 0, span)?;
+                let value = if name == "is_nan" {
+                    self.ssa.fcmp(CondCode::Ne, x, x)
+                } else {
+                    let magnitude = self.ssa.op(Opcode::Abs, &[x]);
+                    let inf = self.ssa.fconst(f64::INFINITY);
+                    let cond = if name == "is_finite" { CondCode::Lt } else { CondCode::Eq };
+                    self.ssa.fcmp(cond, magnitude, inf)
+                };
+                Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
+            }
+            "asinh" | "acosh" | "atanh" => Err(unsupported(
+                name_span,
+                format!("calls of `f64::{name}` (no IR primitive)"),
+                "write the formula, e.g. `(x + (x * x + 1.0).sqrt()).ln()` for `asinh`",
+            )),
+            "copysign" | "is_sign_negative" | "is_sign_positive" => Err(unsupported(
+                name_span,
+                format!("calls of `f64::{name}` (the IR cannot read a float's sign bit)"),
+                "compare with zero instead (`x < 0.0`)",
+            )),
+            "rem_euclid" | "div_euclid" => Err(unsupported(
+                name_span,
+                format!("calls of `f64::{name}` (no IR primitive)"),
+                "use `floor`: `x - (x / y).floor() * y`",
+            )),
+            _ => Err(unknown_method(
+                name_span,
+                name,
+                &Ty::F64,
+                &format!("the `f64` methods supported are {KNOWN_FLOAT_METHODS}"),
+            )),
+        }
+    }
+
+    /// Rust's `f64::min`/`max`, which ignore a NaN operand (NaN only when both are), from IR
+    /// `min`/`max` (`a < b ? a : b`, which gives `b` when either is NaN): where `b` is NaN the
+    /// result is `a`. (Rust leaves the sign of a zero result unspecified when the operands are
+    /// `0.0` and `-0.0`; so does this lowering.)
+    fn rust_min_max(&mut self, a: Value, b: Value, min: bool) -> Value {
+        let primitive = self.ssa.op(if min { Opcode::Min } else { Opcode::Max }, &[a, b]);
+        let b_is_nan = self.ssa.fcmp(CondCode::Ne, b, b);
+        self.ssa.select(b_is_nan, a, primitive)
+    }
+
+    /// Rust's `signum`: 1.0 for `+0.0` and positive numbers, -1.0 for `-0.0` and negative ones,
+    /// NaN (`f64::NAN`) for NaN. IR `sign` keeps zeros and NaN as they are, so zeros take
+    /// the sign of `1 / x` (±inf) and a NaN becomes `f64::NAN`.
+    fn rust_signum(&mut self, x: Value) -> Value {
+        let sign = self.ssa.op(Opcode::Sign, &[x]);
+        let zero = self.ssa.fconst(0.0);
+        let one = self.ssa.fconst(1.0);
+        let is_zero = self.ssa.fcmp(CondCode::Eq, x, zero);
+        let inverse = self.ssa.op(Opcode::FDiv, &[one, x]);
+        let negative_zero = self.ssa.fcmp(CondCode::Lt, inverse, zero);
+        let minus_one = self.ssa.fconst(-1.0);
+        let zero_sign = self.ssa.select(negative_zero, minus_one, one);
+        let fixed = self.ssa.select(is_zero, zero_sign, sign);
+        let is_nan = self.ssa.fcmp(CondCode::Ne, x, x);
+        let nan = self.ssa.fconst(f64::NAN);
+        self.ssa.select(is_nan, nan, fixed)
+    }
+
+    fn int_method(
+        &mut self,
+        name: &str,
+        x: Value,
+        kind: IntKind,
+        args: &[&syn::Expr],
+        name_span: Span,
+        span: Span,
+    ) -> Result<Lowered> {
+        let ty = Ty::Int(kind);
+        match name {
+            "min" | "max" => {
+                arg_count(name, args, 1, span)?;
+                let y = self.scalar_of(args[0], &ty)?;
+                let kind = match y.ty {
+                    Ty::Int(k) => kind.unify(k).unwrap_or(kind),
+                    _ => kind,
+                };
+                let cond = if name == "min" { CondCode::Le } else { CondCode::Ge };
+                let keep = self.ssa.icmp(cond, x, y.value);
+                Ok(Lowered::Value(Operand { value: self.ssa.select(keep, x, y.value), ty: Ty::Int(kind) }))
+            }
+            "abs" if !kind.is_unsigned() => {
+                arg_count(name, args, 0, span)?;
+                let zero = self.ssa.iconst(0);
+                let negative = self.ssa.icmp(CondCode::Lt, x, zero);
+                let negated = self.ssa.op(Opcode::INeg, &[x]);
+                Ok(Lowered::Value(Operand { value: self.ssa.select(negative, negated, x), ty }))
+            }
+            "pow" => Err(unsupported(
+                name_span,
+                "integer `pow` calls",
+                "multiply out (`n * n`), or compute in `f64` with `powi`",
+            )),
+            _ => Err(unknown_method(
+                name_span,
+                name,
+                &ty,
+                "integers have `min`, `max` and `abs`; convert with `as f64` for math",
+            )),
+        }
+    }
+}
+
+fn arg_count(name: &str, args: &[&syn::Expr], expected: usize, span: Span) -> Result<()> {
+    if args.len() == expected {
+        Ok(())
+    } else {
+        Err(FrontError::new(span, FrontErrorKind::ArgCount { name: name.to_string(), expected, found: args.len() }))
+    }
+}
+
+fn unknown_method(span: Span, name: &str, ty: &Ty, instead: &str) -> FrontError {
+    FrontError::new(
+        span,
+        FrontErrorKind::UnknownMethod { ty: ty.to_string(), method: name.to_string(), instead: instead.into() },
+    )
+}

@@ -1,0 +1,296 @@
+//! The items of a source: `fn`s (IR functions), `extern "C"` blocks (IR externs), `const`s
+//! (inlined where used) and `use std::f64::consts::...`. Signatures are collected first, so
+//! functions may call each other in any order and recursively; then every body is lowered,
+//! cleaned up by the IR passes and the module verified.
+
+use crate::error::{FrontError, FrontErrorKind, Result, invalid, unsupported};
+use crate::types::{Ty, TypePlace, parse_type};
+use jitdiff_ir::{Callee, ExternDecl, FuncId, Function, Module, passes};
+use proc_macro2::Span;
+use std::collections::HashMap;
+use syn::spanned::Spanned;
+
+/// A callable's signature.
+#[derive(Clone, Debug)]
+pub(crate) struct FnSig {
+    pub name: String,
+    pub params: Vec<Ty>,
+    pub ret: Ty,
+    pub callee: Callee,
+}
+
+/// A module-level `const`.
+pub(crate) struct ConstDef {
+    pub ty: Ty,
+    pub expr: syn::Expr,
+}
+
+/// What every function body can refer to.
+#[derive(Default)]
+pub(crate) struct ModuleCtx {
+    pub functions: HashMap<String, FnSig>,
+    pub consts: HashMap<String, ConstDef>,
+    /// `use std::f64::consts::{PI, E as EULER}`: local name → constant name.
+    imports: HashMap<String, String>,
+    /// `use std::f64::consts::*`.
+    glob_import: bool,
+}
+
+impl ModuleCtx {
+    /// The value of an imported `std::f64::consts` name.
+    pub(crate) fn imported_constant(&self, name: &str) -> Option<f64> {
+        match self.imports.get(name) {
+            Some(original) => crate::consts::std_f64_const(original),
+            None if self.glob_import => crate::consts::std_f64_const(name),
+            None => None,
+        }
+    }
+}
+
+/// Lower the items of a source file to a verified module.
+pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
+    let mut module = Module::new();
+    let mut ctx = ModuleCtx::default();
+    let mut names: HashMap<String, Span> = HashMap::new();
+    let mut bodies: Vec<(&syn::ItemFn, FuncId)> = vec![];
+    let mut claim = |name: &syn::Ident| -> Result<()> {
+        let text = crate::types::name_of(name);
+        if names.insert(text.clone(), name.span()).is_some() {
+            return Err(FrontError::new(name.span(), FrontErrorKind::Duplicate { name: text }));
+        }
+        Ok(())
+    };
+    for item in items {
+        match item {
+            syn::Item::Fn(f) => {
+                claim(&f.sig.ident)?;
+                check_ir_name(&f.sig.ident)?;
+                let (params, ret) = signature(&f.sig)?;
+                let name = crate::types::name_of(&f.sig.ident);
+                let id = module.push_function(Function::new(&name, ret.ir_results()));
+                ctx.functions.insert(name.clone(), FnSig { name, params, ret, callee: Callee::Func(id) });
+                bodies.push((f, id));
+            }
+            syn::Item::ForeignMod(block) => {
+                let abi = block.abi.name.as_ref().map(|n| n.value());
+                if abi.as_deref().is_some_and(|a| a != "C") {
+                    return Err(unsupported(
+                        block.abi.span(),
+                        "extern blocks of ABIs other than \"C\"",
+                        "write `extern \"C\" { ... }`",
+                    ));
+                }
+                for foreign in &block.items {
+                    let sig = foreign_fn(foreign)?;
+                    claim(&sig.ident)?;
+                    check_ir_name(&sig.ident)?;
+                    let (params, ret) = signature(&sig)?;
+                    let name = crate::types::name_of(&sig.ident);
+                    let decl = ExternDecl {
+                        name: name.clone(),
+                        params: params.iter().filter_map(Ty::ir).collect(),
+                        returns: ret.ir_results(),
+                    };
+                    let id = module.push_extern(decl);
+                    ctx.functions.insert(name.clone(), FnSig { name, params, ret, callee: Callee::Extern(id) });
+                }
+            }
+            syn::Item::Const(c) => {
+                claim(&c.ident)?;
+                if !c.generics.params.is_empty() {
+                    return Err(unsupported(c.generics.span(), "generic constants", "write one `const` per type"));
+                }
+                let ty = match &*c.ty {
+                    syn::Type::Array(_) => Ty::Slice { mutable: false },
+                    other => parse_type(other, TypePlace::Local)?,
+                };
+                ctx.consts.insert(crate::types::name_of(&c.ident), ConstDef { ty, expr: (*c.expr).clone() });
+            }
+            syn::Item::Use(u) => use_item(&u.tree, &mut ctx, &mut vec![])?,
+            syn::Item::Verbatim(tokens) => {
+                // syn keeps `fn f(x: f64) -> f64;` (no body) as verbatim tokens.
+                if let Ok(f) = syn::parse2::<syn::ForeignItemFn>(tokens.clone()) {
+                    return Err(FrontError::new(
+                        f.sig.ident.span(),
+                        FrontErrorKind::MissingBody { name: crate::types::name_of(&f.sig.ident) },
+                    ));
+                }
+                return Err(unsupported(
+                    item.span(),
+                    "items of this kind",
+                    "write `fn`, `const`, `extern \"C\"` or `use std::f64::consts::...` items",
+                ));
+            }
+            other => return Err(item_error(other)),
+        }
+    }
+    for (item, id) in bodies {
+        let Some(sig) = ctx.functions.get(&crate::types::name_of(&item.sig.ident)) else {
+            let message = "a function's signature went missing".into();
+            return Err(FrontError::new(item.sig.ident.span(), FrontErrorKind::Internal { message }));
+        };
+        let mut function = crate::lower::lower_function(&ctx, item, sig)?;
+        passes::remove_unreachable_blocks(&mut function);
+        passes::optimize_function(&mut function);
+        function.canonicalize();
+        if let Some(slot) = module.functions.get_mut(id.index()) {
+            *slot = function;
+        }
+    }
+    module.canonicalize();
+    jitdiff_ir::verify_module(&module).map_err(|e| {
+        FrontError::new(
+            Span::call_site(),
+            FrontErrorKind::Internal { message: format!("the lowered IR does not verify: {e}") },
+        )
+    })?;
+    Ok(module)
+}
+
+/// Function and extern names are IR names: `[A-Za-z_][A-Za-z0-9_]*`.
+fn check_ir_name(ident: &syn::Ident) -> Result<()> {
+    let name = crate::types::name_of(ident);
+    if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Ok(());
+    }
+    Err(unsupported(
+        ident.span(),
+        "non-ASCII function names",
+        format!("rename `{name}` with ASCII letters, digits and `_` (it becomes the IR function's name)"),
+    ))
+}
+
+/// Parameter and result types of a signature, checked for the subset.
+fn signature(sig: &syn::Signature) -> Result<(Vec<Ty>, Ty)> {
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        return Err(unsupported(
+            sig.generics.span(),
+            "generic functions",
+            "write the function for `f64` (and the integer types it needs) without type parameters",
+        ));
+    }
+    if let Some(a) = &sig.asyncness {
+        return Err(unsupported(a.span(), "`async` functions", "write an ordinary `fn`"));
+    }
+    if let Some(v) = &sig.variadic {
+        return Err(unsupported(v.span(), "variadic functions", "declare a fixed parameter list"));
+    }
+    let mut params = vec![];
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => {
+                return Err(unsupported(
+                    r.span(),
+                    "methods (`self` parameters)",
+                    "write a free `fn` and pass the fields",
+                ));
+            }
+            syn::FnArg::Typed(t) => params.push(parse_type(&t.ty, TypePlace::Parameter)?),
+        }
+    }
+    let ret = match &sig.output {
+        syn::ReturnType::Default => Ty::Unit,
+        syn::ReturnType::Type(_, ty) => parse_type(ty, TypePlace::Result)?,
+    };
+    Ok((params, ret))
+}
+
+/// The function an `extern` block declares (`fn`, or Rust 2024's `safe fn`/`unsafe fn`).
+fn foreign_fn(item: &syn::ForeignItem) -> Result<syn::Signature> {
+    match item {
+        syn::ForeignItem::Fn(f) => Ok(f.sig.clone()),
+        syn::ForeignItem::Verbatim(tokens) => {
+            // `safe fn f(x: f64) -> f64;`: drop the `safe` qualifier and parse the rest.
+            let filtered: proc_macro2::TokenStream = tokens
+                .clone()
+                .into_iter()
+                .filter(|t| !matches!(t, proc_macro2::TokenTree::Ident(i) if i == "safe"))
+                .collect();
+            syn::parse2::<syn::ForeignItemFn>(filtered).map(|f| f.sig).map_err(|_| {
+                unsupported(
+                    item.span(),
+                    "extern items other than functions",
+                    "declare functions: `fn name(x: f64) -> f64;`",
+                )
+            })
+        }
+        other => Err(unsupported(
+            other.span(),
+            "extern items other than functions",
+            "declare functions: `fn name(x: f64) -> f64;`",
+        )),
+    }
+}
+
+/// `use std::f64::consts::{PI, TAU as T}`, `use std::f64::consts::*`; `use std::f64;` is
+/// harmless. Anything else brings in names the subset cannot use.
+fn use_item(tree: &syn::UseTree, ctx: &mut ModuleCtx, prefix: &mut Vec<String>) -> Result<()> {
+    let path = || {
+        let p: Vec<&str> = prefix.iter().map(String::as_str).skip_while(|s| *s == "std" || *s == "core").collect();
+        p.join("::")
+    };
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(crate::types::name_of(&p.ident));
+            let result = use_item(&p.tree, ctx, prefix);
+            prefix.pop();
+            result
+        }
+        syn::UseTree::Group(g) => g.items.iter().try_for_each(|t| use_item(t, ctx, prefix)),
+        syn::UseTree::Glob(_) if path() == "f64::consts" => {
+            ctx.glob_import = true;
+            Ok(())
+        }
+        syn::UseTree::Name(n) => import(path(), &n.ident, &n.ident, ctx),
+        syn::UseTree::Rename(r) => import(path(), &r.ident, &r.rename, ctx),
+        other => Err(unsupported(
+            other.span(),
+            "`use` items other than `use std::f64::consts::...`",
+            "refer to `std::f64::consts::PI` (or `use std::f64::consts::PI;`) and define everything else in the source",
+        )),
+    }
+}
+
+fn import(path: String, original: &syn::Ident, local: &syn::Ident, ctx: &mut ModuleCtx) -> Result<()> {
+    let name = original.to_string();
+    match (path.as_str(), name.as_str()) {
+        ("f64::consts", _) if crate::consts::std_f64_const(&name).is_some() => {
+            ctx.imports.insert(local.to_string(), name);
+            Ok(())
+        }
+        ("" | "f64", "f64" | "consts") => Ok(()),
+        _ => Err(unsupported(
+            original.span(),
+            "`use` items other than `use std::f64::consts::...`",
+            "refer to `std::f64::consts::PI` (or `use std::f64::consts::PI;`) and define everything else in the source",
+        )),
+    }
+}
+
+fn item_error(item: &syn::Item) -> FrontError {
+    let span = item.span();
+    match item {
+        syn::Item::Struct(_) | syn::Item::Enum(_) | syn::Item::Union(_) => unsupported(
+            span,
+            "structs, enums and unions",
+            "pass each field as its own parameter (`f64`, integers, `bool`, slices)",
+        ),
+        syn::Item::Impl(_) => {
+            unsupported(span, "`impl` blocks", "write free functions that take the fields as parameters")
+        }
+        syn::Item::Trait(_) | syn::Item::TraitAlias(_) => {
+            unsupported(span, "traits", "write one free function per implementation")
+        }
+        syn::Item::Static(_) => unsupported(span, "`static` items", "use a `const`"),
+        syn::Item::Mod(_) => unsupported(span, "modules", "put every item at the top level of the source"),
+        syn::Item::Macro(m) => crate::expr::macro_error(&m.mac),
+        syn::Item::Type(_) => unsupported(span, "type aliases", "write the type out"),
+        syn::Item::ExternCrate(_) => {
+            unsupported(span, "`extern crate` items", "remove it; only the source itself is lowered")
+        }
+        _ => invalid(
+            span,
+            "this item is not supported; write `fn`, `const`, `extern \"C\"` or `use std::f64::consts::...` items",
+        ),
+    }
+}

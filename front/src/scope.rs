@@ -1,0 +1,98 @@
+//! Local variables: a stack of slots (one per `let` binding or parameter, shadowing included)
+//! with lexical scopes, and the SSA value each slot holds at the current point of lowering.
+//!
+//! A slot's value is `None` where the variable is not initialised on every path to this point;
+//! reading it then is an error, as in Rust. `maybe_init` is whether it may be initialised on some
+//! path, which Rust forbids assigning an immutable binding again after.
+
+use crate::types::Ty;
+use jitdiff_ir::Value;
+
+/// The state of one slot at one point of the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SlotState {
+    pub value: Option<Value>,
+    pub maybe_init: bool,
+}
+
+/// What a slot stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SlotKind {
+    /// A scalar or a slice (its value never changes: slices are parameters or local arrays).
+    Plain,
+    /// `v` of `for v in x.iter_mut()`: the element `slice[index]` (read and written in place).
+    Element { slice: Value, index: Value },
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Slot {
+    pub name: String,
+    pub ty: Ty,
+    pub kind: SlotKind,
+    pub mutable: bool,
+    pub state: SlotState,
+    /// Where an immutable variable declared without a value was last assigned: if a loop's
+    /// back edge carries it initialised to a point where it was not, that assignment runs twice.
+    pub assigned_at: Option<proc_macro2::Span>,
+}
+
+/// The slots in scope, innermost last.
+#[derive(Default)]
+pub(crate) struct Scopes {
+    slots: Vec<Slot>,
+    marks: Vec<usize>,
+}
+
+/// The state of every slot below some count, to restore after lowering one branch.
+pub(crate) type Snapshot = Vec<SlotState>;
+
+impl Scopes {
+    pub(crate) fn push(&mut self) {
+        self.marks.push(self.slots.len());
+    }
+    pub(crate) fn pop(&mut self) {
+        if let Some(mark) = self.marks.pop() {
+            self.slots.truncate(mark);
+        }
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+    /// Drop slots above `len` (leaving a construct whose scopes were unwound by an error path).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.slots.truncate(len);
+        while self.marks.last().is_some_and(|&m| m > len) {
+            self.marks.pop();
+        }
+    }
+    pub(crate) fn declare(&mut self, slot: Slot) -> usize {
+        self.slots.push(slot);
+        self.slots.len() - 1
+    }
+    /// The innermost slot called `name`.
+    pub(crate) fn lookup(&self, name: &str) -> Option<usize> {
+        self.slots.iter().rposition(|s| s.name == name)
+    }
+    pub(crate) fn slot(&self, index: usize) -> &Slot {
+        &self.slots[index]
+    }
+    pub(crate) fn slot_mut(&mut self, index: usize) -> &mut Slot {
+        &mut self.slots[index]
+    }
+    pub(crate) fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        self.slots.iter().map(|s| s.state).collect()
+    }
+    /// Put back the states of the slots a snapshot covers (slots declared since are gone by then).
+    pub(crate) fn restore(&mut self, snapshot: &Snapshot) {
+        for (slot, state) in self.slots.iter_mut().zip(snapshot) {
+            slot.state = *state;
+        }
+    }
+    /// Swap the whole stack with `other` (constants are lowered with no local in scope).
+    pub(crate) fn swap(&mut self, other: &mut Scopes) {
+        std::mem::swap(self, other);
+    }
+}

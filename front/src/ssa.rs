@@ -1,0 +1,163 @@
+//! The function under construction: blocks, the current insertion point and instruction
+//! helpers. Control flow between blocks (joins, loop headers) is in `join.rs`.
+//!
+//! Instructions are typed by the op table ([`Opcode::result_type`]); an instruction whose
+//! operands do not fit would be a bug of the front end, which the verifier run on the finished
+//! module reports as an internal error — nothing here panics.
+
+use jitdiff_ir::{Block, BlockCall, Callee, CondCode, Function, Imm, InstData, Opcode, Terminator, Type, Value};
+
+/// A function being built, and where instructions go.
+pub(crate) struct Ssa {
+    pub func: Function,
+    /// The block instructions are appended to.
+    pub current: Block,
+    /// Whether `current` can run: after `return`, `break` or `continue` lowering goes on in a
+    /// fresh block nothing jumps to (Rust type-checks dead code too), which the clean-up passes
+    /// then remove.
+    pub reachable: bool,
+    /// Instructions at the start of the entry block that must stay there (`alloc`s of local
+    /// arrays and their sizes); later entry instructions are inserted after them.
+    entry_prefix: usize,
+}
+
+impl Ssa {
+    pub(crate) fn new(name: &str, returns: Vec<Type>) -> Ssa {
+        let mut func = Function::new(name, returns);
+        let entry = func.add_block("entry");
+        Ssa { func, current: entry, reachable: true, entry_prefix: 0 }
+    }
+
+    pub(crate) fn new_block(&mut self, name: &str) -> Block {
+        self.func.add_block(name)
+    }
+
+    pub(crate) fn switch_to(&mut self, block: Block, reachable: bool) {
+        self.current = block;
+        self.reachable = reachable;
+    }
+
+    /// Continue in a fresh block that nothing jumps to (after a diverging expression).
+    pub(crate) fn continue_dead(&mut self) {
+        let block = self.new_block("dead");
+        self.switch_to(block, false);
+    }
+
+    /// Append an instruction to the current block; its result, if it has one.
+    pub(crate) fn push(&mut self, op: Opcode, args: Vec<Value>, imm: Imm) -> Option<Value> {
+        let arg_types: Vec<Type> = args.iter().map(|&a| self.func.ty(a)).collect();
+        // A misfit (a front-end bug) still gets a result, and the verifier reports it.
+        let result_type = op.result_type(&arg_types, &imm).unwrap_or(Some(Type::F64));
+        let result = result_type.map(|ty| self.func.new_value(ty));
+        let inst = InstData { op, args, imm, results: result.into_iter().collect() };
+        self.func.block_mut(self.current).insts.push(inst);
+        result
+    }
+
+    /// An instruction with one result.
+    pub(crate) fn op(&mut self, op: Opcode, args: &[Value]) -> Value {
+        self.op_imm(op, args, Imm::None)
+    }
+
+    pub(crate) fn op_imm(&mut self, op: Opcode, args: &[Value], imm: Imm) -> Value {
+        match self.push(op, args.to_vec(), imm) {
+            Some(v) => v,
+            // Only `store`-like opcodes have no result; asking for one is a front-end bug, which
+            // the verifier reports (a use of a value defined nowhere).
+            None => self.func.new_value(Type::F64),
+        }
+    }
+
+    pub(crate) fn fconst(&mut self, x: f64) -> Value {
+        self.op_imm(Opcode::FConst, &[], Imm::F64(x))
+    }
+    pub(crate) fn iconst(&mut self, k: i64) -> Value {
+        self.op_imm(Opcode::IConst, &[], Imm::I64(k))
+    }
+    pub(crate) fn bconst(&mut self, b: bool) -> Value {
+        self.op_imm(Opcode::BConst, &[], Imm::Bool(b))
+    }
+    /// A constant of `ty` (any value: placeholders on paths that never run).
+    pub(crate) fn zero(&mut self, ty: Type) -> Value {
+        match ty {
+            Type::I64 => self.iconst(0),
+            Type::Bool => self.bconst(false),
+            _ => self.fconst(0.0),
+        }
+    }
+    pub(crate) fn fcmp(&mut self, cond: CondCode, a: Value, b: Value) -> Value {
+        self.op_imm(Opcode::FCmp, &[a, b], Imm::Cond(cond))
+    }
+    pub(crate) fn icmp(&mut self, cond: CondCode, a: Value, b: Value) -> Value {
+        self.op_imm(Opcode::ICmp, &[a, b], Imm::Cond(cond))
+    }
+    pub(crate) fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
+        self.op(Opcode::Select, &[cond, a, b])
+    }
+    pub(crate) fn store(&mut self, slice: Value, index: Value, x: Value) {
+        self.push(Opcode::Store, vec![slice, index, x], Imm::None);
+    }
+    /// A call; one value per result type.
+    pub(crate) fn call(&mut self, callee: Callee, args: Vec<Value>, results: &[Type]) -> Vec<Value> {
+        let values: Vec<Value> = results.iter().map(|&t| self.func.new_value(t)).collect();
+        let inst = InstData { op: Opcode::Call, args, imm: Imm::Callee(callee), results: values.clone() };
+        self.func.block_mut(self.current).insts.push(inst);
+        values
+    }
+
+    /// A local array of `len` zeros, allocated in the entry block (where `alloc` must be).
+    pub(crate) fn alloc_in_entry(&mut self, len: i64) -> Value {
+        let size = self.func.new_value(Type::I64);
+        let array = self.func.new_value(Type::SliceMut);
+        let entry = self.func.block_mut(Block::ENTRY);
+        let at = self.entry_prefix.min(entry.insts.len());
+        entry.insts.insert(at, InstData { op: Opcode::IConst, args: vec![], imm: Imm::I64(len), results: vec![size] });
+        entry
+            .insts
+            .insert(at + 1, InstData { op: Opcode::Alloc, args: vec![size], imm: Imm::None, results: vec![array] });
+        self.entry_prefix = at + 2;
+        array
+    }
+
+    /// End the current block (unless it already ended) with `term`.
+    pub(crate) fn terminate(&mut self, term: Terminator) {
+        let block = self.func.block_mut(self.current);
+        if block.term.is_none() {
+            block.term = Some(term);
+        }
+    }
+    pub(crate) fn jump(&mut self, target: Block, args: Vec<Value>) {
+        self.terminate(Terminator::Jump(BlockCall { block: target, args }));
+    }
+    /// `br cond, then_block, else_block` to two blocks without parameters.
+    pub(crate) fn branch(&mut self, cond: Value, then_block: Block, else_block: Block) {
+        self.terminate(Terminator::Branch {
+            cond,
+            then_dest: BlockCall { block: then_block, args: vec![] },
+            else_dest: BlockCall { block: else_block, args: vec![] },
+        });
+    }
+
+    /// Give every block that has no terminator yet — blocks nothing jumps to, after a
+    /// diverging expression — a `ret` of placeholder values, so the function is well formed
+    /// before the clean-up passes remove them.
+    pub(crate) fn close_dead_blocks(&mut self) {
+        let returns = self.func.returns.clone();
+        for block in self.func.block_ids() {
+            if self.func.block(block).term.is_none() {
+                self.switch_to(block, false);
+                let values = returns.iter().map(|&t| self.zero(t)).collect();
+                self.terminate(Terminator::Return(values));
+            }
+        }
+    }
+
+    /// Name an unnamed value after the variable it is bound to (readable IR).
+    pub(crate) fn name_value(&mut self, value: Value, name: &str) {
+        let unnamed = self.func.values.get(value.index()).is_some_and(|d| d.name.is_none());
+        let is_param = self.func.params.contains(&value);
+        if unnamed && !is_param && !name.starts_with('_') {
+            self.func.set_value_name(value, name);
+        }
+    }
+}

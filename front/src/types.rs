@@ -1,0 +1,315 @@
+//! The Rust types of the subset ([`Ty`]), how they are spelled in source and which IR type each
+//! becomes. Every integer type is an IR `i64`; the front end still tracks which one a value has,
+//! so that it rejects what rustc rejects (`usize + i64`, indexing with an `i64`).
+
+use crate::error::{Result, unsupported};
+use jitdiff_ir::Type;
+use std::fmt;
+use syn::spanned::Spanned;
+
+/// An integer type of the subset. `Literal` is an unsuffixed integer literal (or a variable bound
+/// to one) whose type Rust would infer from its uses: it fits any integer type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum IntKind {
+    I64,
+    I32,
+    Isize,
+    U64,
+    U32,
+    Usize,
+    Literal,
+}
+
+impl IntKind {
+    pub(crate) fn from_name(name: &str) -> Option<IntKind> {
+        Some(match name {
+            "i64" => IntKind::I64,
+            "i32" => IntKind::I32,
+            "isize" => IntKind::Isize,
+            "u64" => IntKind::U64,
+            "u32" => IntKind::U32,
+            "usize" => IntKind::Usize,
+            _ => return None,
+        })
+    }
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            IntKind::I64 => "i64",
+            IntKind::I32 => "i32",
+            IntKind::Isize => "isize",
+            IntKind::U64 => "u64",
+            IntKind::U32 => "u32",
+            IntKind::Usize => "usize",
+            IntKind::Literal => "{integer}",
+        }
+    }
+    /// The values the type holds, as far as an IR `i64` can hold them.
+    pub(crate) fn range(self) -> (i128, i128) {
+        match self {
+            IntKind::I32 => (i32::MIN.into(), i32::MAX.into()),
+            IntKind::U32 => (0, u32::MAX.into()),
+            IntKind::U64 | IntKind::Usize => (0, i64::MAX.into()),
+            IntKind::I64 | IntKind::Isize | IntKind::Literal => (i64::MIN.into(), i64::MAX.into()),
+        }
+    }
+    pub(crate) fn is_unsigned(self) -> bool {
+        matches!(self, IntKind::U64 | IntKind::U32 | IntKind::Usize)
+    }
+    /// The common type of two integer operands, or `None` when Rust would reject mixing them.
+    pub(crate) fn unify(self, other: IntKind) -> Option<IntKind> {
+        match (self, other) {
+            (IntKind::Literal, k) | (k, IntKind::Literal) => Some(k),
+            (a, b) if a == b => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// A type of the subset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Ty {
+    F64,
+    Int(IntKind),
+    Bool,
+    /// `&[f64]`, `&mut [f64]`, `[f64; N]`, `&[f64; N]`: an IR `slice` or `mslice`.
+    Slice {
+        mutable: bool,
+    },
+    Unit,
+    Tuple(Vec<Ty>),
+    /// The type of `return`, `break`, `continue` and loops without `break`: no value ever.
+    Never,
+}
+
+impl Ty {
+    pub(crate) fn is_scalar(&self) -> bool {
+        matches!(self, Ty::F64 | Ty::Int(_) | Ty::Bool)
+    }
+    /// The IR type of a scalar or slice.
+    pub(crate) fn ir(&self) -> Option<Type> {
+        match self {
+            Ty::F64 => Some(Type::F64),
+            Ty::Int(_) => Some(Type::I64),
+            Ty::Bool => Some(Type::Bool),
+            Ty::Slice { mutable: false } => Some(Type::Slice),
+            Ty::Slice { mutable: true } => Some(Type::SliceMut),
+            Ty::Unit | Ty::Tuple(_) | Ty::Never => None,
+        }
+    }
+    /// The IR result types of a function returning `self`.
+    pub(crate) fn ir_results(&self) -> Vec<Type> {
+        match self {
+            Ty::Tuple(items) => items.iter().filter_map(Ty::ir).collect(),
+            Ty::Unit | Ty::Never => vec![],
+            other => other.ir().into_iter().collect(),
+        }
+    }
+    /// Does a value of type `self` fit where `expected` is wanted (integer literals fit every
+    /// integer type)?
+    pub(crate) fn fits(&self, expected: &Ty) -> bool {
+        match (self, expected) {
+            (Ty::Int(a), Ty::Int(b)) => a.unify(*b).is_some(),
+            (Ty::Slice { mutable: m }, Ty::Slice { mutable: want }) => *m || !*want,
+            (Ty::Tuple(a), Ty::Tuple(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.fits(y)),
+            (Ty::Never, _) => true,
+            (a, b) => a == b,
+        }
+    }
+    /// The common type of two branch results (`if`/`else`, `break` values), if any.
+    pub(crate) fn unify(&self, other: &Ty) -> Option<Ty> {
+        match (self, other) {
+            (Ty::Never, t) | (t, Ty::Never) => Some(t.clone()),
+            (Ty::Int(a), Ty::Int(b)) => a.unify(*b).map(Ty::Int),
+            (Ty::Tuple(a), Ty::Tuple(b)) if a.len() == b.len() => {
+                a.iter().zip(b).map(|(x, y)| x.unify(y)).collect::<Option<Vec<_>>>().map(Ty::Tuple)
+            }
+            (a, b) if a == b => Some(a.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ty::F64 => f.write_str("f64"),
+            Ty::Int(k) => f.write_str(k.name()),
+            Ty::Bool => f.write_str("bool"),
+            Ty::Slice { mutable: false } => f.write_str("&[f64]"),
+            Ty::Slice { mutable: true } => f.write_str("&mut [f64]"),
+            Ty::Unit => f.write_str("()"),
+            Ty::Never => f.write_str("!"),
+            Ty::Tuple(items) => {
+                f.write_str("(")?;
+                for (k, t) in items.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// Where a type is written: parameters may be slices, results and locals may not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TypePlace {
+    Parameter,
+    Result,
+    Local,
+}
+
+/// The subset type a written type denotes.
+pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let Some(ident) = p.path.get_ident() else {
+                return Err(named_type_error(ty, &path_text(&p.path)));
+            };
+            let name = crate::types::name_of(ident);
+            match name.as_str() {
+                "f64" => Ok(Ty::F64),
+                "bool" => Ok(Ty::Bool),
+                _ => match IntKind::from_name(&name) {
+                    Some(kind) => Ok(Ty::Int(kind)),
+                    None => Err(named_type_error(ty, &name)),
+                },
+            }
+        }
+        syn::Type::Paren(p) => parse_type(&p.elem, place),
+        syn::Type::Group(g) => parse_type(&g.elem, place),
+        syn::Type::Tuple(t) if t.elems.is_empty() => Ok(Ty::Unit),
+        syn::Type::Tuple(t) => {
+            if place != TypePlace::Result {
+                return Err(unsupported(
+                    ty.span(),
+                    "tuple-typed parameters and variables",
+                    "pass the components separately, and destructure tuple results with `let (a, b) = f(...)`",
+                ));
+            }
+            let mut items = vec![];
+            for elem in &t.elems {
+                let item = parse_type(elem, TypePlace::Local)?;
+                if !item.is_scalar() {
+                    return Err(unsupported(
+                        elem.span(),
+                        "tuple components other than `f64`, integers and `bool`",
+                        "return slices' contents through a `&mut [f64]` parameter",
+                    ));
+                }
+                items.push(item);
+            }
+            Ok(Ty::Tuple(items))
+        }
+        syn::Type::Reference(r) => {
+            if r.lifetime.is_some() {
+                return Err(unsupported(r.span(), "lifetimes", "remove the lifetime (`&[f64]`)"));
+            }
+            let mutable = r.mutability.is_some();
+            match &*r.elem {
+                syn::Type::Slice(s) if is_f64(&s.elem) => slice_in(place, mutable, ty),
+                syn::Type::Array(a) if is_f64(&a.elem) => slice_in(place, mutable, ty),
+                syn::Type::Slice(_) | syn::Type::Array(_) => Err(unsupported(
+                    r.elem.span(),
+                    "slices of anything but `f64`",
+                    "use `&[f64]` (integers can be stored as `f64`)",
+                )),
+                _ => Err(unsupported(
+                    r.span(),
+                    "references to scalars",
+                    "pass the value (`x: f64`) and return the new value instead of writing through a reference",
+                )),
+            }
+        }
+        syn::Type::Array(a) if is_f64(&a.elem) => match place {
+            TypePlace::Parameter => Ok(Ty::Slice { mutable: false }),
+            // `let mut a: [f64; 3] = [0.0; 3];`: a local array, writable if the binding is `mut`.
+            TypePlace::Local => Ok(Ty::Slice { mutable: true }),
+            TypePlace::Result => Err(unsupported(
+                ty.span(),
+                "array results",
+                "take a `&mut [f64]` parameter and write the result into it",
+            )),
+        },
+        syn::Type::Slice(_) => {
+            Err(unsupported(ty.span(), "unsized slice types", "take the slice by reference: `&[f64]` or `&mut [f64]`"))
+        }
+        syn::Type::Never(_) => Err(unsupported(ty.span(), "never types (`!`)", "return a value")),
+        syn::Type::Infer(_) => Err(unsupported(ty.span(), "inferred types (`_`)", "write the type out")),
+        syn::Type::ImplTrait(_) | syn::Type::TraitObject(_) => {
+            Err(unsupported(ty.span(), "traits", "write separate `fn`s for `f64`"))
+        }
+        syn::Type::BareFn(_) => {
+            Err(unsupported(ty.span(), "function pointers", "call the function by name; write one `fn` per variant"))
+        }
+        syn::Type::Ptr(_) => Err(unsupported(ty.span(), "raw pointers", "use `&[f64]` or `&mut [f64]`")),
+        _ => Err(unsupported(
+            ty.span(),
+            "types of this kind",
+            "use `f64`, an integer type, `bool`, `&[f64]` or `&mut [f64]`",
+        )),
+    }
+}
+
+fn slice_in(place: TypePlace, mutable: bool, ty: &syn::Type) -> Result<Ty> {
+    if place == TypePlace::Parameter {
+        Ok(Ty::Slice { mutable })
+    } else {
+        Err(unsupported(
+            ty.span(),
+            if place == TypePlace::Result { "slice results" } else { "slice-typed variables with a written type" },
+            if place == TypePlace::Result {
+                "take a `&mut [f64]` parameter and write the result into it"
+            } else {
+                "bind the slice without a type annotation (`let v = x;`), or use the parameter directly"
+            },
+        ))
+    }
+}
+
+fn is_f64(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("f64"))
+}
+
+pub(crate) fn path_text(path: &syn::Path) -> String {
+    path.segments.iter().map(|s| crate::types::name_of(&s.ident)).collect::<Vec<_>>().join("::")
+}
+
+fn named_type_error(ty: &syn::Type, name: &str) -> crate::error::FrontError {
+    let span = ty.span();
+    match name {
+        "f32" => unsupported(span, "`f32` values", "use `f64`"),
+        "i8" | "i16" | "i128" | "u8" | "u16" | "u128" => unsupported(
+            span,
+            format!("`{name}` values"),
+            "use `i64`, `i32`, `isize`, `u64`, `u32` or `usize` (all are 64-bit integers in the IR)",
+        ),
+        "Vec" => unsupported(
+            span,
+            "`Vec` values",
+            "take `&[f64]` or `&mut [f64]` parameters, or use a fixed-size local array `[0.0; N]` with a constant `N`",
+        ),
+        "String" | "str" | "char" => unsupported(span, "strings and characters", "compute with `f64` values only"),
+        "Option" | "Result" | "Box" => unsupported(
+            span,
+            format!("`{name}` values"),
+            "return plain values (use `f64::NAN` or a `bool` flag for \"no value\")",
+        ),
+        _ => unsupported(
+            span,
+            format!("named types such as `{name}` (structs, enums, aliases)"),
+            "use `f64`, an integer type, `bool`, `&[f64]` or `&mut [f64]`, and pass a struct's fields separately",
+        ),
+    }
+}
+
+/// The name an identifier denotes (`r#match` is `match`).
+pub(crate) fn name_of(ident: &syn::Ident) -> String {
+    let text = ident.to_string();
+    match text.strip_prefix("r#") {
+        Some(raw) => raw.to_string(),
+        None => text,
+    }
+}

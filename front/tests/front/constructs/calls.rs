@@ -1,0 +1,137 @@
+//! Calls between functions (any order, recursion), tuple results, `&mut` slices, externs.
+
+use crate::support::{Rng, lower, run_with};
+use crate::{dual, same};
+use jitdiff_ir::{ArgValue, ExternRegistry, RuntimeValue};
+
+dual! { CALLS:
+    fn caller(x: f64, n: i64) -> f64 {
+        let (s, c) = polar(x);
+        helper(s, c) + fact(n) as f64 + fib(n as usize) as f64
+    }
+    fn helper(a: f64, b: f64) -> f64 {
+        a * a - b
+    }
+    fn polar(x: f64) -> (f64, f64) {
+        (x.sin() * 2.0, x.cos())
+    }
+    fn fact(n: i64) -> i64 {
+        if n <= 1 { 1 } else { n * fact(n - 1) }
+    }
+    fn fib(n: usize) -> usize {
+        if n < 2 {
+            return n;
+        }
+        fib(n - 1) + fib(n - 2)
+    }
+    fn even(n: i64) -> bool {
+        if n == 0 { true } else { odd(n - 1) }
+    }
+    fn odd(n: i64) -> bool {
+        if n == 0 { false } else { even(n - 1) }
+    }
+}
+
+#[test]
+fn calls_in_any_order_and_recursion() {
+    let m = lower(CALLS);
+    for (x, n) in [(0.5, 0i64), (1.25, 5), (-2.0, 10)] {
+        same!(m, caller(x, n));
+    }
+    for n in [0i64, 1, 10, 31] {
+        same!(m, even(n));
+    }
+}
+
+dual! { MUTATION:
+    fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+        for i in 0..y.len() {
+            y[i] += a * x[i];
+        }
+    }
+    fn twice(x: &[f64], out: &mut [f64]) -> f64 {
+        axpy(2.0, x, out);
+        let mut local = [0.0; 4];
+        axpy(1.0, x, &mut local);
+        axpy(-0.5, &local, out);
+        out[0] = out[0] - 1.0;
+        out[out.len() - 1] *= 3.0;
+        local.iter().sum()
+    }
+}
+
+#[test]
+fn mutable_slices_and_local_arrays_passed_to_calls() {
+    let m = lower(MUTATION);
+    let mut rng = Rng::new(4);
+    let x = rng.normals(4);
+    let out = rng.normals(4);
+    let mut native = out.clone();
+    let want = twice(&x, &mut native);
+    let mut args = [ArgValue::Slice(x.clone()), ArgValue::SliceMut(out)];
+    let got = crate::support::run(&m, "twice", &mut args);
+    assert_eq!(got, vec![RuntimeValue::F64(want)]);
+    assert_eq!(args[1], ArgValue::SliceMut(native));
+}
+
+/// The native function behind the extern of `EXTERN_SOURCE`.
+fn bessel_j0(x: f64) -> f64 {
+    // A stand-in with the right shape: the series' first terms.
+    1.0 - x * x / 4.0 + x.powi(4) / 64.0
+}
+
+extern "C" fn bessel_j0_c(x: f64) -> f64 {
+    bessel_j0(x)
+}
+
+fn uses_extern(x: f64) -> f64 {
+    let j = bessel_j0(x);
+    if j < 0.0 { -j } else { j }
+}
+
+const EXTERN_SOURCE: &str = r#"
+unsafe extern "C" {
+    fn bessel_j0(x: f64) -> f64;
+}
+
+fn uses_extern(x: f64) -> f64 {
+    let j = unsafe { bessel_j0(x) };
+    if j < 0.0 { -j } else { j }
+}
+"#;
+
+#[test]
+fn extern_blocks_become_ir_externs() {
+    let m = lower(EXTERN_SOURCE);
+    assert_eq!(m.externs.len(), 1);
+    assert_eq!(m.externs[0].name, "bessel_j0");
+    let mut registry = ExternRegistry::new();
+    registry.register_f1("bessel_j0", bessel_j0_c);
+    for x in [0.0, 1.0, 2.5, 4.0] {
+        let got = run_with(&m, "uses_extern", &mut [ArgValue::F64(x)], Some(&registry));
+        assert_eq!(got, vec![RuntimeValue::F64(uses_extern(x))]);
+    }
+    // The 2021 spelling, without `unsafe`, is accepted too.
+    let old = lower("extern \"C\" { fn g(x: f64, n: i64) -> f64; }\nfn f(x: f64) -> f64 { unsafe { g(x, 2) } }");
+    assert_eq!(m.externs[0].params.len() + 1, old.externs[0].params.len());
+}
+
+dual! { RAW_IDENTIFIERS:
+    fn r#match(r#in: f64, é: f64) -> f64 {
+        let r#loop = r#in * 2.0;
+        loop_twice(r#loop) + é
+    }
+    fn loop_twice(x: f64) -> f64 {
+        r#match_helper(x) * 2.0
+    }
+    fn r#match_helper(x: f64) -> f64 {
+        x + 1.0
+    }
+}
+
+#[test]
+fn raw_identifiers_and_non_ascii_locals() {
+    let m = lower(RAW_IDENTIFIERS);
+    assert!(m.func_by_name("match").is_some());
+    same!(m, r#match(1.5, 0.25));
+}

@@ -1,0 +1,225 @@
+//! `for` loops over ranges and slices, iterator adapters, and the consumers `sum`, `product`,
+//! `fold`, `count`.
+
+use crate::support::{Rng, lower};
+use crate::{dual, same};
+use jitdiff_ir::{ArgValue, RuntimeValue};
+
+dual! { RANGES:
+    fn ranges(a: i64, b: i64) -> i64 {
+        let mut h = 0;
+        for i in a..b {
+            h = (h * 3 + i) % 10_007;
+        }
+        for i in a..=b {
+            h = (h * 5 - i) % 10_007;
+        }
+        for i in (a..b).rev() {
+            h = (h * 7 + i) % 10_007;
+        }
+        for i in (a..=b).rev() {
+            h = (h * 11 + i) % 10_007;
+        }
+        for i in (a..b).step_by(3) {
+            h = (h * 13 + i) % 10_007;
+        }
+        for i in (a..=b).step_by(2) {
+            h = (h * 17 - i) % 10_007;
+        }
+        for i in (a..b).rev().step_by(4) {
+            h = (h * 19 + i) % 10_007;
+        }
+        for i in (a..b).skip(2).take(3) {
+            h = (h * 29 + i) % 10_007;
+        }
+        h
+    }
+    fn stepped(n: usize, k: usize) -> usize {
+        let mut s = 0;
+        for i in (0..n).step_by(k) {
+            s = (s * 31 + i) % 10_007;
+        }
+        for i in (0..n).step_by(k + 1).rev() {
+            s = (s * 7 + i) % 10_007;
+        }
+        s
+    }
+}
+
+#[test]
+fn ranges_in_every_direction_and_step() {
+    let m = lower(RANGES);
+    for (a, b) in [(0i64, 0i64), (0, 1), (0, 10), (-4, 7), (5, 2), (3, 3), (-10, -9)] {
+        same!(m, ranges(a, b));
+    }
+    for (n, k) in [(0usize, 1usize), (10, 1), (10, 3), (11, 5), (4, 9)] {
+        same!(m, stepped(n, k));
+    }
+}
+
+dual! { SLICES:
+    fn dot(x: &[f64], y: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (a, b) in x.iter().zip(y.iter()) {
+            s += a * b;
+        }
+        s
+    }
+    fn weighted(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (i, &v) in x.iter().enumerate() {
+            s += v * (i as f64 + 1.0);
+        }
+        for v in x {
+            s -= *v * 0.5;
+        }
+        for &v in x.iter().rev() {
+            s = s * 0.9 + v;
+        }
+        for (i, v) in x.iter().enumerate().rev().skip(1) {
+            s += v / (i as f64 + 2.0);
+        }
+        for (a, b) in x.iter().zip(x.iter().skip(1)) {
+            s += a * b;
+        }
+        s
+    }
+    fn scale_in_place(x: &mut [f64], k: f64) {
+        for v in x.iter_mut() {
+            *v *= k;
+        }
+        for (i, v) in x.iter_mut().enumerate() {
+            *v = *v + i as f64;
+        }
+    }
+    fn array_param(a: [f64; 3], b: &[f64; 3]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..3 {
+            s += a[i] * b[i];
+        }
+        s + a.len() as f64
+    }
+}
+
+#[test]
+fn slices_iterated_with_adapters() {
+    let m = lower(SLICES);
+    let mut rng = Rng::new(5);
+    for n in [0usize, 1, 2, 7] {
+        let x = rng.normals(n);
+        let y = rng.normals(n + 2);
+        same!(m, dot(&x[..], &y[..]));
+        same!(m, dot(&y[..], &x[..]));
+        same!(m, weighted(&x[..]));
+        let mut native = x.clone();
+        scale_in_place(&mut native, 1.5);
+        let mut args = [ArgValue::SliceMut(x.clone()), ArgValue::F64(1.5)];
+        crate::support::run(&m, "scale_in_place", &mut args);
+        assert_eq!(args[0], ArgValue::SliceMut(native));
+    }
+    let (a, b) = ([1.0, 2.0, 3.0], [0.5, -1.0, 4.0]);
+    same!(m, array_param(a, &b));
+}
+
+dual! { CONSUMERS:
+    fn total(x: &[f64]) -> f64 {
+        x.iter().sum()
+    }
+    fn sum_sq(x: &[f64]) -> f64 {
+        x.iter().map(|v| v * v).sum::<f64>()
+    }
+    fn prod(x: &[f64]) -> f64 {
+        x.iter().product()
+    }
+    fn folded(x: &[f64], y: &[f64], c: f64) -> f64 {
+        let a = x.iter().fold(c, |acc, v| acc * 0.5 + v);
+        let b = x.iter().zip(y.iter()).map(|(p, q)| p * q + c).sum::<f64>();
+        let d: f64 = x.iter().enumerate().map(|(i, &v)| v * i as f64).sum();
+        let e = (0..x.len()).fold(0.0, |acc: f64, i| acc.max(x[i]));
+        a + b + d + e
+    }
+    fn positives(x: &[f64]) -> usize {
+        x.iter().filter(|v| **v > 0.0).count()
+    }
+    fn int_sum(n: usize) -> usize {
+        let s: usize = (0..n).sum();
+        s + (1..=n).map(|i| i * i).sum::<usize>() + (0..n).filter(|&i| i % 3 == 0).count()
+    }
+    fn empty_sum() -> f64 {
+        let e = [1.0; 4];
+        e.iter().skip(4).sum()
+    }
+}
+
+#[test]
+fn sum_map_fold_filter_count() {
+    let m = lower(CONSUMERS);
+    let mut rng = Rng::new(9);
+    for n in [0usize, 1, 3, 10] {
+        let x = rng.normals(n);
+        let y = rng.normals(n);
+        same!(m, total(&x[..]));
+        same!(m, sum_sq(&x[..]));
+        same!(m, prod(&x[..]));
+        same!(m, folded(&x[..], &y[..], 0.25));
+        same!(m, positives(&x[..]));
+        same!(m, int_sum(n));
+    }
+    // Rust's float sum starts at -0.0: an empty sum is -0.0.
+    same!(m, empty_sum());
+    assert_eq!(crate::support::run(&m, "empty_sum", &mut []), vec![RuntimeValue::F64(-0.0)]);
+}
+
+dual! { LOCAL_ARRAYS:
+    fn moving(x: &[f64]) -> f64 {
+        let mut window: [f64; 3] = [0.0; 3];
+        let mut out = 0.0;
+        for i in 0..x.len() {
+            window[i % 3] = x[i];
+            out += window[0] * 1.0 + window[1] * 2.0 + window[2] * 3.0;
+        }
+        out
+    }
+    fn literal_array(t: f64) -> f64 {
+        let coefficients = [1.0, -t, t * t, 0.5];
+        let mut big = [t; 40];
+        for i in 0..40 {
+            big[i] += i as f64;
+        }
+        let mut s = 0.0;
+        for c in coefficients.iter() {
+            s = s * t + c;
+        }
+        s + big.iter().sum::<f64>() + fill(&mut big)
+    }
+    fn fill(buffer: &mut [f64]) -> f64 {
+        for v in buffer.iter_mut() {
+            *v = 2.0;
+        }
+        buffer.iter().sum()
+    }
+    fn fresh_each_iteration(n: usize) -> f64 {
+        let mut s = 0.0;
+        for i in 0..n {
+            let mut a = [0.0; 2];
+            a[0] += i as f64;
+            a[1] += a[0];
+            s += a[1];
+        }
+        s
+    }
+}
+
+#[test]
+fn local_arrays_are_zeroed_at_their_let() {
+    let m = lower(LOCAL_ARRAYS);
+    let mut rng = Rng::new(2);
+    for n in [0usize, 2, 9] {
+        let x = rng.normals(n);
+        same!(m, moving(&x[..]));
+        same!(m, fresh_each_iteration(n));
+    }
+    for t in [0.0, 1.5, -2.0] {
+        same!(m, literal_array(t));
+    }
+}

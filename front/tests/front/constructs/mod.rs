@@ -1,0 +1,11 @@
+//! Each construct of the subset, written once (`dual!`) as Rust compiled by rustc and as the
+//! front end's input; the interpreter must give the same bits on every input.
+
+// The functions exercise the subset's constructs one by one, not idiomatic Rust.
+#![allow(clippy::all)]
+
+mod arith;
+mod calls;
+mod control;
+mod iterators;
+mod math;

@@ -1,0 +1,299 @@
+//! Random programs of the subset — nested `for`/`while`/`loop`, `if`, `break`, `continue`,
+//! early `return`, mutable variables of both types, slice reads, `match` — compiled by rustc
+//! into one binary and lowered by the front end; the interpreter must give the bits the binary
+//! prints. This is what checks the SSA construction (joins, loop headers, exits) on shapes no one
+//! wrote by hand. Skipped, with a note, where no `rustc` can be run.
+
+use crate::support::{Rng, lower, run};
+use jitdiff_ir::{ArgValue, RuntimeValue};
+use std::fmt::Write as _;
+
+/// How many functions (`FRONT_DIFF_FUNCTIONS` and `FRONT_DIFF_SEED` run other campaigns
+/// locally), and the inputs each is run on.
+const FUNCTIONS: usize = 60;
+const INPUTS: [(f64, f64, usize); 4] = [(0.5, -1.25, 0), (2.0, 0.75, 3), (-3.5, 1.5, 5), (0.0, -0.0, 1)];
+const SLICE: [f64; 5] = [0.25, -1.5, 2.0, 3.75, -0.5];
+
+/// A random function `fn gK(x: &[f64], a: f64, b: f64, n: usize) -> f64`.
+struct Generator {
+    rng: Rng,
+    out: String,
+    /// `f64` variables in scope (all mutable), `usize` ones (loop variables too), and the
+    /// mutable `usize` ones.
+    floats: Vec<String>,
+    ints: Vec<String>,
+    mutable_ints: Vec<String>,
+    /// Per enclosing loop: whether it is a `loop` giving a value (so `break` needs one).
+    loops: Vec<bool>,
+    fresh: usize,
+    /// Loop counters bound the work: every loop increments one and stops at a small limit.
+    budget: usize,
+}
+
+impl Generator {
+    fn pick(&mut self, n: usize) -> usize {
+        self.rng.below(n as u64) as usize
+    }
+    fn any_float(&mut self) -> String {
+        let k = self.pick(self.floats.len());
+        self.floats[k].clone()
+    }
+    fn any_int(&mut self) -> String {
+        let k = self.pick(self.ints.len());
+        self.ints[k].clone()
+    }
+    fn any_mutable_int(&mut self) -> String {
+        let k = self.pick(self.mutable_ints.len());
+        self.mutable_ints[k].clone()
+    }
+    fn name(&mut self, prefix: &str) -> String {
+        self.fresh += 1;
+        format!("{prefix}{}", self.fresh)
+    }
+    fn float_expr(&mut self, depth: usize) -> String {
+        let leaf = depth == 0 || self.pick(3) == 0;
+        if leaf {
+            return match self.pick(5) {
+                0 => format!("{:.2}_f64", self.rng.range(-4.0, 4.0)),
+                1 => format!("x[{} % x.len()]", self.int_expr(0)),
+                2 => format!("({} as f64)", self.int_expr(0)),
+                _ => self.any_float(),
+            };
+        }
+        let (l, r) = (self.float_expr(depth - 1), self.float_expr(depth - 1));
+        match self.pick(9) {
+            0 => format!("({l} + {r})"),
+            1 => format!("({l} - {r})"),
+            2 => format!("({l} * {r})"),
+            3 => format!("({l} / ({r}).abs().max(0.5))"),
+            4 => format!("-({l})"),
+            5 => format!("({l}).sin()"),
+            6 => format!("({l}).min({r})"),
+            7 => format!("(if {} {{ {l} }} else {{ {r} }})", self.condition(depth - 1)),
+            _ => format!("({l}).mul_add(0.5, {r})"),
+        }
+    }
+    fn int_expr(&mut self, depth: usize) -> String {
+        match self.pick(if depth == 0 { 3 } else { 5 }) {
+            0 => format!("{}", self.pick(4)),
+            1 | 2 => self.any_int(),
+            3 => format!("({} + {})", self.int_expr(depth - 1), self.int_expr(depth - 1)),
+            _ => format!("({} % 3)", self.int_expr(depth - 1)),
+        }
+    }
+    fn condition(&mut self, depth: usize) -> String {
+        let (l, r) = (self.float_expr(depth.min(1)), self.float_expr(depth.min(1)));
+        match self.pick(6) {
+            0 => format!("{l} < {r}"),
+            1 => format!("{l} >= {r}"),
+            2 => format!("{} == {}", self.int_expr(0), self.int_expr(0)),
+            3 => format!("({l} < {r} && {} < 2)", self.int_expr(0)),
+            4 => format!("({l} > {r} || {} != 1)", self.int_expr(0)),
+            _ => format!("!({l} <= {r})"),
+        }
+    }
+    fn line(&mut self, indent: usize, text: &str) {
+        let _ = writeln!(self.out, "{}{text}", "    ".repeat(indent));
+    }
+    fn statements(&mut self, indent: usize, count: usize) {
+        let scope = (self.floats.len(), self.ints.len());
+        for _ in 0..count {
+            self.statement(indent);
+        }
+        self.floats.truncate(scope.0);
+        self.ints.truncate(scope.1);
+    }
+    fn statement(&mut self, indent: usize) {
+        let nested = indent < 4 && self.budget > 0;
+        match self.pick(if nested { 12 } else { 5 }) {
+            0 | 1 => {
+                let v = self.any_float();
+                let e = self.float_expr(2);
+                let op = ["=", "+=", "-=", "*="][self.pick(4)];
+                self.line(indent, &format!("{v} {op} {e};"));
+            }
+            2 => {
+                let v = self.name("f");
+                let e = self.float_expr(2);
+                self.line(indent, &format!("let mut {v} = {e};"));
+                self.floats.push(v);
+            }
+            3 => {
+                let k = self.any_mutable_int();
+                let e = self.int_expr(1);
+                self.line(indent, &format!("{k} = ({k} + {e}) % 7;"));
+            }
+            4 if !self.loops.is_empty() => {
+                let c = self.condition(1);
+                let jump = match (self.pick(2), self.loops.last()) {
+                    (0, _) => "continue".to_string(),
+                    (_, Some(true)) => format!("break {}", self.float_expr(1)),
+                    _ => "break".to_string(),
+                };
+                self.line(indent, &format!("if {c} {{ {jump}; }}"));
+            }
+            4 => {
+                let (c, e) = (self.condition(1), self.float_expr(1));
+                self.line(indent, &format!("if {c} {{ return {e}; }}"));
+            }
+            5 | 6 => {
+                let c = self.condition(2);
+                self.line(indent, &format!("if {c} {{"));
+                {
+                    let count = 1 + self.pick(3);
+                    self.statements(indent + 1, count);
+                }
+                self.line(indent, "} else {");
+                {
+                    let count = self.pick(3);
+                    self.statements(indent + 1, count);
+                }
+                self.line(indent, "}");
+            }
+            7 | 8 => {
+                self.budget -= 1;
+                let i = self.name("i");
+                let bound = 1 + self.pick(4);
+                let range = match self.pick(3) {
+                    0 => format!("0..{bound}"),
+                    1 => format!("(0..=n.min({bound})).rev()"),
+                    _ => format!("(1..{}).step_by(2)", bound + 2),
+                };
+                self.line(indent, &format!("for {i} in {range} {{"));
+                self.ints.push(i);
+                self.loop_body(indent, false);
+                self.ints.pop();
+                self.line(indent, "}");
+            }
+            9 => {
+                self.budget -= 1;
+                let k = self.name("w");
+                self.line(indent, &format!("let mut {k} = 0;"));
+                let limit = 1 + self.pick(4);
+                self.line(indent, &format!("while {k} < {limit} {{"));
+                self.line(indent + 1, &format!("{k} += 1;"));
+                self.loop_body(indent, false);
+                self.line(indent, "}");
+            }
+            10 => {
+                self.budget -= 1;
+                let (k, v) = (self.name("l"), self.name("r"));
+                let limit = 1 + self.pick(4);
+                let e = self.float_expr(1);
+                self.line(indent, &format!("let mut {k} = 0;"));
+                self.line(indent, &format!("let mut {v} = loop {{"));
+                self.line(indent + 1, &format!("{k} += 1;"));
+                self.line(indent + 1, &format!("if {k} > {limit} {{ break {e}; }}"));
+                self.loop_body(indent, true);
+                self.line(indent, "};");
+                self.floats.push(v);
+            }
+            _ => {
+                let v = self.any_float();
+                let scrutinee = self.int_expr(1);
+                let (e1, e2, e3) = (self.float_expr(1), self.float_expr(1), self.float_expr(1));
+                self.line(indent, &format!("{v} = match {scrutinee} {{ 0 => {e1}, 1 | 2 => {e2}, _ => {e3} }};"));
+            }
+        }
+    }
+    fn loop_body(&mut self, indent: usize, gives_value: bool) {
+        self.loops.push(gives_value);
+        {
+            let count = 1 + self.pick(3);
+            self.statements(indent + 1, count);
+        }
+        self.loops.pop();
+    }
+    fn function(&mut self, name: &str) -> String {
+        self.out.clear();
+        self.floats = vec!["a".into(), "b".into()];
+        self.ints = vec!["n".into()];
+        self.mutable_ints = vec!["n".into()];
+        self.budget = 3;
+        self.line(0, &format!("fn {name}(x: &[f64], a: f64, b: f64, n: usize) -> f64 {{"));
+        self.line(1, "let mut a = a;");
+        self.line(1, "let mut b = b;");
+        self.line(1, "let mut n = n;");
+        {
+            let count = 2 + self.pick(4);
+            self.statements(1, count);
+        }
+        let result = self.floats.join(" + ");
+        self.line(1, &format!("{result} + n as f64"));
+        self.line(0, "}");
+        self.out.clone()
+    }
+}
+
+fn rustc_available() -> bool {
+    std::process::Command::new("rustc").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn random_programs_agree_with_rustc() {
+    if !rustc_available() {
+        eprintln!("skipped: no rustc to compile the reference binary");
+        return;
+    }
+    let env = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let count = env("FRONT_DIFF_FUNCTIONS", FUNCTIONS as u64) as usize;
+    let mut generator = Generator {
+        rng: Rng::new(env("FRONT_DIFF_SEED", 0xd1ff)),
+        out: String::new(),
+        floats: vec![],
+        ints: vec![],
+        mutable_ints: vec![],
+        loops: vec![],
+        fresh: 0,
+        budget: 0,
+    };
+    let functions: Vec<String> = (0..count).map(|k| generator.function(&format!("g{k}"))).collect();
+    // The reference: every function on every input, printed as bits.
+    let mut program = String::from("#![allow(unused, unreachable_code, clippy::all)]\n");
+    program.push_str(&functions.join("\n"));
+    let _ = writeln!(program, "fn main() {{\n    let x = {SLICE:?};");
+    for k in 0..count {
+        for (a, b, n) in INPUTS {
+            let _ = writeln!(program, "    println!(\"{{:016x}}\", g{k}(&x, {a:?}, {b:?}, {n}).to_bits());");
+        }
+    }
+    program.push_str("}\n");
+    let dir = std::env::temp_dir().join(format!("jitdiff-front-differential-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let (source, binary) = (dir.join("reference.rs"), dir.join("reference"));
+    std::fs::write(&source, &program).expect("the reference source is written");
+    let compiled = std::process::Command::new("rustc")
+        .args(["--edition", "2024", "-C", "overflow-checks=off", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .expect("rustc runs");
+    assert!(
+        compiled.status.success(),
+        "rustc rejected a generated program:\n{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let output = std::process::Command::new(&binary).output().expect("the reference runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let expected: Vec<u64> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| u64::from_str_radix(l, 16).expect("a hexadecimal line"))
+        .collect();
+    assert_eq!(expected.len(), count * INPUTS.len());
+
+    let module = lower(&functions.join("\n"));
+    let mut expected = expected.into_iter();
+    for (k, function) in functions.iter().enumerate() {
+        for (a, b, n) in INPUTS {
+            let want = f64::from_bits(expected.next().unwrap_or_default());
+            let mut args =
+                [ArgValue::Slice(SLICE.to_vec()), ArgValue::F64(a), ArgValue::F64(b), ArgValue::I64(n as i64)];
+            let got = match run(&module, &format!("g{k}"), &mut args).as_slice() {
+                [RuntimeValue::F64(v)] => *v,
+                other => panic!("g{k}: {other:?}"),
+            };
+            let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+            assert!(same, "g{k}({a}, {b}, {n}): interpreter {got:e}, rustc {want:e}\n{function}");
+        }
+    }
+}

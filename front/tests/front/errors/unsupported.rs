@@ -1,0 +1,318 @@
+//! Constructs outside the subset: (case, source, the error exactly as displayed).
+
+pub(crate) const CASES: &[(&str, &str, &str)] = &[
+    (
+        "generic",
+        r#"fn f<T>(x: T) -> T {
+    x
+}"#,
+        r#"1:5: generic functions are not supported; write the function for `f64` (and the integer types it needs) without type parameters"#,
+    ),
+    (
+        "struct",
+        r#"struct P {
+    x: f64,
+}"#,
+        r#"1:1: structs, enums and unions are not supported; pass each field as its own parameter (`f64`, integers, `bool`, slices)"#,
+    ),
+    (
+        "impl",
+        r#"fn f() {}
+impl Foo {
+    fn g(&self) {}
+}"#,
+        r#"2:1: `impl` blocks are not supported; write free functions that take the fields as parameters"#,
+    ),
+    (
+        "trait",
+        r#"trait T {
+    fn f(&self);
+}"#,
+        r#"1:1: traits are not supported; write one free function per implementation"#,
+    ),
+    (
+        "vec_ty",
+        r#"fn f(x: Vec<f64>) -> f64 {
+    x[0]
+}"#,
+        r#"1:9: `Vec` values are not supported; take `&[f64]` or `&mut [f64]` parameters, or use a fixed-size local array `[0.0; N]` with a constant `N`"#,
+    ),
+    (
+        "vec_macro",
+        r#"fn f(n: usize) -> f64 {
+    let v = vec![0.0; n];
+    v[0]
+}"#,
+        r#"2:13: macros such as `vec!` are not supported; use a fixed-size local array `[0.0; N]` with a constant `N`, or a `&mut [f64]` parameter"#,
+    ),
+    (
+        "println",
+        r#"fn f(x: f64) -> f64 {
+    println!("{}", x);
+    x
+}"#,
+        r#"2:5: macros such as `println!` are not supported; remove the `println!` call (the IR has no I/O or text)"#,
+    ),
+    (
+        "closure_elsewhere",
+        r#"fn f(x: f64) -> f64 {
+    let g = |y: f64| y * 2.0;
+    g(x)
+}"#,
+        r#"2:13: closures are supported only as the argument of `map`, `filter` or `fold` on an iterator; write a `fn` item and call it"#,
+    ),
+    (
+        "closure_mut",
+        r#"fn f(x: &[f64]) -> f64 {
+    let mut count = 0.0;
+    let s: f64 = x.iter().map(|v| {
+        count += 1.0;
+        v * 2.0
+    }).sum();
+    s + count
+}"#,
+        r#"4:9: closures that capture a mutable variable are not supported; use a `for` loop"#,
+    ),
+    (
+        "ref_local",
+        r#"fn f(x: f64) -> f64 {
+    let r = &x;
+    *r
+}"#,
+        r#"2:13: references to `f64` values are not supported; pass the value itself, and return new values instead of writing through references"#,
+    ),
+    (
+        "match_float",
+        r#"fn f(x: f64) -> f64 {
+    match x {
+        _ => 2.0,
+    }
+}"#,
+        r#"2:11: `match` on `f64` values are not supported; match on integers or `bool`, or use `if` / `else if` / `else` with comparisons"#,
+    ),
+    (
+        "match_struct_pattern",
+        r#"fn f(n: i64) -> i64 {
+    match n {
+        (a, b) => a,
+        _ => 0,
+    }
+}"#,
+        r#"3:9: patterns of this kind in `match` are not supported; use literals, constants, ranges (`1..=5`), `|`, a name or `_`"#,
+    ),
+    (
+        "f32",
+        r#"fn f(x: f32) -> f32 {
+    x
+}"#,
+        r#"1:9: `f32` values are not supported; use `f64`"#,
+    ),
+    (
+        "float_rem",
+        r#"fn f(x: f64) -> f64 {
+    x % 2.0
+}"#,
+        r#"2:7: remainders (`%`) of `f64` values are not supported; the IR has no float remainder; use `x - (x / y).floor() * y` where that approximation is fine, or integers"#,
+    ),
+    (
+        "shift",
+        r#"fn f(n: i64) -> i64 {
+    n << 2
+}"#,
+        r#"2:7: shift operators are not supported; multiply or divide by a power of two"#,
+    ),
+    (
+        "subslice",
+        r#"fn f(x: &[f64]) -> f64 {
+    g(&x[1..])
+}
+fn g(x: &[f64]) -> f64 {
+    x[0]
+}"#,
+        r#"2:10: sub-slices (`x[a..b]`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
+    ),
+    (
+        "bool_arith",
+        r#"fn f(a: bool, b: bool) -> bool {
+    a + b
+}"#,
+        r#"2:7: arithmetic operators on `bool` values are not supported; convert with `if b { 1.0 } else { 0.0 }` first"#,
+    ),
+    (
+        "return_in_closure",
+        r#"fn f(x: &[f64]) -> f64 {
+    x.iter().map(|v| {
+        return *v;
+    }).sum()
+}"#,
+        r#"3:9: `return` expressions inside closures are not supported; use a `for` loop"#,
+    ),
+    (
+        "self",
+        r#"fn f(&self) -> f64 {
+    1.0
+}"#,
+        r#"1:6: methods (`self` parameters) are not supported; write a free `fn` and pass the fields"#,
+    ),
+    (
+        "const_array",
+        r#"const Y: [f64; 3] = [1.0, 2.0, 3.0];
+fn f(i: usize) -> f64 {
+    Y[i]
+}"#,
+        r#"3:5: a constant array is not supported yet: the IR has no read-only data tables yet; pass the table as a `&[f64]` parameter"#,
+    ),
+    (
+        "slice_ret",
+        r#"fn f(x: &[f64]) -> &[f64] {
+    x
+}"#,
+        r#"1:20: slice results are not supported; take a `&mut [f64]` parameter and write the result into it"#,
+    ),
+    (
+        "tuple_var",
+        r#"fn g() -> (f64, f64) {
+    (1.0, 2.0)
+}
+fn f() -> f64 {
+    let t = g();
+    t.0
+}"#,
+        r#"5:9: tuple-typed variables are not supported; destructure the tuple: `let (a, b) = ...;`"#,
+    ),
+    (
+        "mod",
+        r#"mod m {
+    fn f() {}
+}"#,
+        r#"1:1: modules are not supported; put every item at the top level of the source"#,
+    ),
+    (
+        "question",
+        r#"fn f(x: f64) -> f64 {
+    x?
+}"#,
+        r#"2:5: `?` operators are not supported; return plain values and test them with `if`"#,
+    ),
+    (
+        "range_var",
+        r#"fn f() -> f64 {
+    let r = 0..3;
+    0.0
+}"#,
+        r#"2:13: ranges outside `for` loops are not supported; iterate over the range directly: `for i in a..b { ... }`"#,
+    ),
+    (
+        "for_float",
+        r#"fn f() -> f64 {
+    let mut s = 0.0;
+    for x in 0.0..1.0 {
+        s += x;
+    }
+    s
+}"#,
+        r#"3:14: ranges of `f64` are not supported; iterate over an integer range and compute the float from it: `for i in 0..n { let x = i as f64 * h; }`"#,
+    ),
+    (
+        "not_int",
+        r#"fn f(n: i64) -> i64 {
+    !n
+}"#,
+        r#"2:5: bitwise negations (`!`) of integers are not supported; the IR has no bit operations; use arithmetic (`-x - 1` is `!x` for signed integers)"#,
+    ),
+    (
+        "iter_unconsumed",
+        r#"fn f(x: &[f64]) -> f64 {
+    let it = x.iter();
+    0.0
+}"#,
+        r#"2:14: iterators that are not consumed in place are not supported; consume the chain where it is built, with `sum()`, `product()`, `fold(...)`, `count()` or a `for` loop"#,
+    ),
+    (
+        "let_else",
+        r#"fn f(x: f64) -> f64 {
+    let y = x else { return 0.0; };
+    y
+}"#,
+        r#"2:15: `let ... else` statements are not supported; use `if`/`else` and `return`"#,
+    ),
+    (
+        "usize_max",
+        r#"fn f() -> usize {
+    usize::MAX
+}"#,
+        r#"2:5: `usize::MAX` does not fit the IR's 64-bit signed integers; use `i64::MAX as usize`"#,
+    ),
+    (
+        "string",
+        r#"fn f() -> f64 {
+    let s = "hi";
+    0.0
+}"#,
+        r#"2:13: string, character and byte literals are not supported; compute with numbers only"#,
+    ),
+    (
+        "fn_value",
+        r#"fn g(x: f64) -> f64 {
+    x
+}
+fn f() -> f64 {
+    let h = g;
+    0.0
+}"#,
+        r#"5:13: functions as values are not supported; call it: `g(...)`"#,
+    ),
+    (
+        "use_other",
+        r#"use std::collections::HashMap;
+fn f() {}"#,
+        r#"1:23: `use` items other than `use std::f64::consts::...` are not supported; refer to `std::f64::consts::PI` (or `use std::f64::consts::PI;`) and define everything else in the source"#,
+    ),
+    (
+        "inner_fn",
+        r#"fn f() -> f64 {
+    fn g() -> f64 { 1.0 }
+    g()
+}"#,
+        r#"2:5: items inside function bodies (`fn`, `const`, `use`, ...) are not supported; move them to the top level of the source"#,
+    ),
+    (
+        "nested_deep",
+        r#"fn f(x: f64) -> f64 {
+    ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((x))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))
+}"#,
+        r#"2:100: brackets nested more than 96 deep are not supported; split the expression with `let` bindings or helper functions"#,
+    ),
+    (
+        "array_len",
+        r#"fn f(n: usize) -> f64 {
+    let a = [0.0; n];
+    a[0]
+}"#,
+        r#"2:19: the length of a local array must be a constant: an integer literal, a `const` or arithmetic on those"#,
+    ),
+    (
+        "assign_slice",
+        r#"fn f(x: &[f64], y: &[f64]) -> f64 {
+    let mut z = x;
+    z = y;
+    z[0]
+}"#,
+        r#"3:5: assignments to slice variables are not supported; bind each slice to its own name, or assign its elements (`x[i] = ...`)"#,
+    ),
+    (
+        "zip_after_map",
+        r#"fn f(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().map(|v| v * 2.0).zip(y.iter()).map(|(a, b)| a * b).sum()
+}"#,
+        r#"2:14: `map` adapters before `enumerate`, `zip`, `rev`, `step_by`, `skip` or `take` are not supported; put `map` and `filter` last in the chain, or use a `for` loop"#,
+    ),
+    (
+        "non_ascii_function",
+        r#"fn café(x: f64) -> f64 {
+    let é = x;
+    é
+}"#,
+        r#"1:4: non-ASCII function names are not supported; rename `café` with ASCII letters, digits and `_` (it becomes the IR function's name)"#,
+    ),
+];

@@ -1,0 +1,87 @@
+//! Run-time faults in the user's terms. Native derivative code that faults reports a site in a
+//! derived function the user never wrote; the function itself, run by the reference
+//! interpreter on the same arguments, faults at the user's own instruction (the derivative
+//! computes the primal first, in the same order), and that site — with its line and column
+//! when a source map was given — is what the error names.
+
+use crate::error::Error;
+use crate::user::UserFunction;
+use jitdiff_ir::{ArgValue, Fault, InterpError, Interpreter};
+use jitdiff_jit::{Arg, CallError};
+
+/// The interpreter gives up on a replay after this many steps (the native call ran them all,
+/// so only a fault that the primal does not reproduce can get here).
+const REPLAY_STEPS: u64 = 2_000_000_000;
+
+/// What a fault is, without its site.
+pub(crate) fn describe(fault: &Fault) -> String {
+    match fault {
+        Fault::OutOfBounds { index, len, .. } => format!("index {index} out of bounds for a slice of length {len}"),
+        Fault::DivisionByZero { .. } => "integer division by zero".into(),
+        Fault::CallDepthExceeded { .. } => {
+            format!("call depth limit of {} frames exceeded (unbounded recursion?)", jitdiff_ir::MAX_CALL_DEPTH)
+        }
+        Fault::TapeUnderflow { .. } => "tape underflow: more tpop than tpush".into(),
+        Fault::TapeAllocation { .. } => {
+            "could not grow the pullback state (out of memory, or beyond the tape limit of JitOptions::tape_limit, 4 GiB by default)".into()
+        }
+        Fault::AllocFailed { len, .. } => format!("alloc of length {len} failed (the length must be >= 0 and the memory available)"),
+        Fault::ExternFailed { name, message, .. } => format!("extern @{name} failed: {message}"),
+    }
+}
+
+impl UserFunction {
+    /// The error for a failed native call of a derivative of this function with `args` (the
+    /// user's arguments, as they are after the failed call).
+    pub(crate) fn call_error(&self, args: &[Arg<'_>], error: CallError) -> Error {
+        let fault = match error {
+            CallError::Runtime(fault) => fault,
+            // Everything else is checked against the user's signature before the call; reaching
+            // here is a bug, reported in the user's terms as far as possible.
+            other => return self.internal(other),
+        };
+        match self.replay(args) {
+            Some(user_fault) => {
+                let position = self.position(&user_fault);
+                Error::Fault {
+                    function: self.name.clone(),
+                    fault: Box::new(user_fault),
+                    position,
+                    in_derivative: false,
+                }
+            }
+            None => Error::Fault {
+                function: self.name.clone(),
+                fault: Box::new(fault),
+                position: None,
+                in_derivative: true,
+            },
+        }
+    }
+
+    /// A failure that argument checks should have ruled out: a bug, reported as such.
+    pub(crate) fn internal(&self, what: impl std::fmt::Display) -> Error {
+        Error::Internal { function: self.name.clone(), message: what.to_string() }
+    }
+
+    /// Run the function in the interpreter on copies of `args`; its fault, if it faults.
+    fn replay(&self, args: &[Arg<'_>]) -> Option<Fault> {
+        let mut values: Vec<ArgValue> = args.iter().map(Arg::to_value).collect();
+        let interpreter = Interpreter::new(&self.module).with_externs(&self.externs).with_step_limit(REPLAY_STEPS);
+        match interpreter.call(&self.name, &mut values) {
+            Err(InterpError::Fault(fault)) => Some(fault),
+            _ => None,
+        }
+    }
+
+    /// The source position of a fault's site, when a source map was given.
+    fn position(&self, fault: &Fault) -> Option<jitdiff_ir::Pos> {
+        let spans = self.spans.as_ref()?;
+        let site = fault.site();
+        let func_id = self.module.func_id(&site.func)?;
+        let func = self.module.func(func_id);
+        let block = func.block_by_name(&site.block)?;
+        let inst = spans.inst(func_id.index(), block.index(), site.inst);
+        inst.or_else(|| spans.term(func_id.index(), block.index()))
+    }
+}

@@ -1,0 +1,94 @@
+//! Per-thread scratch memory for the handles: a tape for the pullback state, result slots and
+//! buffers. Handles evaluate through `&self`; each call takes a scratch from its thread's pool
+//! and returns it, so a handle can sit in an `Arc`, in argmin's `&self` traits or in a rayon
+//! closure without a lock, and after the first call on a thread nothing is allocated.
+
+use jitdiff_ir::{RuntimeValue, Tape, Type};
+use std::cell::RefCell;
+
+/// One call's working memory.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// The tape (pullback state).
+    pub tape: Tape,
+    /// Result slots of a native call.
+    pub results: Vec<RuntimeValue>,
+    /// Buffers: d-slices, tangents, seeds.
+    pub buffers: Vec<Vec<f64>>,
+}
+
+impl Scratch {
+    /// Result slots shaped for `types`.
+    pub fn results_for(&mut self, types: &[Type]) {
+        if self.results.len() != types.len() || self.results.iter().zip(types).any(|(r, t)| !fits(r, *t)) {
+            self.results = types.iter().map(|&t| zero_of(t)).collect();
+        }
+    }
+
+    /// `count` buffers of the given sizes, zeroed.
+    pub fn zeroed_buffers(&mut self, sizes: impl Iterator<Item = usize>) {
+        let mut k = 0;
+        for n in sizes {
+            if k == self.buffers.len() {
+                self.buffers.push(Vec::new());
+            }
+            let b = &mut self.buffers[k];
+            b.clear();
+            b.resize(n, 0.0);
+            k += 1;
+        }
+        self.buffers.truncate(k);
+    }
+}
+
+/// A tape larger than this is freed after its call instead of kept for the next one, so that one
+/// long run does not pin its memory to the thread for the rest of the program.
+const KEEP_TAPE_BYTES: usize = 64 << 20;
+
+thread_local! {
+    static POOL: RefCell<Vec<Scratch>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Run `f` with a scratch of this thread (nested calls get distinct ones).
+/// (The native code applies the tape limit of its compile options itself.)
+pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    let mut scratch = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+    scratch.tape.clear();
+    let result = f(&mut scratch);
+    if scratch.tape.bytes() > KEEP_TAPE_BYTES {
+        scratch.tape.release();
+    }
+    POOL.with(|p| p.borrow_mut().push(scratch));
+    result
+}
+
+/// Free the working memory that derivative calls keep on the calling thread for the next call
+/// (the tape of the pullback state and buffers; tapes above 64 MiB are freed after every call
+/// anyway). Handles evaluate through `&self`, so this memory belongs to the thread, not to a
+/// handle: dropping a handle does not free it, this does. The next call allocates again.
+///
+/// ```
+/// jitdiff::release_scratch(); // nothing to free: a no-op
+/// ```
+pub fn release_scratch() {
+    POOL.with(|p| p.borrow_mut().clear());
+}
+
+/// A zero of type `t`, for result slots.
+pub(crate) fn zero_of(t: Type) -> RuntimeValue {
+    match t {
+        Type::I64 => RuntimeValue::I64(0),
+        Type::Bool => RuntimeValue::Bool(false),
+        Type::F64x(w) => RuntimeValue::Vector(vec![0.0; w as usize]),
+        _ => RuntimeValue::F64(0.0),
+    }
+}
+
+fn fits(value: &RuntimeValue, t: Type) -> bool {
+    match (value, t) {
+        (RuntimeValue::I64(_), Type::I64) | (RuntimeValue::Bool(_), Type::Bool) => true,
+        (RuntimeValue::Vector(v), Type::F64x(w)) => v.len() == w as usize,
+        (RuntimeValue::F64(_), Type::F64) => true,
+        _ => false,
+    }
+}
