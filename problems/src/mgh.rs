@@ -9,7 +9,8 @@
 //! tolerance on the reached value and the reason for it, and the plain-Rust value
 //! ([`values`]). `docs/optimization.md` has the table of a real L-BFGS run.
 //!
-//! Sources of the numbers: the minima are the paper's; F(x0) and the high-precision minimisers
+//! Sources of the numbers: the minima are the paper's (except the trigonometric function's local
+//! minimum, which a BFGS run from the start found); F(x0) and the high-precision minimisers
 //! used to check them come from the MINPACK-1 test results (Moré, Garbow and Hillstrom, ANL-80-74,
 //! 1980: the initial and final residual norms and solutions of the `lmder` driver) or from a closed
 //! form, as noted per problem.
@@ -47,6 +48,9 @@ pub struct MghProblem {
     /// form), when there is one.
     pub f_x0: Option<f64>,
     /// The published minimum that a local method reaches from `x0` (see [`MghProblem::minima`]).
+    /// Where the paper lists a local minimum beside the global one, this is the one local methods
+    /// reach (Freudenstein and Roth, Biggs EXP6); the trigonometric function has only the paper's
+    /// 0, which they miss (its [`MghProblem::other_minima`] has the value they stop at).
     pub f_star: f64,
     /// Every minimum the paper lists, in its words, including the one above (anything else is
     /// marked as not from the paper).
