@@ -286,6 +286,20 @@ fn minimize_returns_a_finite_point_within_its_budget_where_the_model_overflows()
         assert!(min.value < if x0 == 0.0 { -1.0 } else { 0.5 }, "{name} made progress: {min:?}");
         assert!(evaluations <= budget && min.evaluations == evaluations, "{name}: {evaluations} evaluations, {min:?}");
     }
+    // NaN everywhere but at the start: every line search backs off, nothing is gained, and the
+    // start comes back after one line search's worth of trials.
+    let nan_elsewhere = |x: &[f64], g: &mut [f64]| {
+        if x == [3.0, 4.0] {
+            g.copy_from_slice(&[6.0, 8.0]);
+            Ok(25.0)
+        } else {
+            g.fill(f64::NAN);
+            Ok(f64::NAN)
+        }
+    };
+    let min = minimize(nan_elsewhere, &[3.0, 4.0], &options).unwrap();
+    assert!(min.x == [3.0, 4.0] && !min.converged && min.evaluations <= 32, "{min:?}");
+    assert!(min.termination.starts_with("no progress possible"), "{min:?}");
     // The first step is scaled to unit length: the logistic loss (gradient -40 at 0, so L-BFGS's
     // unscaled first trial is w = 40, where exp(800) overflows) and exp(1000 x) + x^2 converge
     // to their minima in a few dozen evaluations.
