@@ -109,9 +109,10 @@ impl GradientCheck {
         let shown = self.shown(rows);
         let _ = writeln!(
             out,
-            "@{}: f = {:?}, {} coordinate(s); AD (reverse mode) vs {} differences (relative step {:.2e})",
+            "@{}: {}{} coordinate(s); AD (reverse mode) vs {} differences (relative step {:.2e})",
             self.function,
-            self.value,
+            // A Jacobian check has no single value.
+            if self.value.is_nan() { String::new() } else { format!("f = {:?}, ", self.value) },
             self.coords.len(),
             match self.fd_options.scheme {
                 crate::fd::FdScheme::Central => "central",

@@ -30,6 +30,9 @@ pub enum Error {
     /// A module did not verify.
     #[error(transparent)]
     Verify(#[from] Box<VerifyError>),
+    /// Rust source outside the front end's subset (with its line:column).
+    #[error(transparent)]
+    Front(#[from] Box<jitdiff_front::FrontError>),
     /// The function could not be differentiated.
     #[error(transparent)]
     Ad(#[from] AdError),
@@ -240,6 +243,12 @@ impl fmt::Display for Buffer {
             Buffer::Point => f.write_str("the point"),
             Buffer::Entry => f.write_str("a gradient entry index"),
         }
+    }
+}
+
+impl From<jitdiff_front::FrontError> for Error {
+    fn from(e: jitdiff_front::FrontError) -> Error {
+        Error::Front(Box::new(e))
     }
 }
 

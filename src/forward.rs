@@ -5,6 +5,7 @@ use crate::ad::{ForwardDerivative, derive_forward_with_rules};
 use crate::builder::{Build, Builder, HasWidth, Spec, sealed};
 use crate::error::{Buffer, Error};
 use crate::gradient::with_rule_externs;
+use crate::scratch::with_scratch;
 use crate::user::UserFunction;
 use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{Module, RuntimeValue, Type};
@@ -150,7 +151,12 @@ impl ForwardFn {
         self.check_tangents(args, tangents)?;
         let w = self.width;
         let sizes = self.user.scalar_sizes(args);
-        if out.slices.len() != self.user.mslices().count() || out.results.len() != self.native.returns().len() {
+        // `out` may come from another handle (or a thread's scratch): reshape unless it fits.
+        let slices_fit = out.slices.len() == self.user.mslices().count()
+            && out.slices.iter().map(|(p, _)| *p).eq(self.user.mslices());
+        let results_fit = out.results.len() == self.native.returns().len()
+            && out.results.iter().zip(self.native.returns()).all(|(r, &t)| crate::scratch::fits(r, t));
+        if !slices_fit || !results_fit {
             *out = self.output();
         }
         // The tangents of the mslices live in `out`: the differentiated ones start as given,
@@ -218,60 +224,80 @@ impl ForwardFn {
     /// assert_eq!(s, [2.0, 10.0]);
     /// ```
     pub fn jacobian(&self, args: &mut [Arg<'_>]) -> Result<Jacobian, Error> {
+        let mut jacobian = Jacobian::default();
+        self.jacobian_into(args, &mut jacobian)?;
+        Ok(jacobian)
+    }
+
+    /// [`ForwardFn::jacobian`] into `jacobian` (resized to fit): with a result of the right size
+    /// and a warm thread, no allocation.
+    pub fn jacobian_into(&self, args: &mut [Arg<'_>], jacobian: &mut Jacobian) -> Result<(), Error> {
         self.user.check_args(args)?;
         let w = self.width;
         let sizes = self.user.input_sizes(args);
-        let differentiated: Vec<usize> = (0..sizes.len()).filter(|&p| self.user.wrt[p]).collect();
-        let cols: usize = sizes.iter().sum();
-        let rows = self.user.outputs(args);
-        let mut data = vec![0.0; rows * cols];
-        let mut seeds: Vec<Vec<f64>> = differentiated.iter().map(|&p| vec![0.0; sizes[p] * w]).collect();
-        let initial: Vec<Option<Vec<f64>>> = args
-            .iter()
-            .map(|a| match a {
-                Arg::SliceMut(v) => Some(v.to_vec()),
-                _ => None,
-            })
-            .collect();
-        let mut out = self.output();
-        for start in (0..cols).step_by(w) {
-            if start > 0 {
-                for (a, saved) in args.iter_mut().zip(&initial) {
-                    if let (Arg::SliceMut(v), Some(saved)) = (a, saved) {
-                        v.copy_from_slice(saved);
+        let differentiated: SmallVec<[usize; 8]> = (0..sizes.len()).filter(|&p| self.user.wrt[p]).collect();
+        let (rows, cols) = (self.user.outputs(args), sizes.iter().sum::<usize>());
+        jacobian.rows = rows;
+        jacobian.cols = cols;
+        jacobian.data.clear();
+        jacobian.data.resize(rows * cols, 0.0);
+        let sweeps = cols.div_ceil(w);
+        let mslices: SmallVec<[usize; 4]> = self.user.mslices().collect();
+        with_scratch(|s| {
+            // Buffers: one seed per differentiated parameter, then (when there is more than one
+            // sweep) the initial contents of each mslice, restored before every later sweep.
+            let saved = if sweeps > 1 { mslices.len() } else { 0 };
+            let scalar_sizes = self.user.scalar_sizes(args);
+            s.zeroed_buffers(
+                differentiated.iter().map(|&p| sizes[p] * w).chain(mslices[..saved].iter().map(|&p| scalar_sizes[p])),
+            );
+            let (seeds, initial) = s.buffers.split_at_mut(differentiated.len());
+            for (copy, &p) in initial.iter_mut().zip(&mslices) {
+                copy.copy_from_slice(args[p].as_slice().unwrap_or(&[]));
+            }
+            let mut out = s.jvp_output.take().unwrap_or_else(|| self.output());
+            let result = (|| {
+                for start in (0..cols).step_by(w) {
+                    if start > 0 {
+                        for (copy, &p) in initial.iter().zip(&mslices) {
+                            if let Arg::SliceMut(v) = &mut args[p] {
+                                v.copy_from_slice(copy);
+                            }
+                        }
+                    }
+                    // Lane `l` of this sweep seeds input column `start + l`.
+                    seeds.iter_mut().for_each(|seed| seed.fill(0.0));
+                    let lanes = w.min(cols - start);
+                    for lane in 0..lanes {
+                        let (mut k, mut col) = (0, start + lane);
+                        while col >= sizes[differentiated[k]] {
+                            col -= sizes[differentiated[k]];
+                            k += 1;
+                        }
+                        seeds[k][col * w + lane] = 1.0;
+                    }
+                    let views: SmallVec<[&[f64]; 8]> = seeds.iter().map(Vec::as_slice).collect();
+                    self.jvp_into(args, &views, &mut out)?;
+                    let data = &mut jacobian.data;
+                    let mut row = 0;
+                    for k in 0..self.user.float_results() {
+                        for (lane, &v) in out.tangent(k).iter().enumerate().take(lanes) {
+                            data[row * cols + start + lane] = v;
+                        }
+                        row += 1;
+                    }
+                    for (_, t) in &out.slices {
+                        for element in t.chunks(w) {
+                            data[row * cols + start..row * cols + start + lanes].copy_from_slice(&element[..lanes]);
+                            row += 1;
+                        }
                     }
                 }
-            }
-            // Lane `l` of this sweep seeds input column `start + l`.
-            seeds.iter_mut().for_each(|s| s.fill(0.0));
-            let lanes = w.min(cols - start);
-            for lane in 0..lanes {
-                let (mut k, mut col) = (0, start + lane);
-                while col >= sizes[differentiated[k]] {
-                    col -= sizes[differentiated[k]];
-                    k += 1;
-                }
-                seeds[k][col * w + lane] = 1.0;
-            }
-            let views: Vec<&[f64]> = seeds.iter().map(Vec::as_slice).collect();
-            self.jvp_into(args, &views, &mut out)?;
-            let mut row = 0;
-            for k in 0..self.user.float_results() {
-                for (lane, &v) in out.tangent(k).iter().enumerate().take(lanes) {
-                    data[row * cols + start + lane] = v;
-                }
-                row += 1;
-            }
-            for (_, t) in &out.slices {
-                for element in t.chunks(w) {
-                    for (lane, &v) in element.iter().enumerate().take(lanes) {
-                        data[row * cols + start + lane] = v;
-                    }
-                    row += 1;
-                }
-            }
-        }
-        Ok(Jacobian { rows, cols, data })
+                Ok(())
+            })();
+            s.jvp_output = Some(out);
+            result
+        })
     }
 
     fn check_tangents(&self, args: &[Arg<'_>], tangents: &[&[f64]]) -> Result<(), Error> {
@@ -332,7 +358,7 @@ pub fn with_tangent_shadows(derived: &ForwardDerivative, options: &JitOptions) -
 }
 
 /// A dense Jacobian, row-major: outputs × inputs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct Jacobian {
     /// Number of outputs: `f64` results, then the elements of every `mslice` parameter.
     pub rows: usize,

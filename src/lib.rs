@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 pub use jitdiff_ad as ad;
+pub use jitdiff_front as front;
 pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
 pub use jitdiff_rules as rules;

@@ -20,7 +20,7 @@ pub(crate) fn run_pullback(
     cotangents: &[f64],
     input_cotangents: &mut [f64],
 ) -> Result<(), CallError> {
-    let Scratch { tape, results, buffers } = scratch;
+    let Scratch { tape, results, buffers, .. } = scratch;
     pullback_call(pullback, tape, results, buffers, stable, layout, cotangents, input_cotangents)
 }
 

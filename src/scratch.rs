@@ -15,6 +15,8 @@ pub(crate) struct Scratch {
     pub results: Vec<RuntimeValue>,
     /// Buffers: d-slices, tangents, seeds.
     pub buffers: Vec<Vec<f64>>,
+    /// The results of the forward sweeps of a Jacobian.
+    pub jvp_output: Option<crate::forward::JvpOutput>,
 }
 
 impl Scratch {
@@ -84,7 +86,8 @@ pub(crate) fn zero_of(t: Type) -> RuntimeValue {
     }
 }
 
-fn fits(value: &RuntimeValue, t: Type) -> bool {
+/// Can `value` hold a result of type `t`?
+pub(crate) fn fits(value: &RuntimeValue, t: Type) -> bool {
     match (value, t) {
         (RuntimeValue::I64(_), Type::I64) | (RuntimeValue::Bool(_), Type::Bool) => true,
         (RuntimeValue::Vector(v), Type::F64x(w)) => v.len() == w as usize,

@@ -31,6 +31,8 @@ mod minimise;
 mod scaling;
 #[path = "harness/singular.rs"]
 mod singular;
+#[path = "harness/vector.rs"]
+mod vector;
 
 use case::{Case, Kind};
 use checks::{Coverage, Failure};

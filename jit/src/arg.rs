@@ -157,6 +157,13 @@ impl From<i32> for Arg<'_> {
         Arg::I64(i64::from(x))
     }
 }
+/// A count or index as the IR's `i64` (a value above `i64::MAX` saturates; no slice is that long).
+impl From<usize> for Arg<'_> {
+    fn from(x: usize) -> Self {
+        Arg::I64(i64::try_from(x).unwrap_or(i64::MAX))
+    }
+}
+
 impl From<bool> for Arg<'_> {
     fn from(x: bool) -> Self {
         Arg::Bool(x)

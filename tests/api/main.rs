@@ -24,6 +24,7 @@ mod hand_gradients;
 mod hvp;
 mod jit_examples;
 mod layering;
+mod model_examples;
 mod no_alloc;
 mod no_panic;
 mod nondifferentiable;
