@@ -23,6 +23,7 @@
 
 pub mod coupled;
 pub mod gmm;
+pub mod mgh;
 pub mod mlp;
 pub mod pendulum;
 pub mod rosenbrock;

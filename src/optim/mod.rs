@@ -1,7 +1,29 @@
-//! Compiled objectives for [argmin](https://argmin-rs.org) (cargo feature `argmin`, on by
-//! default): an [`Objective`] implements argmin's [`CostFunction`] and [`Gradient`] for
-//! `Vec<f64>` parameters, so argmin's L-BFGS, nonlinear conjugate gradient, BFGS and the rest run
-//! on a jitdiff gradient in a few lines.
+//! Minimisation (cargo feature `argmin`, on by default): [`minimize`], an L-BFGS that always
+//! returns, and compiled objectives for [argmin](https://argmin-rs.org).
+//!
+//! The short way from a [`GradientFn`] to a minimum is [`Objective::minimize`] (docs/optimization.md
+//! has a guide and the Moré–Garbow–Hillstrom test set):
+//!
+//! ```
+//! use jitdiff::optim::{MinimizeOptions, Objective};
+//! use jitdiff::{GradientFn, args, ir::parse_module};
+//! use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, standard_start};
+//!
+//! let module = parse_module(ROSENBROCK_IR).unwrap();
+//! let grad = GradientFn::builder(&module, "rosenbrock").wrt(["x"]).build().unwrap();
+//! let x0 = standard_start(10);
+//! let min = Objective::new(&grad, args![&x0]).unwrap().minimize(&x0, &MinimizeOptions::new()).unwrap();
+//! assert!(min.converged && min.value < 1e-10, "{min:?}");
+//! ```
+//!
+//! [`minimize`] takes any value-and-gradient closure. Unlike argmin's solvers run directly, it
+//! never hands a NaN or an infinity to a line search (where argmin's More–Thuente search loops for
+//! ever), scales its first step, restarts after a failed line search and stops after a bounded
+//! number of evaluations; see its documentation.
+//!
+//! An [`Objective`] also implements argmin's [`CostFunction`] and [`Gradient`] for `Vec<f64>`
+//! parameters, so argmin's L-BFGS, nonlinear conjugate gradient, BFGS and the rest run on a
+//! jitdiff gradient in a few lines:
 //!
 //! ```
 //! use jitdiff::{GradientFn, args, ir::parse_module};
@@ -29,8 +51,11 @@
 //! native call. A cost alone also costs a full `value_and_grad` (about 2-3 primal evaluations);
 //! the solvers above always want the gradient too.
 
+mod minimize;
+
 pub use argmin;
 pub use argmin_math;
+pub use minimize::{MinimizeOptions, Minimum, minimize};
 
 use crate::error::{Buffer, Error};
 use crate::gradient::GradientFn;
@@ -218,6 +243,23 @@ impl<'a> Objective<'a> {
     /// How many times the function was evaluated (each evaluation gives value and gradient).
     pub fn evaluations(&self) -> u64 {
         self.lock().evaluations
+    }
+
+    /// Minimise the objective from `x0` with [`minimize`] (L-BFGS that always returns; see its
+    /// documentation for what happens at non-finite values and when it stops). `x0` must have the
+    /// variable's length. The module docs have an example.
+    pub fn minimize(&self, x0: &[f64], options: &MinimizeOptions) -> Result<Minimum, Error> {
+        let dim = self.dim();
+        if x0.len() != dim {
+            return Err(Error::BufferLength {
+                function: "objective".into(),
+                buffer: Buffer::Point,
+                expected: dim,
+                got: x0.len(),
+                reason: "the variable's length".into(),
+            });
+        }
+        minimize(|x, g| self.value_and_grad(x, g), x0, options)
     }
 }
 
