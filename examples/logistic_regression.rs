@@ -1,5 +1,5 @@
-//! L2-regularised logistic regression on 100,000 samples × 50 features, trained with argmin's
-//! L-BFGS on jitdiff's reverse-mode gradient.
+//! L2-regularised logistic regression on 100,000 samples × 50 features, trained with
+//! `jitdiff::optim::minimize` (L-BFGS on argmin) on jitdiff's reverse-mode gradient.
 //!
 //! ```sh
 //! cargo run --release --example logistic_regression [-- SAMPLES FEATURES]
@@ -13,9 +13,7 @@
 #[path = "models/logistic.rs"]
 mod model;
 
-use jitdiff::optim::Objective;
-use jitdiff::optim::argmin::core::{Executor, State};
-use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
+use jitdiff::optim::{MinimizeOptions, Objective};
 use jitdiff::{GradientFn, SplitMix64, args, front::lower_source};
 use std::time::{Duration, Instant};
 
@@ -71,22 +69,19 @@ pub struct Training {
     pub solve_time: Duration,
 }
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Train with L-BFGS (memory 7) from `w = 0` for at most `max_iters` iterations.
-pub fn train(data: &Data, lambda: f64, max_iters: u64) -> Result<Training, BoxError> {
+/// Train with L-BFGS from `w = 0` for at most `max_iters` iterations, to a gradient whose
+/// largest entry is below 1e-10.
+pub fn train(data: &Data, lambda: f64, max_iters: u64) -> Result<Training, jitdiff::Error> {
     let start = Instant::now();
     let loss = GradientFn::builder(&lower_source(MODEL)?, "logistic").wrt(["w"]).build()?;
     let compile_time = start.elapsed();
     let w0 = vec![0.0; data.d];
-    let fixed = args![&w0, &data.x, &data.y, data.n, data.d, lambda];
-    let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7).with_tolerance_grad(1e-10)?;
+    let objective = Objective::new(&loss, args![&w0, &data.x, &data.y, data.n, data.d, lambda])?;
     let start = Instant::now();
-    let result = Executor::new(Objective::new(&loss, fixed)?, solver)
-        .configure(|s| s.param(w0.clone()).max_iters(max_iters))
-        .run()?;
+    let minimum = objective
+        .minimize(&w0, &MinimizeOptions::new().gradient_tolerance(1e-10).f_tolerance(0.0).max_iters(max_iters))?;
     let solve_time = start.elapsed();
-    let w = result.state().get_best_param().cloned().ok_or("no weights")?;
+    let w = minimum.x;
 
     let mut grad = vec![0.0; data.d];
     let value = loss.value_and_grad(&mut args![&w, &data.x, &data.y, data.n, data.d, lambda], &mut grad)?;
@@ -94,14 +89,14 @@ pub fn train(data: &Data, lambda: f64, max_iters: u64) -> Result<Training, BoxEr
         rustc_loss: model::logistic(&w, &data.x, &data.y, data.n, data.d, lambda),
         loss: value,
         gradient_norm: grad.iter().map(|g| g * g).sum::<f64>().sqrt(),
-        iterations: result.state().get_iter(),
+        iterations: minimum.iterations,
         w,
         compile_time,
         solve_time,
     })
 }
 
-fn main() -> Result<(), BoxError> {
+fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let mut sizes = std::env::args().skip(1).map(|a| a.parse::<usize>());
     let n = sizes.next().transpose()?.unwrap_or(100_000);
     let d = sizes.next().transpose()?.unwrap_or(50);
