@@ -227,7 +227,10 @@ impl FiniteDiff {
                 Buffer::Tangents,
                 active.len(),
                 tangents.len(),
-                "one per differentiated parameter",
+                format!(
+                    "one per differentiated parameter: {}",
+                    active.iter().map(|&p| format!("`{}`", self.user.param_names[p])).collect::<Vec<_>>().join(", ")
+                ),
             ));
         }
         let mut direction = Vec::with_capacity(coords.len());

@@ -93,3 +93,8 @@ macro_rules! args {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+// So are docs/api.md's.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/api.md")]
+struct ApiDocDoctests;

@@ -78,6 +78,7 @@ fn rosenbrock_gradient_to_many_digits_and_parallel_equals_sequential() {
     assert_eq!(some, vec![g_seq[0], g_seq[17], g_seq[199]]);
     let e = sequential.gradient_entries(&args, &[200]).unwrap_err();
     assert!(matches!(e, Error::BufferLength { buffer: Buffer::Entry, .. }), "{e}");
+    assert!(e.to_string().contains("@rosenbrock") && e.to_string().contains("below the number of inputs"), "{e}");
     assert_eq!(sequential.calls_for(200), 400);
 }
 
@@ -103,7 +104,8 @@ fn jacobian_and_jvp_of_two_results() {
     }
     assert_eq!(fd.jvp(&args, &[&[0.0], &[0.0]]).unwrap(), vec![0.0, 0.0]);
     let e = fd.jvp(&args, &[&[1.0]]).unwrap_err();
-    assert!(matches!(e, Error::BufferLength { .. }), "{e}");
+    assert!(matches!(e, Error::BufferLength { expected: 2, got: 1, .. }), "{e}");
+    assert!(e.to_string().contains("tangents for @two") && e.to_string().contains("`x`, `y`"), "{e}");
     assert_eq!(fd.values(&args).unwrap(), vec![(x * y).sin(), x * x + 3.0 * y]);
 }
 
@@ -159,13 +161,16 @@ fn errors_name_the_function_and_its_parameters() {
     assert!(e.to_string().contains("1 flag(s)") && e.to_string().contains("x: f64, n: i64"), "{e}");
     let e = FiniteDiff::builder(&m, "g").wrt(["x", "n"]).fd_options(opts).build().unwrap_err();
     assert!(matches!(&e, Error::NotDifferentiable { param, .. } if param == "n"), "{e}");
+    assert!(e.to_string().contains("parameter `n` of @g is i64"), "{e}");
     let e = FiniteDiff::builder(&m, "h").wrt(["x"]).fd_options(opts).build().unwrap_err();
     assert!(matches!(e, Error::NoFloatResult { .. }), "{e}");
+    assert!(e.to_string().contains("@h returns no f64 result"), "{e}");
     let fd = FiniteDiff::builder(&m, "g").wrt(["x"]).fd_options(opts).build().unwrap();
     let e = fd.gradient(&args![1.0]).unwrap_err();
     assert!(e.to_string().contains("@g takes 2 argument(s) (x: f64, n: i64), but 1 were given"), "{e}");
     let e = fd.gradient(&args![1.0, 2.0]).unwrap_err();
     assert!(matches!(&e, Error::ArgumentType { index: 1, param, .. } if param == "n"), "{e}");
+    assert!(e.to_string().contains("argument 1 of @g (`n: i64`)"), "{e}");
 }
 
 /// A step of 0, NaN, ±inf, a negative one, one too small to change `x` or above 1 is refused

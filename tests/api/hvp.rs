@@ -172,7 +172,7 @@ fn wrong_buffer_lengths_are_errors() {
     let x = [1.0, 2.0, 3.0];
     let mut out = [0.0; 6];
     let err = h.hvp(&mut [Arg::Slice(&x)], &[1.0; 3], &mut out).unwrap_err();
-    assert!(err.to_string().contains("directions"), "{err}");
+    assert!(err.to_string().contains("directions for @rosenbrock must hold 6 value(s), but it holds 3"), "{err}");
 }
 
 /// The Hessian of `(g(x) - g(x0))²` at `x0` is `2 g'(x0)²`: the residual, and so the pullback's
