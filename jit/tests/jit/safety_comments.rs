@@ -1,5 +1,7 @@
 //! The `unsafe` audit: the keyword appears in no `.rs` or `.md` file of the repository outside
-//! `jit/` (not even in comments), and every `unsafe` in `jit/` code is justified where it stands:
+//! `jit/` (not even in comments) — except where the Rust front end speaks of the *user's* source
+//! (Rust 2024 calls externs in such blocks): in comments of `front/src`, in the Rust programs of
+//! `front/tests` that it lowers, and in `docs/rust.md` — and every `unsafe` in `jit/` code is justified where it stands:
 //! a block, impl or call by a `// SAFETY:` comment after the previous `unsafe` and at most 12
 //! lines above it; an `unsafe fn` by a `# Safety` section in its docs (trait methods of an
 //! `unsafe impl` are covered by the impl's comment). This file is the one exception: it spells
@@ -52,12 +54,15 @@ fn is_comment(line: &str) -> bool {
 
 #[test]
 fn the_keyword_appears_only_in_jit() {
-    let jit = repo_root().join("jit");
+    let root = repo_root();
+    let jit = root.join("jit");
+    let user_source = |p: &Path| p.starts_with(root.join("front/tests")) || p == root.join("docs/rust.md");
     let mut found = vec![];
-    for path in all_files().into_iter().filter(|p| !p.starts_with(&jit)) {
+    for path in all_files().into_iter().filter(|p| !p.starts_with(&jit) && !user_source(p)) {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let front = path.starts_with(root.join("front/src"));
         for (n, line) in text.lines().enumerate() {
-            if line.contains(KEYWORD) {
+            if line.contains(KEYWORD) && !(front && is_comment(line)) {
                 found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
             }
         }
