@@ -44,6 +44,14 @@ pub enum CliError {
         /// Where and what (line:column: message).
         error: ParseError,
     },
+    /// A Rust source (`.rs`) outside the front end's subset.
+    #[error("{path}:{error}")]
+    Front {
+        /// The file.
+        path: String,
+        /// Where and what (line:column: message).
+        error: Box<jitdiff::front::FrontError>,
+    },
     /// The IR parses but is not well formed.
     #[error("{}", verify_message(path, error))]
     Verify {

@@ -68,7 +68,8 @@ pub fn read_text(path: &str) -> Result<String, CliError> {
 }
 
 /// Read, parse and verify `path` (`-`: standard input); choose `--fn name`, or the file's first
-/// function.
+/// function. A path ending in `.rs` is Rust source for the front end (`docs/rust.md`): its
+/// default function is the file's last (helpers usually come first).
 pub fn load(path: &str, name: Option<&str>) -> Result<Loaded, CliError> {
     let text = read_text(path)?;
     load_text(path, &text, name)
@@ -76,13 +77,22 @@ pub fn load(path: &str, name: Option<&str>) -> Result<Loaded, CliError> {
 
 /// As [`load`], from text already read (`path` is for messages).
 pub fn load_text(path: &str, text: &str, name: Option<&str>) -> Result<Loaded, CliError> {
-    let (module, spans) =
-        parse_module_with_spans(text).map_err(|error| CliError::Parse { path: path.into(), error })?;
-    verify_module_with_spans(&module, Some(&spans))
-        .map_err(|error| CliError::Verify { path: path.into(), error: Box::new(error) })?;
+    let rust = path.ends_with(".rs");
+    let (module, spans) = if rust {
+        let module = jitdiff::front::lower_source(text)
+            .map_err(|error| CliError::Front { path: path.into(), error: Box::new(error) })?;
+        (module, SourceMap::default())
+    } else {
+        let (module, spans) =
+            parse_module_with_spans(text).map_err(|error| CliError::Parse { path: path.into(), error })?;
+        verify_module_with_spans(&module, Some(&spans))
+            .map_err(|error| CliError::Verify { path: path.into(), error: Box::new(error) })?;
+        (module, spans)
+    };
+    let default = if rust { module.functions.last() } else { module.functions.first() };
     let name = match name {
         Some(n) => n.trim_start_matches('@').to_string(),
-        None => module.functions.first().map(|f| f.name.clone()).ok_or_else(|| CliError::NoFunction(path.into()))?,
+        None => default.map(|f| f.name.clone()).ok_or_else(|| CliError::NoFunction(path.into()))?,
     };
     if module.func_by_name(&name).is_none() {
         let available: Vec<String> = module.functions.iter().map(|f| format!("@{}", f.name)).collect();

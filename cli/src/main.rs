@@ -1,6 +1,7 @@
 //! The `jitdiff` command. With no arguments it runs the demo: Extended Rosenbrock (n = 1,000)
 //! from embedded IR — parsed, verified, interpreted, JIT-compiled, differentiated, checked
-//! against finite differences and optimised. Subcommands work on IR files: `jitdiff --help`.
+//! against finite differences and optimised. Subcommands work on IR files and Rust source files
+//! (`.rs`): `jitdiff --help`.
 //! This file: argument definitions (clap) and dispatch to the subcommands.
 
 mod bench;
@@ -21,7 +22,8 @@ use error::CliError;
 use show::{Mode, ShowArgs};
 use std::process::ExitCode;
 
-/// JIT-compiled automatic differentiation of jitdiff IR files. With no subcommand, runs the demo
+/// JIT-compiled automatic differentiation of jitdiff IR files and Rust source files (`.rs`, the
+/// subset of docs/rust.md). With no subcommand, runs the demo
 /// (Extended Rosenbrock, n = 1000).
 ///
 /// Arguments (`--args`) are given one per parameter, in order: `2.5` (f64), `3` (i64), `true`
@@ -34,12 +36,12 @@ pub struct Cli {
     command: Option<Command>,
 }
 
-/// The IR file and the function in it.
+/// The IR or Rust file and the function in it.
 #[derive(Args, Debug)]
 struct Target {
-    /// The IR text file.
+    /// The IR text file, or a Rust source file (`.rs`).
     file: String,
-    /// The function (without `@`); default: the file's first function.
+    /// The function (without `@`); default: an IR file's first function, a Rust file's last.
     #[arg(long = "fn", value_name = "NAME")]
     func: Option<String>,
 }

@@ -339,3 +339,22 @@ fn unreadable_inputs_and_huge_sizes_are_errors_and_dash_is_stdin() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!((number_after(&stdout(&out), "result 0:") - rosenbrock(&X)).abs() < 1e-12);
 }
+
+/// A `.rs` file is Rust source for the front end: its last function is the default, and a
+/// construct outside the subset is an error at the file's line and column.
+#[test]
+fn rust_source_files_are_differentiated_like_ir_files() {
+    let model = format!("{}/../examples/models/logistic.rs", env!("CARGO_MANIFEST_DIR"));
+    let out = ok(&["grad", &model, "--args", "[0.5, -0.5]", "[1, 2, 3, 4]", "[1, -1]", "2", "2", "0.01", "--wrt", "w"]);
+    // z = x w = (-0.5, -0.5); the margins -y z are (0.5, -0.5), so
+    // d/dw0 = (sigma(0.5) * (-1 * 1) + sigma(-0.5) * (1 * 3)) / 2 + 0.01 * 0.5.
+    let sigma = |z: f64| 1.0 / (1.0 + (-z).exp());
+    let want = (-sigma(0.5) + 3.0 * sigma(-0.5)) / 2.0 + 0.005;
+    let got = number_after(&out, "w[0] =");
+    assert!((got - want).abs() <= 1e-12, "{got} vs {want}\n{out}");
+    let dir = scratch("rust-source");
+    let bad = dir.join("bad.rs");
+    std::fs::write(&bad, "fn f(x: f64, n: i64) -> f64 {\n    x + n\n}\n").unwrap();
+    let err = fails(&["grad", bad.to_str().unwrap(), "--args", "1.0", "2"]);
+    assert!(err.contains("bad.rs:2:9: mismatched types") && err.contains("add `as f64`"), "{err}");
+}
