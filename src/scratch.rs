@@ -50,7 +50,8 @@ impl Scratch {
 const KEEP_TAPE_BYTES: usize = 64 << 20;
 
 thread_local! {
-    static POOL: RefCell<Vec<Scratch>> = const { RefCell::new(Vec::new()) };
+    // Boxed, so that taking one out and putting it back moves a pointer, not the struct.
+    static POOL: RefCell<Vec<Box<Scratch>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Run `f` with a scratch of this thread (nested calls get distinct ones).

@@ -105,6 +105,8 @@ impl CompiledModule {
 /// Slots kept on the stack for a call; larger signatures use a heap buffer.
 // Argument and result buffers up to this many slots live on the stack (no allocation per call).
 const INLINE_SLOTS: usize = 64;
+/// Calls with at most this many slots (most) use buffers of this size.
+const SMALL_SLOTS: usize = 16;
 
 /// A callable compiled function. Cheap to clone, `Send + Sync`, callable from many threads at
 /// once; keeps its module's native code alive.
@@ -300,12 +302,29 @@ impl CompiledFn {
         tape: &mut Tape,
         finish: impl FnOnce(&FnInfo, &[u64]) -> T,
     ) -> Result<T, CallError> {
+        // Slot buffers on the stack, sized for the call: zeroing 64 slots would cost small
+        // calls more than the call itself.
         let info = self.info();
-        let mut arg_stack = [0u64; INLINE_SLOTS];
+        if info.arg_slots.max(info.result_slots.max(MIN_OUT_SLOTS)) <= SMALL_SLOTS {
+            self.invoke_with::<SMALL_SLOTS, T>(args, tape, finish)
+        } else {
+            self.invoke_with::<INLINE_SLOTS, T>(args, tape, finish)
+        }
+    }
+
+    #[inline(always)]
+    fn invoke_with<const N: usize, T>(
+        &self,
+        args: &mut [Arg<'_>],
+        tape: &mut Tape,
+        finish: impl FnOnce(&FnInfo, &[u64]) -> T,
+    ) -> Result<T, CallError> {
+        let info = self.info();
+        let mut arg_stack = [0u64; N];
         let mut arg_heap = Vec::new();
         let arg_slots = buffer(&mut arg_stack, &mut arg_heap, info.arg_slots);
         pack(info, args, arg_slots)?;
-        let mut result_stack = [0u64; INLINE_SLOTS];
+        let mut result_stack = [0u64; N];
         let mut result_heap = Vec::new();
         let result_slots = buffer(&mut result_stack, &mut result_heap, info.result_slots.max(MIN_OUT_SLOTS));
         // SAFETY: `pack` wrote exactly `arg_slots` slots after checking every argument against
@@ -375,8 +394,8 @@ impl CompiledFn {
     }
 }
 
-fn buffer<'b>(stack: &'b mut [u64; INLINE_SLOTS], heap: &'b mut Vec<u64>, n: usize) -> &'b mut [u64] {
-    if n <= INLINE_SLOTS {
+fn buffer<'b, const N: usize>(stack: &'b mut [u64; N], heap: &'b mut Vec<u64>, n: usize) -> &'b mut [u64] {
+    if n <= N {
         &mut stack[..n]
     } else {
         heap.resize(n, 0);
