@@ -168,7 +168,8 @@ impl GradientFn {
         let outcome = with_scratch(|s| {
             s.results_for(native.returns());
             s.zeroed_buffers(layout.slices().filter(|p| p.input.is_none()).map(|p| p.len));
-            let mut all: SmallVec<[Arg<'_>; 32]> = args.iter_mut().map(Arg::reborrow).collect();
+            let mut all: SmallVec<[Arg<'_>; 32]> = SmallVec::new();
+            all.extend(args.iter_mut().map(Arg::reborrow));
             let (mut rest, mut consumed): (&mut [f64], usize) = (&mut *grad, 0);
             let mut scratch = s.buffers.iter_mut();
             for p in layout.slices() {

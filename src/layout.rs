@@ -34,6 +34,7 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// The layout of a call of `user`'s derivative with `args` (already checked).
+    #[inline]
     pub fn of(user: &UserFunction, args: &[Arg<'_>]) -> Layout {
         let sizes: Sizes = user.scalar_sizes(args);
         let derivation = user.derivation_wrt();
