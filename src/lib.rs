@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 pub use jitdiff_ad as ad;
+pub use jitdiff_front as front;
 pub use jitdiff_ir as ir;
 pub use jitdiff_jit as jit;
 pub use jitdiff_rules as rules;
@@ -50,11 +51,13 @@ mod layout;
 #[cfg(feature = "argmin")]
 pub mod optim;
 pub mod parallel;
+mod primal;
 mod pullback;
 mod replay;
 mod rng;
 mod rule_test;
 mod scratch;
+pub mod typed;
 mod user;
 
 pub use builder::{Build, Builder, HasWidth, ParamRef};
@@ -66,7 +69,9 @@ pub use gradient::GradientFn;
 pub use hvp::HvpFn;
 pub use jacobian::{JacobianFn, JacobianMode};
 pub use jitdiff_jit::Arg;
+pub use jitdiff_macros::{function, module};
 pub use jitdiff_rules::{RuleError, RuleSet, ScalarRule};
+pub use primal::PrimalFn;
 pub use pullback::Pullback;
 pub use rng::SplitMix64;
 pub use rule_test::{RuleTestConfig, RuleTestError, RuleTestReport, test_rule};

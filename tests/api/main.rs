@@ -33,4 +33,5 @@ mod parallel;
 mod reverse;
 mod reverse_api;
 mod reverse_state;
+mod rust_functions;
 mod rules;
