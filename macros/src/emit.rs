@@ -83,7 +83,7 @@ pub(crate) fn handles(sig: &Signature, ir: Ir<'_>) -> TokenStream {
 
 /// `NAME`-independent items: parameter lists, `builder`, `args`.
 fn common(sig: &Signature) -> TokenStream {
-    let names: Vec<String> = sig.params.iter().map(|p| p.ident.to_string()).collect();
+    let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
     let wrt: Vec<usize> = sig.params.iter().enumerate().filter(|(_, p)| p.differentiable).map(|(k, _)| k).collect();
     let count = sig.params.len();
     let idents: Vec<_> = sig.params.iter().map(|p| &p.ident).collect();
@@ -107,7 +107,8 @@ fn common(sig: &Signature) -> TokenStream {
         })
         .collect();
     quote! {
-        /// The parameters' names, in order.
+        /// The parameters' names in the IR, in order (`_` for an unnamed one): what
+        /// `gradient_wrt` and the other `_wrt` constructors take.
         pub const PARAMS: &[&str] = &[#(#names),*];
         /// The parameters the handles differentiate by default (positions): every `f64`,
         /// `&[f64]`, `&mut [f64]` and `[f64; N]` parameter.

@@ -11,6 +11,8 @@ use syn::ext::IdentExt as _;
 pub(crate) struct Param {
     /// The name the generated methods give it (the Rust name; `argK` for `_`).
     pub ident: Ident,
+    /// The name in the IR (the Rust name; `_` for `_`).
+    pub name: String,
     /// The Rust type as written.
     pub ty: syn::Type,
     /// `[f64; N]` taken by value: passed on as `&x`.
@@ -46,12 +48,13 @@ impl Signature {
         let mut params = vec![];
         for (k, (input, &ir)) in item.sig.inputs.iter().zip(&ir_params).enumerate() {
             let syn::FnArg::Typed(typed) = input else { return None };
-            let ident = match &*typed.pat {
-                syn::Pat::Ident(p) => p.ident.clone(),
-                _ => format_ident!("arg{}", k),
+            let (ident, name) = match &*typed.pat {
+                syn::Pat::Ident(p) => (p.ident.clone(), p.ident.unraw().to_string()),
+                _ => (format_ident!("arg{}", k), "_".to_string()),
             };
             params.push(Param {
                 ident,
+                name,
                 ty: (*typed.ty).clone(),
                 array_by_value: matches!(&*typed.ty, syn::Type::Array(_)),
                 differentiable: ir == Type::F64 || ir.is_slice(),
