@@ -184,7 +184,9 @@ pub fn builder<'m, K: Build>(module: &'m Module, name: &str) -> Builder<'m, K> {
 pub fn parse_generated(ir: &str, name: &str) -> Module {
     match parse_module(ir) {
         Ok(module) => module,
-        Err(e) => panic!("internal error in jitdiff: the IR generated for `{name}` does not parse ({e}); please report it"),
+        Err(e) => {
+            panic!("internal error in jitdiff: the IR generated for `{name}` does not parse ({e}); please report it")
+        }
     }
 }
 

@@ -56,7 +56,12 @@ pub(crate) fn handles(sig: &Signature, ir: Ir<'_>) -> TokenStream {
             " (it has no float parameter or no float output, so no derivative handles)"
         }
     );
-    let use_super = needs_parent_scope(sig).then(|| quote!(#[allow(unused_imports)] use super::*;));
+    let use_super = needs_parent_scope(sig).then(|| {
+        quote!(
+            #[allow(unused_imports)]
+            use super::*;
+        )
+    });
     let common = common(sig);
     let primal = primal(sig);
     let derivatives = (sig.differentiable() && sig.float_outputs).then(|| {
@@ -65,6 +70,13 @@ pub(crate) fn handles(sig: &Signature, ir: Ir<'_>) -> TokenStream {
     });
     let hvp = (sig.differentiable() && sig.scalar).then(|| hvp(sig));
     quote! {
+        // The function is used: its module is built from it (no `dead_code` warning when only
+        // the handles are called).
+        #(#cfgs)*
+        const _: () = {
+            let _ = #ident;
+        };
+
         #(#cfgs)*
         #[doc = #doc]
         #[allow(dead_code, clippy::all)]

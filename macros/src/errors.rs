@@ -51,12 +51,13 @@ impl SpanIndex {
 /// position in the message when no token starts there.
 pub(crate) fn front_error(error: &FrontError, index: &SpanIndex, fallback: Span, single_fn: bool) -> syn::Error {
     let mut message = error.message();
-    if single_fn && let FrontErrorKind::Unknown { what, .. } = &error.kind {
-        if what == "function" {
-            message.push_str(
-                "; #[jitdiff::function] lowers this one `fn` alone: to call another function, put both in a `#[jitdiff::module] mod`",
-            );
-        }
+    if single_fn
+        && let FrontErrorKind::Unknown { what, .. } = &error.kind
+        && what == "function"
+    {
+        message.push_str(
+            "; #[jitdiff::function] lowers this one `fn` alone: to call another function, put both in a `#[jitdiff::module] mod`",
+        );
     }
     match index.at(error.position.line, error.position.column) {
         Some(span) => syn::Error::new(span, message),

@@ -53,7 +53,8 @@ pub(crate) fn function(attr: TokenStream, item: TokenStream) -> syn::Result<Toke
     let module = jitdiff_front::lower_items(&[syn::Item::Fn(f.clone())])
         .map_err(|e| front_error(&e, &index, name_span, true))?;
     let ir = checked_text(&module, name_span)?;
-    let sig = Signature::of(&f, &module).ok_or_else(|| internal(name_span, "the function is missing from its module"))?;
+    let sig =
+        Signature::of(&f, &module).ok_or_else(|| internal(name_span, "the function is missing from its module"))?;
     let handles = emit::handles(&sig, Ir::Own(&ir));
     Ok(quote!(#item #handles))
 }
@@ -120,7 +121,9 @@ fn reserved_names(items: &[syn::Item]) -> syn::Result<()> {
         if ident == "IR" || ident == "module" {
             return Err(syn::Error::new(
                 ident.span(),
-                format!("`{ident}` is a name #[jitdiff::module] adds to the module (its IR text and `module()`); rename this item"),
+                format!(
+                    "`{ident}` is a name #[jitdiff::module] adds to the module (its IR text and `module()`); rename this item"
+                ),
             ));
         }
     }

@@ -67,7 +67,15 @@ impl Signature {
         let scalar = func.returns == [Type::F64];
         let float_outputs = func.returns.contains(&Type::F64) || ir_params.contains(&Type::SliceMut);
         let cfgs = item.attrs.iter().filter(|a| a.path().is_ident("cfg")).cloned().collect();
-        Some(Signature { ident: item.sig.ident.clone(), vis: item.vis.clone(), cfgs, params, ret, scalar, float_outputs })
+        Some(Signature {
+            ident: item.sig.ident.clone(),
+            vis: item.vis.clone(),
+            cfgs,
+            params,
+            ret,
+            scalar,
+            float_outputs,
+        })
     }
 
     /// The function's name as the IR spells it.

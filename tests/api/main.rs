@@ -33,5 +33,5 @@ mod parallel;
 mod reverse;
 mod reverse_api;
 mod reverse_state;
-mod rust_functions;
 mod rules;
+mod rust_functions;

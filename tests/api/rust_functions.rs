@@ -26,7 +26,11 @@ fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
     for (k, (&g, &w)) in got.iter().zip(want).enumerate() {
         let scale = g.abs().max(w.abs());
-        assert!((g - w).abs() <= tol * scale, "{what}[{k}]: got {g:e}, want {w:e} (relative error {:e})", (g - w).abs() / scale);
+        assert!(
+            (g - w).abs() <= tol * scale,
+            "{what}[{k}]: got {g:e}, want {w:e} (relative error {:e})",
+            (g - w).abs() / scale
+        );
     }
 }
 

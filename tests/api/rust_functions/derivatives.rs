@@ -122,7 +122,8 @@ fn gmm_derivatives_match_the_hand_written_ir() {
         let (mut q, mut y) = (vec![0.0; k * d], vec![0.0; d]);
         let sizes = [k, k * d, k * d * (d + 1) / 2];
         let (t, v) = (tangents(&mut rng, &sizes), normals(&mut rng, sizes.iter().sum()));
-        let (value, grad) = g.value_and_grad(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &mut q, &mut y).unwrap();
+        let (value, grad) =
+            g.value_and_grad(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &mut q, &mut y).unwrap();
         let (_, jvp) = f.jvp(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &mut q, &mut y, &views(&t)).unwrap();
         let mut hvp = vec![0.0; v.len()];
         h.hvp(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &mut q, &mut y, &v, &mut hvp).unwrap();
@@ -160,8 +161,11 @@ fn mlp_derivatives_match_the_hand_written_ir() {
 #[test]
 fn logistic_derivatives_match_the_analytic_ones_and_forward_matches_reverse() {
     use logistic_model::logistic;
-    let (g, f, h) =
-        (logistic::gradient_wrt(&["w"]).unwrap(), logistic::forward_wrt(1, &["w"]).unwrap(), logistic::hvp_wrt(&["w"]).unwrap());
+    let (g, f, h) = (
+        logistic::gradient_wrt(&["w"]).unwrap(),
+        logistic::forward_wrt(1, &["w"]).unwrap(),
+        logistic::hvp_wrt(&["w"]).unwrap(),
+    );
     let mut rng = SplitMix64::new(15);
     for (n, d) in [(1usize, 1usize), (5, 3), (40, 8)] {
         let (w, x) = (normals(&mut rng, d), normals(&mut rng, n * d));
@@ -204,8 +208,11 @@ fn lotka_volterra_modes_agree_with_each_other_and_with_finite_differences() {
     let params = [1.1, 0.4, 0.4, 0.1];
     let steps = 50;
     // The trajectory (no result: `&mut [f64]` output) by reverse, forward and either mode.
-    let (g, f, j) =
-        (lotka_volterra::gradient_wrt(&wrt).unwrap(), lotka_volterra::forward_wrt(W, &wrt).unwrap(), lotka_volterra::jacobian_wrt(&wrt).unwrap());
+    let (g, f, j) = (
+        lotka_volterra::gradient_wrt(&wrt).unwrap(),
+        lotka_volterra::forward_wrt(W, &wrt).unwrap(),
+        lotka_volterra::jacobian_wrt(&wrt).unwrap(),
+    );
     let mut out = vec![0.0; 2 * steps];
     let reverse = g.jacobian(&params, 10.0, 5.0, 0.01, &mut out).unwrap();
     let forward = f.jacobian(&params, 10.0, 5.0, 0.01, &mut out).unwrap();
@@ -213,7 +220,12 @@ fn lotka_volterra_modes_agree_with_each_other_and_with_finite_differences() {
     assert_eq!((reverse.rows, reverse.cols), (2 * steps, 6));
     assert_close(&reverse.data, &forward.data, TOL, "trajectory Jacobian, reverse vs forward");
     assert_close(&either.data, &forward.data, TOL, "trajectory Jacobian, JacobianFn vs forward");
-    let report = check::jacobian(g.handle(), &mut lotka_volterra::args(&params, 10.0, 5.0, 0.01, &mut out), FdOptions::central()).unwrap();
+    let report = check::jacobian(
+        g.handle(),
+        &mut lotka_volterra::args(&params, 10.0, 5.0, 0.01, &mut out),
+        FdOptions::central(),
+    )
+    .unwrap();
     assert!(report.passes(1e-6), "{report}");
     // The fit: gradient, JVP and HVP.
     let mut observed = vec![0.0; 2 * steps];
@@ -226,7 +238,12 @@ fn lotka_volterra_modes_agree_with_each_other_and_with_finite_differences() {
     let h = lotka_volterra_fit::hvp_wrt(&["params", "x0", "y0", "work"]).unwrap();
     let (value, grad) = g.value_and_grad(&params, 10.0, 5.0, 0.01, &observed, &mut work).unwrap();
     assert_eq!(value.to_bits(), lotka_volterra_fit(&params, 10.0, 5.0, 0.01, &observed, &mut work).to_bits());
-    let report = check::gradient(g.handle(), &mut lotka_volterra_fit::args(&params, 10.0, 5.0, 0.01, &observed, &mut work), FdOptions::central()).unwrap();
+    let report = check::gradient(
+        g.handle(),
+        &mut lotka_volterra_fit::args(&params, 10.0, 5.0, 0.01, &observed, &mut work),
+        FdOptions::central(),
+    )
+    .unwrap();
     assert!(report.passes(1e-6), "{report}");
     let mut rng = SplitMix64::new(16);
     let t = normals(&mut rng, 6);

@@ -60,7 +60,10 @@ fn pendulum_jit_matches_rustc_in_every_friction_branch() {
     }
     // At rest: the third arm.
     let params = [9.81, 0.1, 0.2];
-    assert_eq!(jit.call(&params, 0.0, 0.0, 0.01, 10).unwrap().to_bits(), pendulum(&params, 0.0, 0.0, 0.01, 10).to_bits());
+    assert_eq!(
+        jit.call(&params, 0.0, 0.0, 0.01, 10).unwrap().to_bits(),
+        pendulum(&params, 0.0, 0.0, 0.01, 10).to_bits()
+    );
 }
 
 #[test]
