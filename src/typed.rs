@@ -13,6 +13,20 @@
 //! let results = [RuntimeValue::F64(0.5), RuntimeValue::I64(7)];
 //! assert_eq!(<(f64, usize)>::from_results(&results), Some((0.5, 7)));
 //! ```
+//!
+//! Which handles a function gets depends on its signature: `primal()` always; `gradient()`,
+//! `forward(width)` and `jacobian()` when it has an `f64` or `f64`-slice parameter and an
+//! output (`f64` results or `&mut [f64]` parameters); `value_and_grad` and `hvp()` only when it
+//! returns exactly one `f64`. Anything else is a compile error:
+//!
+//! ```compile_fail,E0599
+//! #[jitdiff::function]
+//! fn moments(x: &[f64]) -> (f64, f64) {
+//!     (x[0], x[0] * x[0])
+//! }
+//! let g = moments::gradient().unwrap(); // VJPs and Jacobians: fine
+//! let (value, grad) = g.value_and_grad(&[1.0]).unwrap(); // two results: no such method
+//! ```
 
 use crate::builder::{Build, Builder};
 use crate::error::Error;

@@ -228,5 +228,6 @@ fn errors_name_the_rust_function_and_parameters() {
     assert!(matches!(err, Error::Fault { .. }), "{err}");
     assert!(err.to_string().contains("index 2 out of bounds for a slice of length 2"), "{err}");
     let err = at::gradient().unwrap().value_and_grad(&[1.0, 2.0], 5).unwrap_err();
-    assert!(err.to_string().starts_with("@at: index 5 out of bounds"), "{err}");
+    // No source map from the front end yet: the site is the IR instruction.
+    assert_eq!(err.to_string(), "@at: index 5 out of bounds for a slice of length 2 at block entry, instruction 0");
 }
