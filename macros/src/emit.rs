@@ -413,7 +413,7 @@ fn shown_signature(sig: &Signature) -> String {
 /// Token text with Rust's usual spacing: `& [f64 ; 3]` → `&[f64; 3]`.
 fn tidy(text: &str) -> String {
     let mut out = text.replace("& ", "&").replace(" ;", ";").replace(" ,", ",");
-    for (from, to) in [("[ ", "["), (" ]", "]"), ("( ", "("), (" )", ")"), ("mut[", "mut ["), ("&mut [", "&mut [")] {
+    for (from, to) in [("[ ", "["), (" ]", "]"), ("( ", "("), (" )", ")"), ("mut[", "mut [")] {
         out = out.replace(from, to);
     }
     out

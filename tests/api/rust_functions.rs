@@ -9,8 +9,6 @@ mod handles;
 mod primal;
 mod programs;
 
-use jitdiff::SplitMix64;
-
 /// Units in the last place between two finite floats.
 fn ulps(a: f64, b: f64) -> u64 {
     let key = |x: f64| {
@@ -32,9 +30,4 @@ fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
             (g - w).abs() / scale
         );
     }
-}
-
-/// `len` standard normal values.
-fn normals(rng: &mut SplitMix64, len: usize) -> Vec<f64> {
-    rng.normals(len)
 }

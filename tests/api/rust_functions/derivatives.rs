@@ -3,8 +3,8 @@
 //! two programs without hand-written IR, against analytic derivatives (logistic regression) and
 //! across modes and finite differences (Lotka–Volterra).
 
+use super::assert_close;
 use super::programs::{gmm_model, logistic_model, lotka_volterra_model, mlp, pendulum_model, rosenbrock};
-use super::{assert_close, normals};
 use jitdiff::ir::parse_module;
 use jitdiff::{Arg, ForwardFn, GradientFn, HvpFn, SplitMix64};
 use jitdiff_problems::{gmm::GMM_IR, mlp::MLP_IR, pendulum::PENDULUM_IR, rosenbrock::ROSENBROCK_IR};
@@ -58,7 +58,7 @@ impl Reference {
 
 /// Random tangents of W lanes for parameters of these sizes.
 fn tangents(rng: &mut SplitMix64, sizes: &[usize]) -> Vec<Vec<f64>> {
-    sizes.iter().map(|&n| normals(rng, W as usize * n)).collect()
+    sizes.iter().map(|&n| rng.normals(W as usize * n)).collect()
 }
 
 fn views(tangents: &[Vec<f64>]) -> Vec<&[f64]> {
@@ -72,7 +72,7 @@ fn rosenbrock_derivatives_match_the_hand_written_ir() {
     let mut rng = SplitMix64::new(11);
     for n in [2usize, 3, 10, 100] {
         let x: Vec<f64> = (0..n).map(|_| rng.uniform_in(-2.0, 2.0)).collect();
-        let (t, v) = (tangents(&mut rng, &[n]), normals(&mut rng, n));
+        let (t, v) = (tangents(&mut rng, &[n]), rng.normals(n));
         let (value, grad) = g.value_and_grad(&x).unwrap();
         assert_eq!(value.to_bits(), rosenbrock(&x).to_bits());
         let (primal, jvp) = f.jvp(&x, &views(&t)).unwrap();
@@ -96,7 +96,7 @@ fn pendulum_derivatives_match_the_hand_written_ir_in_every_friction_branch() {
     for (theta0, omega0, steps) in starts {
         let params = [9.81, 0.2, 0.15];
         let dt = 0.01;
-        let (t, v) = (tangents(&mut rng, &[3, 1, 1, 1]), normals(&mut rng, 6));
+        let (t, v) = (tangents(&mut rng, &[3, 1, 1, 1]), rng.normals(6));
         let (value, grad) = g.value_and_grad(&params, theta0, omega0, dt, steps).unwrap();
         let (_, jvp) = f.jvp(&params, theta0, omega0, dt, steps, &views(&t)).unwrap();
         let mut hvp = vec![0.0; 6];
@@ -121,7 +121,7 @@ fn gmm_derivatives_match_the_hand_written_ir() {
         let (gamma, m, lgt) = (1.5, 2, 0.25);
         let (mut q, mut y) = (vec![0.0; k * d], vec![0.0; d]);
         let sizes = [k, k * d, k * d * (d + 1) / 2];
-        let (t, v) = (tangents(&mut rng, &sizes), normals(&mut rng, sizes.iter().sum()));
+        let (t, v) = (tangents(&mut rng, &sizes), rng.normals(sizes.iter().sum()));
         let (value, grad) =
             g.value_and_grad(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &mut q, &mut y).unwrap();
         let (_, jvp) = f.jvp(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &mut q, &mut y, &views(&t)).unwrap();
@@ -143,7 +143,7 @@ fn mlp_derivatives_match_the_hand_written_ir() {
     for (inputs, hidden, batch) in [(1usize, 1usize, 1usize), (3, 4, 5), (8, 16, 10)] {
         let p = jitdiff_problems::Mlp::generate(inputs, hidden, batch, 3);
         let sizes = [hidden * inputs, hidden, hidden, 1];
-        let (t, v) = (tangents(&mut rng, &sizes), normals(&mut rng, sizes.iter().sum()));
+        let (t, v) = (tangents(&mut rng, &sizes), rng.normals(sizes.iter().sum()));
         let (value, grad) = g.value_and_grad(&p.w1, &p.b1, &p.w2, p.b2, &p.x, &p.y).unwrap();
         let (_, jvp) = f.jvp(&p.w1, &p.b1, &p.w2, p.b2, &p.x, &p.y, &views(&t)).unwrap();
         let mut hvp = vec![0.0; v.len()];
@@ -168,7 +168,7 @@ fn logistic_derivatives_match_the_analytic_ones_and_forward_matches_reverse() {
     );
     let mut rng = SplitMix64::new(15);
     for (n, d) in [(1usize, 1usize), (5, 3), (40, 8)] {
-        let (w, x) = (normals(&mut rng, d), normals(&mut rng, n * d));
+        let (w, x) = (rng.normals(d), rng.normals(n * d));
         let y: Vec<f64> = (0..n).map(|_| if rng.uniform() < 0.5 { -1.0 } else { 1.0 }).collect();
         let lambda = rng.uniform();
         let (mut grad, mut hessian) = (vec![0.0; d], vec![0.0; d * d]);
@@ -191,7 +191,7 @@ fn logistic_derivatives_match_the_analytic_ones_and_forward_matches_reverse() {
         assert_eq!(value.to_bits(), logistic(&w, &x, &y, n, d, lambda).to_bits());
         assert_close(&ad, &grad, 1e-12, "logistic gradient");
         assert_close(&h.hessian(&w, &x, &y, n, d, lambda).unwrap(), &hessian, 1e-12, "logistic Hessian");
-        let t = normals(&mut rng, d);
+        let t = rng.normals(d);
         let (_, jvp) = f.jvp(&w, &x, &y, n, d, lambda, &[&t]).unwrap();
         let dot: f64 = ad.iter().zip(&t).map(|(a, b)| a * b).sum();
         assert_close(&jvp, &[dot], 1e-12, "logistic JVP vs gradient · t");
@@ -246,7 +246,7 @@ fn lotka_volterra_modes_agree_with_each_other_and_with_finite_differences() {
     .unwrap();
     assert!(report.passes(1e-6), "{report}");
     let mut rng = SplitMix64::new(16);
-    let t = normals(&mut rng, 6);
+    let t = rng.normals(6);
     let (_, jvp) = f.jvp(&params, 10.0, 5.0, 0.01, &observed, &mut work, &[&t[..4], &t[4..5], &t[5..]]).unwrap();
     let dot: f64 = grad.iter().zip(&t).map(|(a, b)| a * b).sum();
     assert_close(&jvp[..1], &[dot], 1e-12, "fit JVP vs gradient · t");

@@ -5,7 +5,7 @@
 //! `jitdiff::front::lower_source` on the program files at run time.
 
 use super::programs::{gmm_model, logistic_model, lotka_volterra_model, mlp, pendulum_model, rosenbrock};
-use super::{normals, ulps};
+use super::ulps;
 use jitdiff::SplitMix64;
 use jitdiff::front::lower_source;
 
@@ -71,8 +71,8 @@ fn mlp_gmm_and_logistic_jit_match_rustc_within_4_ulp() {
     let mut rng = SplitMix64::new(4);
     let jit = mlp::primal().unwrap();
     for (inputs, hidden, batch) in [(1usize, 1usize, 1usize), (3, 4, 5), (8, 16, 10)] {
-        let (w1, b1, w2) = (normals(&mut rng, hidden * inputs), normals(&mut rng, hidden), normals(&mut rng, hidden));
-        let (b2, x, y) = (rng.normal(), normals(&mut rng, batch * inputs), normals(&mut rng, batch));
+        let (w1, b1, w2) = (rng.normals(hidden * inputs), rng.normals(hidden), rng.normals(hidden));
+        let (b2, x, y) = (rng.normal(), rng.normals(batch * inputs), rng.normals(batch));
         let (got, want) = (jit.call(&w1, &b1, &w2, b2, &x, &y).unwrap(), mlp(&w1, &b1, &w2, b2, &x, &y));
         assert!(ulps(got, want) <= 4, "mlp: got {got:e}, want {want:e}");
     }
@@ -87,7 +87,7 @@ fn mlp_gmm_and_logistic_jit_match_rustc_within_4_ulp() {
     }
     let jit = logistic_model::logistic::primal().unwrap();
     for (n, d) in [(1usize, 1usize), (5, 3), (40, 8)] {
-        let (w, x) = (normals(&mut rng, d), normals(&mut rng, n * d));
+        let (w, x) = (rng.normals(d), rng.normals(n * d));
         let y: Vec<f64> = (0..n).map(|_| if rng.uniform() < 0.5 { -1.0 } else { 1.0 }).collect();
         let lambda = rng.uniform();
         let want = logistic_model::logistic(&w, &x, &y, n, d, lambda);
