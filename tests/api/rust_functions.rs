@@ -1,4 +1,4 @@
-//! Functions written once in Rust: the benchmark programs of `front/tests/programs/` with
+//! Functions written once in Rust: the benchmark programs of `problems/rust/` with
 //! `#[jitdiff::function]` / `#[jitdiff::module]` (`rust_functions/programs.rs`), their JIT
 //! primals against the rustc-compiled functions, their derivatives against the hand-written IR
 //! of `jitdiff_problems` (or against analytic derivatives and the other mode where there is no

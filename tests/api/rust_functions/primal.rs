@@ -101,12 +101,12 @@ fn mlp_gmm_and_logistic_jit_match_rustc_within_4_ulp() {
 #[test]
 fn front_sources_lower_to_the_same_modules_at_run_time() {
     let programs = [
-        (include_str!("../../../front/tests/programs/rosenbrock.rs"), rosenbrock::module()),
-        (include_str!("../../../front/tests/programs/mlp.rs"), mlp::module()),
-        (include_str!("../../../front/tests/programs/pendulum.rs"), pendulum_model::module()),
-        (include_str!("../../../front/tests/programs/gmm.rs"), gmm_model::module()),
-        (include_str!("../../../front/tests/programs/logistic.rs"), logistic_model::module()),
-        (include_str!("../../../front/tests/programs/lotka_volterra.rs"), lotka_volterra_model::module()),
+        (include_str!("../../../problems/rust/rosenbrock.rs"), rosenbrock::module()),
+        (include_str!("../../../problems/rust/mlp.rs"), mlp::module()),
+        (include_str!("../../../problems/rust/pendulum.rs"), pendulum_model::module()),
+        (include_str!("../../../problems/rust/gmm.rs"), gmm_model::module()),
+        (include_str!("../../../problems/rust/logistic.rs"), logistic_model::module()),
+        (include_str!("../../../problems/rust/lotka_volterra.rs"), lotka_volterra_model::module()),
     ];
     for (source, generated) in programs {
         let loaded = lower_source(source).unwrap();

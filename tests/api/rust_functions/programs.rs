@@ -1,4 +1,4 @@
-//! The benchmark programs of `front/tests/programs/`, written once in Rust with the attributes:
+//! The benchmark programs of `problems/rust/`, written once in Rust with the attributes:
 //! each `fn` is ordinary Rust (the tests call it as the reference) and the attribute adds its IR
 //! and typed handles. The bodies are the files' own, unchanged (`front_sources_lower_to_the_same_modules`
 //! checks that the macro and `lower_source` on the files agree).
