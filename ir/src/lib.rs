@@ -33,8 +33,8 @@ pub mod verifier;
 pub use contain::contain_panics;
 pub use externs::{ExternArg, ExternClosure, ExternError, ExternImpl, ExternRegistry};
 pub use function::{
-    Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Terminator,
-    Value, ValueData, is_anonymous_value_name,
+    Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Table, TableId,
+    Terminator, Value, ValueData, is_anonymous_value_name,
 };
 pub use interp::{ArgValue, Fault, InterpError, Interpreter, MAX_CALL_DEPTH, RuntimeValue, Site, interpret};
 pub use local_arrays::LocalArrays;
