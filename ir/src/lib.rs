@@ -1,7 +1,8 @@
 //! # jitdiff-ir
 //!
 //! The IR of jitdiff: SSA values with types `f64`, `i64`, `bool`, `f64` slices and `f64xW` lane
-//! vectors; blocks with parameters; one op table ([`OP_TABLE`]) that defines every primitive once.
+//! vectors; blocks with parameters; modules of externs, read-only data tables ([`Table`]) and
+//! functions; one op table ([`OP_TABLE`]) that defines every primitive once.
 //! Around it: a text format (parser and printer that round-trip), a Rust builder, a verifier that
 //! names function, block, instruction and line:column, a reference interpreter (the oracle for
 //! every later stage), and IR passes (dead-code elimination, constant folding, CSE).
