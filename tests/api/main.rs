@@ -37,3 +37,4 @@ mod reverse_api;
 mod reverse_state;
 mod rules;
 mod rust_functions;
+mod tables;

@@ -141,7 +141,7 @@ fn unverified_modules_are_rejected_with_the_verifier_error() {
         Some(Terminator::Return(vec![r])),
         &mut f,
     );
-    let module = Module { externs: vec![], functions: vec![f] };
+    let module = Module { externs: vec![], tables: vec![], functions: vec![f] };
     let err = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap_err();
     assert!(matches!(err, JitError::Verify(_)), "{err}");
     assert!(err.to_string().contains("@bad"), "{err}");
@@ -152,7 +152,7 @@ fn unverified_modules_are_rejected_with_the_verifier_error() {
     let empty = Function::new("empty", vec![]);
     for func in [g, empty] {
         let name = func.name.clone();
-        let module = Module { externs: vec![], functions: vec![func] };
+        let module = Module { externs: vec![], tables: vec![], functions: vec![func] };
         let err = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap_err();
         assert!(matches!(err, JitError::Verify(_)), "{name}: {err}");
     }
