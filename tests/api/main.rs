@@ -36,3 +36,4 @@ mod reverse;
 mod reverse_api;
 mod reverse_state;
 mod rules;
+mod sparse;

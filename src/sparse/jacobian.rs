@@ -1,0 +1,244 @@
+//! Sparse Jacobians: forward sweeps over colour groups. Columns of one colour share no row, so
+//! seeding a lane with the sum of their unit vectors gives each of their nonzeros directly;
+//! W lanes per sweep make `ceil(colours / W)` sweeps.
+
+use super::csr::CsrMatrix;
+use super::plan::{Key, Keyed, PlanCache, SparsityInfo, detect};
+use crate::builder::{Build, Builder, HasWidth, Spec, sealed};
+use crate::error::Error;
+use crate::forward::ForwardFn;
+use crate::scratch::with_scratch;
+use crate::user::UserFunction;
+use jitdiff_ad::coloring::column_coloring;
+use jitdiff_ad::sparsity::Pattern;
+use jitdiff_ir::Module;
+use jitdiff_jit::Arg;
+use jitdiff_rules::RuleSet;
+use smallvec::SmallVec;
+use std::sync::Arc;
+
+/// A JIT-compiled sparse Jacobian: outputs (`f64` results, then every `mslice` element) ×
+/// inputs (differentiated scalars), in compressed-row form. The pattern is detected and
+/// coloured at the first call (and again when a call's shapes or integer arguments differ);
+/// every call then takes `ceil(colours / W)` forward sweeps of W lanes (W = 8 unless
+/// `.width(W)`).
+///
+/// ```
+/// use jitdiff::{SparseJacobianFn, args, ir::parse_module};
+/// // out[i] = x[i] * x[i + 1]: a bidiagonal Jacobian, 2 colours, 1 sweep.
+/// let m = parse_module("func @f(x: slice, out: mslice) {
+/// entry:
+///     n = len out
+///     zero = iconst 0
+///     one = iconst 1
+///     jump head(zero)
+/// head(i: i64):
+///     more = icmp lt i, n
+///     br more, body, done
+/// body:
+///     a = load x, i
+///     j = iadd i, one
+///     b = load x, j
+///     p = fmul a, b
+///     store out, i, p
+///     jump head(j)
+/// done:
+///     ret
+/// }").unwrap();
+/// let f = SparseJacobianFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+/// let (x, mut out) = ([1.0, 2.0, 3.0, 4.0], [0.0; 3]);
+/// let j = f.jacobian(&mut args![&x, &mut out]).unwrap();
+/// assert_eq!((j.rows(), j.cols(), j.nnz()), (3, 4, 6));
+/// assert_eq!(j.row(1), (&[1, 2][..], &[3.0, 2.0][..]));
+/// assert_eq!(f.info(&args![&x, &mut out]).unwrap().colors, 2);
+/// ```
+pub struct SparseJacobianFn {
+    user: UserFunction,
+    rules: RuleSet,
+    forward: ForwardFn,
+    width: usize,
+    plan: PlanCache<JacobianPlan>,
+}
+
+/// The pattern, its coloring and what one evaluation seeds and reads.
+#[derive(Debug)]
+struct JacobianPlan {
+    key: Key,
+    pattern: Arc<Pattern>,
+    info: SparsityInfo,
+    /// Per sweep, the seeds: (differentiated parameter, element, lane).
+    seeds: Vec<Vec<(u32, u32, u8)>>,
+    /// Per sweep, the reads: (nonzero, output row, lane).
+    reads: Vec<Vec<(u32, u32, u8)>>,
+}
+
+impl Keyed for JacobianPlan {
+    fn key(&self) -> &Key {
+        &self.key
+    }
+}
+
+impl sealed::Sealed for SparseJacobianFn {}
+impl HasWidth for SparseJacobianFn {}
+impl Build for SparseJacobianFn {
+    #[allow(private_interfaces)]
+    fn build_from(spec: Spec) -> Result<SparseJacobianFn, Error> {
+        let width = spec.width.unwrap_or(8);
+        let (user, rules) = (spec.user.clone(), spec.rules.clone());
+        let forward = ForwardFn::build_from(Spec { width: Some(width), ..spec })?;
+        Ok(SparseJacobianFn { user, rules, forward, width: width as usize, plan: PlanCache::default() })
+    }
+}
+
+impl SparseJacobianFn {
+    /// Start building the sparse Jacobian of `@name` (see [`Builder`]; `.width(W)` sets the
+    /// lanes per sweep, 8 by default).
+    pub fn builder<'m>(module: &'m Module, name: &str) -> Builder<'m, SparseJacobianFn> {
+        Builder::new(module, name)
+    }
+
+    /// Lanes (colours) per sweep.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Which parameters are differentiated.
+    pub fn wrt(&self) -> &[bool] {
+        &self.user.wrt
+    }
+
+    /// The pattern, colours and sweeps for calls like this one (detected and coloured now if
+    /// no earlier call had the same shapes).
+    pub fn info(&self, args: &[Arg<'_>]) -> Result<SparsityInfo, Error> {
+        self.user.check_args(args)?;
+        Ok(self.plan(args)?.info)
+    }
+
+    /// The Jacobian at `args`. `mslice` arguments end as one call of the function leaves them.
+    pub fn jacobian(&self, args: &mut [Arg<'_>]) -> Result<CsrMatrix, Error> {
+        let mut out = CsrMatrix::default();
+        self.jacobian_into(args, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`SparseJacobianFn::jacobian`] into `out`, whose storage is reused: after the first call
+    /// (on this thread, with these shapes) a call allocates nothing.
+    pub fn jacobian_into(&self, args: &mut [Arg<'_>], out: &mut CsrMatrix) -> Result<(), Error> {
+        self.user.check_args(args)?;
+        let plan = self.plan(args)?;
+        out.reshape(&plan.pattern);
+        let w = self.width;
+        let input_sizes = self.user.input_sizes(args);
+        let differentiated: SmallVec<[usize; 8]> = (0..input_sizes.len()).filter(|&p| self.user.wrt[p]).collect();
+        let mslices: SmallVec<[usize; 4]> = self.user.mslices().collect();
+        let scalar_sizes = self.user.scalar_sizes(args);
+        let float_results = self.user.float_results();
+        // Which output tangent holds each row: an f64 result, or (mslice, element).
+        let sweeps = plan.seeds.len();
+        with_scratch(|s| {
+            let saved = if sweeps > 1 { mslices.len() } else { 0 };
+            s.zeroed_buffers(
+                differentiated
+                    .iter()
+                    .map(|&p| input_sizes[p] * w)
+                    .chain(mslices[..saved].iter().map(|&p| scalar_sizes[p])),
+            );
+            let (seeds, initial) = s.buffers.split_at_mut(differentiated.len());
+            for (copy, &p) in initial.iter_mut().zip(&mslices) {
+                copy.copy_from_slice(args[p].as_slice().unwrap_or(&[]));
+            }
+            let mut jvp = s.jvp_output.take().unwrap_or_else(|| self.forward.output());
+            let result = (|| {
+                // Row starts of the mslices among the outputs.
+                let mut slice_rows: SmallVec<[usize; 4]> = SmallVec::new();
+                let mut row = float_results;
+                for &p in &mslices {
+                    slice_rows.push(row);
+                    row += scalar_sizes[p];
+                }
+                for (sweep, (sweep_seeds, sweep_reads)) in plan.seeds.iter().zip(&plan.reads).enumerate() {
+                    if sweep > 0 {
+                        for (copy, &p) in initial.iter().zip(&mslices) {
+                            if let Arg::SliceMut(v) = &mut args[p] {
+                                v.copy_from_slice(copy);
+                            }
+                            // The seeds of the previous sweep: clear only what was set.
+                        }
+                        for &(k, e, lane) in &plan.seeds[sweep - 1] {
+                            seeds[k as usize][e as usize * w + lane as usize] = 0.0;
+                        }
+                    }
+                    for &(k, e, lane) in sweep_seeds {
+                        seeds[k as usize][e as usize * w + lane as usize] = 1.0;
+                    }
+                    let views: SmallVec<[&[f64]; 8]> = seeds.iter().map(Vec::as_slice).collect();
+                    self.forward.jvp_into(args, &views, &mut jvp)?;
+                    let values = out.values_mut();
+                    for &(nz, row, lane) in sweep_reads {
+                        let (row, lane) = (row as usize, lane as usize);
+                        values[nz as usize] = if row < float_results {
+                            jvp.tangent(row)[lane]
+                        } else {
+                            let k = slice_rows.iter().rposition(|&start| start <= row).expect("an mslice row");
+                            jvp.slice_tangent(k)[(row - slice_rows[k]) * w + lane]
+                        };
+                    }
+                }
+                Ok(())
+            })();
+            s.jvp_output = Some(jvp);
+            result
+        })
+    }
+
+    fn plan(&self, args: &[Arg<'_>]) -> Result<Arc<JacobianPlan>, Error> {
+        self.plan.get(&self.user, args, || {
+            let (found, detect_time) = detect(&self.user, &self.rules, args, false)?;
+            let start = std::time::Instant::now();
+            let pattern = found.jacobian;
+            let coloring = column_coloring(&pattern);
+            let w = self.width;
+            let sweeps = coloring.count.div_ceil(w).max(1);
+            // Input column -> (differentiated parameter, element).
+            let sizes = self.user.input_sizes(args);
+            let mut owner = Vec::with_capacity(pattern.cols);
+            for (k, p) in (0..sizes.len()).filter(|&p| self.user.wrt[p]).enumerate() {
+                owner.extend((0..sizes[p]).map(|e| (k as u32, e as u32)));
+            }
+            let mut seeds = vec![vec![]; sweeps];
+            for (col, &c) in coloring.colors.iter().enumerate() {
+                let (k, e) = owner[col];
+                seeds[c / w].push((k, e, (c % w) as u8));
+            }
+            let mut reads = vec![vec![]; sweeps];
+            for row in 0..pattern.rows {
+                for nz in pattern.row_ptr[row]..pattern.row_ptr[row + 1] {
+                    let c = coloring.colors[pattern.col_idx[nz]];
+                    reads[c / w].push((nz as u32, row as u32, (c % w) as u8));
+                }
+            }
+            let info = SparsityInfo {
+                rows: pattern.rows,
+                cols: pattern.cols,
+                nnz: pattern.nnz(),
+                colors: coloring.count,
+                sweeps,
+                depends_on_data: found.depends_on_data,
+                detect_time,
+                color_time: start.elapsed(),
+            };
+            let key = Key::of(&self.user, args, found.depends_on_data);
+            Ok(JacobianPlan { key, pattern: Arc::new(pattern), info, seeds, reads })
+        })
+    }
+}
+
+impl std::fmt::Debug for SparseJacobianFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseJacobianFn")
+            .field("function", &self.user.name)
+            .field("wrt", &self.user.wrt)
+            .field("width", &self.width)
+            .finish_non_exhaustive()
+    }
+}
