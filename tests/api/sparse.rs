@@ -198,7 +198,7 @@ fn assert_matches_dense(what: &str, sparse: &CsrMatrix, dense: &[f64]) {
             let (s, d) = (sparse.get(r, c), dense[r * cols + c]);
             if !sparse.pattern().contains(r, c) {
                 assert_eq!(d, 0.0, "{what}: ({r}, {c}) is a structural zero but the dense entry is {d}");
-            } else {
+            } else if !(s.is_nan() && d.is_nan()) {
                 assert!((s - d).abs() <= 1e-12 * d.abs().max(1.0), "{what}: ({r}, {c}) sparse {s} vs dense {d}");
             }
         }
@@ -426,16 +426,20 @@ fn handles_are_shared_between_threads() {
     });
 }
 
-/// Random generated programs (smooth, with kinks and branches on floats): the detected pattern
-/// covers every nonzero of the dense Jacobian at the generated point and at perturbed points,
-/// and the compressed evaluation gives the dense values.
-#[test]
-fn random_programs_structural_zeros_are_zero() {
-    let mut rng = SplitMix64::new(0x5eed);
-    let externs = standard_extern_registry();
+/// Random generated programs (smooth, with kinks and branches on floats, general): the
+/// detected pattern covers every nonzero of the dense derivative at the generated point and at
+/// perturbed points, and the compressed evaluation gives the dense values.
+/// `JITDIFF_SPARSE_CASES=n` for a longer run.
+fn random_cases(salt: u64, default_cases: usize, mut check: impl FnMut(&str, &Module, &str, &[bool], &[ArgSpec], &mut SplitMix64) -> Option<bool>) {
+    let mut rng = SplitMix64::new(0x5eed ^ salt);
+    let cases = std::env::var("JITDIFF_SPARSE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default_cases);
     let (mut checked, mut refused) = (0, 0);
-    for case in 0..150 {
-        let cfg = if case % 2 == 0 { GenConfig::smooth() } else { GenConfig::piecewise() };
+    for case in 0..cases {
+        let cfg = match case % 3 {
+            0 => GenConfig::smooth(),
+            1 => GenConfig::piecewise(),
+            _ => GenConfig { allow_externs: false, allow_vectors: false, ..GenConfig::default() },
+        };
         let streams: Vec<Vec<u32>> =
             (0..3).map(|_| (0..256).map(|_| (rng.next_u64() >> 32) as u32).collect()).collect();
         let (module, entry, specs) = generate_case(&cfg, &streams);
@@ -443,12 +447,6 @@ fn random_programs_structural_zeros_are_zero() {
         if !wrt.iter().any(|&w| w) {
             continue;
         }
-        let build = |m: &Module| {
-            let sparse = SparseJacobianFn::builder(m, &entry).wrt_mask(&wrt).externs(&externs).build();
-            let dense = JacobianFn::builder(m, &entry).wrt_mask(&wrt).externs(&externs).build();
-            sparse.ok().zip(dense.ok())
-        };
-        let Some((sparse, dense)) = build(&module) else { continue };
         for point in 0..3 {
             let mut values: Vec<ArgSpec> = specs.clone();
             if point > 0 {
@@ -460,25 +458,52 @@ fn random_programs_structural_zeros_are_zero() {
                     }
                 }
             }
-            let mut a = values.clone();
-            let mut b = values.clone();
-            let (mut args_a, mut args_b) = (as_args(&mut a), as_args(&mut b));
-            let d = match dense.jacobian(&mut args_b) {
-                Ok(d) => d,
-                Err(_) => continue,
-            };
-            match sparse.jacobian(&mut args_a) {
-                Ok(j) => {
-                    assert_matches_dense(&format!("case {case}, point {point}:\n{module}"), &j, &d.data);
-                    checked += 1;
-                }
-                Err(Error::Sparsity { .. }) => refused += 1,
-                Err(e) => panic!("case {case}: {e}\n{module}"),
+            match check(&format!("case {case}, point {point}"), &module, &entry, &wrt, &values, &mut rng) {
+                Some(true) => checked += 1,
+                Some(false) => refused += 1,
+                None => {}
             }
         }
     }
     eprintln!("random programs: {checked} points checked, {refused} refused");
-    assert!(checked >= 100, "only {checked} points checked ({refused} refused)");
+    assert!(checked >= cases / 2, "only {checked} points checked ({refused} refused)");
+}
+
+#[test]
+fn random_programs_jacobian_structural_zeros_are_zero() {
+    let externs = standard_extern_registry();
+    random_cases(0, 150, |what, module, entry, wrt, values, _| {
+        let sparse = SparseJacobianFn::builder(module, entry).wrt_mask(wrt).externs(&externs).build().ok()?;
+        let dense = JacobianFn::builder(module, entry).wrt_mask(wrt).externs(&externs).build().ok()?;
+        let (mut a, mut b) = (values.to_vec(), values.to_vec());
+        let d = dense.jacobian(&mut as_args(&mut b)).ok()?;
+        match sparse.jacobian(&mut as_args(&mut a)) {
+            Ok(j) => {
+                assert_matches_dense(&format!("{what}:\n{module}"), &j, &d.data);
+                Some(true)
+            }
+            Err(Error::Sparsity { .. }) => Some(false),
+            Err(e) => panic!("{what}: {e}\n{module}"),
+        }
+    });
+}
+
+#[test]
+fn random_programs_hessian_structural_zeros_are_zero() {
+    random_cases(1, 60, |what, module, entry, wrt, values, _| {
+        let sparse = SparseHessianFn::builder(module, entry).wrt_mask(wrt).build().ok()?;
+        let dense = HvpFn::builder(module, entry).wrt_mask(wrt).width(4).build().ok()?;
+        let (mut a, mut b) = (values.to_vec(), values.to_vec());
+        let d = dense.hessian(&mut as_args(&mut b)).ok()?;
+        match sparse.hessian(&mut as_args(&mut a)) {
+            Ok(h) => {
+                assert_matches_dense(&format!("{what}:\n{module}"), &h, &d);
+                Some(true)
+            }
+            Err(Error::Sparsity { .. }) => Some(false),
+            Err(e) => panic!("{what}: {e}\n{module}"),
+        }
+    });
 }
 
 fn as_args(values: &mut [ArgSpec]) -> Vec<Arg<'_>> {
