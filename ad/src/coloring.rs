@@ -123,9 +123,8 @@ pub fn is_column_coloring(pattern: &Pattern, coloring: &Coloring) -> bool {
     let mut seen = vec![NONE; coloring.count];
     coloring.colors.len() == pattern.cols
         && coloring.colors.iter().all(|&c| c < coloring.count)
-        && (0..pattern.rows).all(|r| {
-            pattern.row(r).iter().all(|&k| std::mem::replace(&mut seen[coloring.colors[k]], r) != r)
-        })
+        && (0..pattern.rows)
+            .all(|r| pattern.row(r).iter().all(|&k| std::mem::replace(&mut seen[coloring.colors[k]], r) != r))
 }
 
 /// A star coloring of the adjacency graph of the symmetric pattern `pattern` (vertices are the

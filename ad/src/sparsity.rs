@@ -45,9 +45,10 @@
 //! let found = SparsityDetector::new(&m, "f", &[true, false])
 //!     .run(&[ProbeArg::Slice(&x), ProbeArg::Slice(&out)])
 //!     .unwrap();
-//! assert_eq!(found.jacobian.row(0), &[0, 1]);
-//! assert_eq!(found.jacobian.row(2), &[2, 3]);
-//! assert_eq!(found.jacobian.nnz(), 6);
+//! let jacobian = found.jacobian.unwrap();
+//! assert_eq!(jacobian.row(0), &[0, 1]);
+//! assert_eq!(jacobian.row(2), &[2, 3]);
+//! assert_eq!(jacobian.nnz(), 6);
 //! ```
 
 mod exec;
@@ -155,8 +156,8 @@ pub enum ProbeArg<'a> {
 /// What [`SparsityDetector::run`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sparsity {
-    /// Outputs × inputs.
-    pub jacobian: Pattern,
+    /// Outputs × inputs (unless turned off with [`SparsityDetector::jacobian`]).
+    pub jacobian: Option<Pattern>,
     /// Inputs × inputs, symmetric: the Hessian of the first `f64` result, when asked for.
     pub hessian: Option<Pattern>,
     /// Some decision (a branch, an index, a `select`) depended on the values of `f64` arguments
@@ -230,7 +231,7 @@ pub enum SparsityError {
 ///     .unwrap();
 /// let h = found.hessian.unwrap();
 /// assert_eq!((h.row(0), h.row(1), h.row(2)), (&[0, 1][..], &[0, 1][..], &[][..]));
-/// assert_eq!(found.jacobian.row(0), &[0, 1, 2]);
+/// assert_eq!(found.jacobian.unwrap().row(0), &[0, 1, 2]);
 /// ```
 #[derive(Clone, Debug)]
 pub struct SparsityDetector<'a> {
@@ -239,6 +240,7 @@ pub struct SparsityDetector<'a> {
     wrt: Vec<bool>,
     externs: Option<&'a ExternRegistry>,
     opaque: Vec<String>,
+    jacobian: bool,
     hessian: bool,
     limit: usize,
 }
@@ -253,6 +255,7 @@ impl<'a> SparsityDetector<'a> {
             wrt: wrt.to_vec(),
             externs: None,
             opaque: vec![],
+            jacobian: true,
             hessian: false,
             limit: 50_000_000,
         }
@@ -272,6 +275,12 @@ impl<'a> SparsityDetector<'a> {
         self
     }
 
+    /// Find the Jacobian pattern (on by default; a Hessian alone is found faster without it).
+    pub fn jacobian(mut self, on: bool) -> Self {
+        self.jacobian = on;
+        self
+    }
+
     /// Also find the Hessian pattern of the first `f64` result.
     pub fn hessian(mut self, on: bool) -> Self {
         self.hessian = on;
@@ -288,7 +297,8 @@ impl<'a> SparsityDetector<'a> {
     /// Run the function on `args` and read off the patterns.
     pub fn run(&self, args: &[ProbeArg<'_>]) -> Result<Sparsity, SparsityError> {
         let module = self.module;
-        let fid = module.func_id(&self.function).ok_or_else(|| SparsityError::UnknownFunction(self.function.clone()))?;
+        let fid =
+            module.func_id(&self.function).ok_or_else(|| SparsityError::UnknownFunction(self.function.clone()))?;
         jitdiff_ir::verify_module(module).map_err(|e| SparsityError::Verify(Box::new(e)))?;
         let func = module.func(fid);
         let params = func.param_types();
@@ -362,24 +372,31 @@ impl<'a> SparsityDetector<'a> {
         // The Jacobian: one row per f64 result, then per element of every mslice.
         let float_results: Vec<Slot> =
             results.iter().zip(&func.returns).filter(|(_, t)| **t == Type::F64).map(|(s, _)| *s).collect();
-        let mut rows = float_results.iter().map(|s| s.set).collect::<Vec<_>>();
-        for &id in &mslices {
-            rows.extend(machine.arrays[id as usize].slots.iter().map(|s| s.set));
-        }
-        let mut jacobian = Pattern { rows: rows.len(), cols: inputs, row_ptr: vec![0], col_idx: vec![] };
-        let mut buffer = vec![];
-        for set in rows {
-            machine.sets.collect(set, &mut buffer);
-            jacobian.col_idx.extend(buffer.iter().map(|&k| k as usize));
-            jacobian.row_ptr.push(jacobian.col_idx.len());
-            if jacobian.col_idx.len() > self.limit {
-                return Err(too_dense("Jacobian"));
+        let jacobian = if self.jacobian {
+            let mut rows = float_results.iter().map(|s| s.set).collect::<Vec<_>>();
+            for &id in &mslices {
+                rows.extend(machine.arrays[id as usize].slots.iter().map(|s| s.set));
             }
-        }
+            let mut jacobian = Pattern { rows: rows.len(), cols: inputs, row_ptr: vec![0], col_idx: vec![] };
+            let mut buffer = vec![];
+            for set in rows {
+                machine.sets.collect(set, &mut buffer);
+                jacobian.col_idx.extend(buffer.iter().map(|&k| k as usize));
+                jacobian.row_ptr.push(jacobian.col_idx.len());
+                if jacobian.col_idx.len() > self.limit {
+                    return Err(too_dense("Jacobian"));
+                }
+            }
+            Some(jacobian)
+        } else {
+            None
+        };
         let hessian = match machine.pairs.take() {
             None => None,
             Some(_) if float_results.is_empty() => return Err(SparsityError::NoFloatResult(self.function.clone())),
-            Some(pairs) => Some(hessian_pattern(&mut machine.sets, &pairs, inputs, self.limit).ok_or_else(|| too_dense("Hessian"))?),
+            Some(pairs) => Some(
+                hessian_pattern(&mut machine.sets, &pairs, inputs, self.limit).ok_or_else(|| too_dense("Hessian"))?,
+            ),
         };
         Ok(Sparsity { jacobian, hessian, depends_on_data: machine.depends_on_data })
     }
@@ -388,49 +405,65 @@ impl<'a> SparsityDetector<'a> {
 /// The symmetric pattern of every recorded interaction `A × B` (and `B × A`); `None` beyond
 /// `limit` entries.
 fn hessian_pattern(sets: &mut Sets, pairs: &[(sets::SetId, sets::SetId)], n: usize, limit: usize) -> Option<Pattern> {
-    let mut entries: Vec<(u32, u32)> = vec![];
+    // The upper triangle (i <= j) of every product, bucketed by row, then mirrored.
+    let mut entries: Vec<(u32, u32)> = Vec::with_capacity(2 * pairs.len());
     let (mut a, mut b) = (vec![], vec![]);
-    for &(x, y) in pairs {
-        sets.collect(x, &mut a);
-        if x == y {
-            b.clone_from(&a);
-        } else {
-            sets.collect(y, &mut b);
+    let mut add = |x: &[u32], y: &[u32], entries: &mut Vec<(u32, u32)>| {
+        if entries.len() + x.len() * y.len() > limit {
+            return false;
         }
-        if entries.len() + 2 * a.len() * b.len() > 2 * limit {
-            return None;
-        }
-        for &i in &a {
-            for &j in &b {
-                entries.push((i, j));
-                if i != j {
-                    entries.push((j, i));
-                }
+        for &i in x {
+            for &j in y {
+                entries.push((i.min(j), i.max(j)));
             }
         }
+        true
+    };
+    for &(x, y) in pairs {
+        let fits = match (sets.as_slice(x), sets.as_slice(y)) {
+            (Some(xs), Some(ys)) => add(xs, ys, &mut entries),
+            _ => {
+                sets.collect(x, &mut a);
+                sets.collect(y, &mut b);
+                add(&a, &b, &mut entries)
+            }
+        };
+        if !fits {
+            return None;
+        }
     }
-    // Bucket by row, then sort and deduplicate each (short) row.
+    // Count both triangles per row, fill, then sort and deduplicate each (short) row.
     let mut row_ptr = vec![0usize; n + 1];
-    for &(i, _) in &entries {
+    for &(i, j) in &entries {
         row_ptr[i as usize + 1] += 1;
+        if i != j {
+            row_ptr[j as usize + 1] += 1;
+        }
     }
     for i in 0..n {
         row_ptr[i + 1] += row_ptr[i];
     }
     let mut fill = row_ptr.clone();
-    let mut cols = vec![0usize; entries.len()];
+    let mut cols = vec![0u32; row_ptr[n]];
     for &(i, j) in &entries {
-        cols[fill[i as usize]] = j as usize;
+        cols[fill[i as usize]] = j;
         fill[i as usize] += 1;
+        if i != j {
+            cols[fill[j as usize]] = i;
+            fill[j as usize] += 1;
+        }
     }
-    let mut out = Pattern { rows: n, cols: n, row_ptr: vec![0], col_idx: Vec::with_capacity(entries.len() / 2) };
+    drop(entries);
+    let mut out =
+        Pattern { rows: n, cols: n, row_ptr: Vec::with_capacity(n + 1), col_idx: Vec::with_capacity(cols.len() / 2) };
+    out.row_ptr.push(0);
     for i in 0..n {
         let row = &mut cols[row_ptr[i]..row_ptr[i + 1]];
         row.sort_unstable();
         let start = out.col_idx.len();
         for &j in row.iter() {
-            if out.col_idx.len() == start || *out.col_idx.last().expect("nonempty") != j {
-                out.col_idx.push(j);
+            if out.col_idx.len() == start || *out.col_idx.last().expect("nonempty") != j as usize {
+                out.col_idx.push(j as usize);
             }
         }
         out.row_ptr.push(out.col_idx.len());

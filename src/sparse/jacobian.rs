@@ -195,7 +195,7 @@ impl SparseJacobianFn {
         self.plan.get(&self.user, args, || {
             let (found, detect_time) = detect(&self.user, &self.rules, args, false)?;
             let start = std::time::Instant::now();
-            let pattern = found.jacobian;
+            let pattern = found.jacobian.ok_or_else(|| self.user.internal("no Jacobian pattern"))?;
             let coloring = column_coloring(&pattern);
             let w = self.width;
             let sweeps = coloring.count.div_ceil(w).max(1);

@@ -173,6 +173,7 @@ pub(crate) fn detect(
     let found = SparsityDetector::new(&user.module, &user.name, &user.wrt)
         .externs(&user.externs)
         .opaque(opaque)
+        .jacobian(!hessian)
         .hessian(hessian)
         .run(&probe)
         .map_err(|e| sparsity_error(user, e))?;

@@ -10,90 +10,8 @@ use jitdiff::ir::{Module, parse_module, parse_module_with_spans};
 use jitdiff::jit::alloc_count::allocations_on_this_thread;
 use jitdiff::sparse::CsrMatrix;
 use jitdiff::{Arg, Error, HvpFn, JacobianFn, SparseHessianFn, SparseJacobianFn, SplitMix64, args};
-
-/// `r[i] = (3 - 2 x[i]) x[i] - x[i-1] - 2 x[i+1] + 1` with `x[-1] = x[n] = 0` (MGH 30's residuals).
-pub const BROYDEN_RESIDUALS: &str = "
-func @broyden(x: slice, r: mslice) {
-entry:
-    n = len x
-    zero = iconst 0
-    one = iconst 1
-    last = isub n, one
-    fzero = fconst 0.0
-    fone = fconst 1.0
-    two = fconst 2.0
-    three = fconst 3.0
-    jump head(zero)
-head(i: i64):
-    more = icmp lt i, n
-    br more, body, done
-body:
-    xi = load x, i
-    first = icmp eq i, zero
-    br first, noprev, prev
-prev:
-    im = isub i, one
-    xp = load x, im
-    jump haveprev(xp)
-noprev:
-    jump haveprev(fzero)
-haveprev(xm: f64):
-    end = icmp eq i, last
-    br end, nonext, next
-next:
-    ip = iadd i, one
-    xn = load x, ip
-    jump havenext(xn)
-nonext:
-    jump havenext(fzero)
-havenext(xq: f64):
-    t = fmul two, xi
-    a = fsub three, t
-    b = fmul a, xi
-    c = fsub b, xm
-    d = fmul two, xq
-    e = fsub c, d
-    v = fadd e, fone
-    store r, i, v
-    i2 = iadd i, one
-    jump head(i2)
-done:
-    ret
-}
-";
-
-/// `sum_i 100 (x[i+1] - x[i]^2)^2 + (1 - x[i])^2`.
-pub const CHAINED_ROSENBROCK: &str = "
-func @rosenbrock(x: slice) -> f64 {
-entry:
-    n = len x
-    one = iconst 1
-    last = isub n, one
-    zero = iconst 0
-    acc0 = fconst 0.0
-    hundred = fconst 100.0
-    onef = fconst 1.0
-    jump head(zero, acc0)
-head(i: i64, acc: f64):
-    more = icmp lt i, last
-    br more, body, exit(acc)
-body:
-    xi = load x, i
-    inext = iadd i, one
-    xn = load x, inext
-    xi2 = fmul xi, xi
-    d = fsub xn, xi2
-    d2 = fmul d, d
-    t1 = fmul hundred, d2
-    e = fsub onef, xi
-    e2 = fmul e, e
-    term = fadd t1, e2
-    acc2 = fadd acc, term
-    jump head(inext, acc2)
-exit(r: f64):
-    ret r
-}
-";
+use jitdiff_problems::broyden::BROYDEN_RESIDUALS_IR as BROYDEN_RESIDUALS;
+use jitdiff_problems::rosenbrock::ROSENBROCK_IR as CHAINED_ROSENBROCK;
 
 /// `sum_{i >= 1} (x[0] - x[i]^2)^2 + exp(x[i])`: an arrowhead Hessian.
 const ARROWHEAD: &str = "
@@ -252,12 +170,8 @@ fn chained_rosenbrock_hessian() {
             assert_matches_dense("rosenbrock", &h, &d);
             assert_eq!(h.nnz(), 3 * n - 2);
             let mut reference = vec![0.0; n];
-            let reference_value = dense.hvp_with_gradient(
-                &mut args![&x],
-                &vec![0.0; 8 * n],
-                &mut reference,
-                &mut vec![0.0; 8 * n],
-            );
+            let reference_value =
+                dense.hvp_with_gradient(&mut args![&x], &vec![0.0; 8 * n], &mut reference, &mut vec![0.0; 8 * n]);
             assert_eq!((value, &gradient), (reference_value.unwrap(), &reference));
         }
         assert_eq!(sparse.info(&args![&vec![0.0; n]]).unwrap().colors, if n <= 3 { 2 } else { 3 });
@@ -430,7 +344,11 @@ fn handles_are_shared_between_threads() {
 /// detected pattern covers every nonzero of the dense derivative at the generated point and at
 /// perturbed points, and the compressed evaluation gives the dense values.
 /// `JITDIFF_SPARSE_CASES=n` for a longer run.
-fn random_cases(salt: u64, default_cases: usize, mut check: impl FnMut(&str, &Module, &str, &[bool], &[ArgSpec], &mut SplitMix64) -> Option<bool>) {
+fn random_cases(
+    salt: u64,
+    default_cases: usize,
+    mut check: impl FnMut(&str, &Module, &str, &[bool], &[ArgSpec], &mut SplitMix64) -> Option<bool>,
+) {
     let mut rng = SplitMix64::new(0x5eed ^ salt);
     let cases = std::env::var("JITDIFF_SPARSE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default_cases);
     let (mut checked, mut refused) = (0, 0);
@@ -543,4 +461,18 @@ entry:
     assert_eq!((j.rows(), j.cols()), (3, 4));
     assert_eq!(j.to_dense(), [0.0, 7.0, 0.0, 3.0, 5.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
     assert_eq!(j.nnz(), 4);
+}
+
+#[allow(dead_code)] // the example's `main`
+#[path = "../../examples/sparse_newton.rs"]
+mod sparse_newton;
+
+#[test]
+fn the_sparse_newton_example_converges() {
+    let n = 2000;
+    let start: Vec<f64> = (0..n).map(|i| if i % 2 == 0 { 0.5 } else { 1.0 }).collect();
+    let outcome = sparse_newton::run(n, &start, false);
+    assert!(outcome.gradient_norm < 1e-8, "|g| = {}", outcome.gradient_norm);
+    assert!(outcome.iterations <= 20, "{} iterations", outcome.iterations);
+    assert!(outcome.x.iter().all(|v| (v - 1.0).abs() < 1e-8));
 }

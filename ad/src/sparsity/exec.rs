@@ -154,7 +154,7 @@ impl<'m> Machine<'m> {
             open_forks: 0,
             alt_depth: 0,
             depth: 0,
-            pairs: hessian.then(Vec::new),
+            pairs: hessian.then(|| Vec::with_capacity(4 * inputs)),
             depends_on_data: false,
             tape: vec![],
             cursor: 0,
@@ -178,8 +178,10 @@ impl<'m> Machine<'m> {
         if a == EMPTY || b == EMPTY {
             return;
         }
+        let (a, b) = (a.min(b), a.max(b));
+        // The same interactions recur within a loop body: skip those of the last few records.
         if let Some(pairs) = &mut self.pairs
-            && pairs.last() != Some(&(a, b))
+            && !pairs[pairs.len().saturating_sub(4)..].contains(&(a, b))
         {
             pairs.push((a, b));
         }
@@ -239,7 +241,12 @@ impl<'m> Machine<'m> {
         let module = self.module;
         let func = &module.functions[fid];
         if self.lanes[fid] {
-            return Err(unsupported(func, Block::ENTRY, 0, "lane vectors (f64xW) are not supported by sparsity detection"));
+            return Err(unsupported(
+                func,
+                Block::ENTRY,
+                0,
+                "lane vectors (f64xW) are not supported by sparsity detection",
+            ));
         }
         let mut regs = self.pool.pop().unwrap_or_default();
         regs.clear();
@@ -267,9 +274,20 @@ impl<'m> Machine<'m> {
             frame.regs[params[0].index()] = frame.regs[arg.index()];
             return;
         }
-        let values: SmallVec<[Slot; 8]> = call.args.iter().map(|a| frame.regs[a.index()]).collect();
-        for (p, v) in params.iter().zip(values) {
-            frame.regs[p.index()] = v;
+        // Parallel moves (a loop edge may permute its parameters): read all, then write.
+        if call.args.len() <= 8 {
+            let mut values = [Slot::default(); 8];
+            for (v, a) in values.iter_mut().zip(&call.args) {
+                *v = frame.regs[a.index()];
+            }
+            for (p, v) in params.iter().zip(values) {
+                frame.regs[p.index()] = v;
+            }
+        } else {
+            let values: Vec<Slot> = call.args.iter().map(|a| frame.regs[a.index()]).collect();
+            for (p, v) in params.iter().zip(values) {
+                frame.regs[p.index()] = v;
+            }
         }
     }
 
@@ -438,7 +456,14 @@ impl<'m> Machine<'m> {
         }
     }
 
-    fn inst(&mut self, func: &Function, frame: &mut Frame, block: Block, index: usize, inst: &InstData) -> Result<(), Stop> {
+    fn inst(
+        &mut self,
+        func: &Function,
+        frame: &mut Frame,
+        block: Block,
+        index: usize,
+        inst: &InstData,
+    ) -> Result<(), Stop> {
         let arg = |k: usize| frame.regs[inst.args[k].index()];
         let at = || site(func, block, index);
         let op = inst.op;
@@ -681,7 +706,12 @@ impl<'m> Machine<'m> {
                 Some(if is_bool { Slot { bits: u64::from(entry.bits != 0), ..entry } } else { entry })
             }
             Shape::VectorLoad | Shape::VectorStore | Shape::Splat | Shape::Extract | Shape::Insert => {
-                return Err(unsupported(func, block, index, "lane vectors (f64xW) are not supported by sparsity detection"));
+                return Err(unsupported(
+                    func,
+                    block,
+                    index,
+                    "lane vectors (f64xW) are not supported by sparsity detection",
+                ));
             }
         };
         if let (Some(r), Some(v)) = (inst.results.first(), result) {
@@ -773,11 +803,13 @@ impl<'m> Machine<'m> {
         };
         let values = match outcome {
             Ok(values) if values.len() == decl.returns.len() => values,
-            Ok(_) => return Err(Stop::Fault(Fault::ExternFailed {
-                name: decl.name.clone(),
-                message: "returned the wrong number of values".into(),
-                site: site(func, block, index),
-            })),
+            Ok(_) => {
+                return Err(Stop::Fault(Fault::ExternFailed {
+                    name: decl.name.clone(),
+                    message: "returned the wrong number of values".into(),
+                    site: site(func, block, index),
+                }));
+            }
             Err(_) if self.alt_depth > 0 && flags & VARIES != 0 => {
                 return Err(unsupported(
                     func,
@@ -787,7 +819,11 @@ impl<'m> Machine<'m> {
                 ));
             }
             Err(message) => {
-                return Err(Stop::Fault(Fault::ExternFailed { name: decl.name.clone(), message, site: site(func, block, index) }));
+                return Err(Stop::Fault(Fault::ExternFailed {
+                    name: decl.name.clone(),
+                    message,
+                    site: site(func, block, index),
+                }));
             }
         };
         // Write back the mslices: every element may now depend on everything.

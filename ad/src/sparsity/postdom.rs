@@ -17,8 +17,7 @@ pub(super) fn immediate_post_dominators(func: &Function) -> Vec<Option<Block>> {
         }
     };
     let succ: Vec<Vec<usize>> = (0..n).map(successors).collect();
-    let returns: Vec<usize> =
-        (0..n).filter(|&b| matches!(func.blocks[b].term, Some(Terminator::Return(_)))).collect();
+    let returns: Vec<usize> = (0..n).filter(|&b| matches!(func.blocks[b].term, Some(Terminator::Return(_)))).collect();
     // Predecessors in the forward graph are the successors in the reversed one.
     let mut pred: Vec<Vec<usize>> = vec![vec![]; n];
     for (b, ss) in succ.iter().enumerate() {

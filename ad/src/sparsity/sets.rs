@@ -38,12 +38,16 @@ pub(super) struct Sets {
 impl Sets {
     /// The empty set and the singletons of `inputs` inputs.
     pub fn new(inputs: usize) -> Sets {
-        let mut nodes = Vec::with_capacity(inputs + 1 + 4 * inputs);
+        let mut nodes = Vec::with_capacity(1 + 2 * inputs);
         nodes.push(Node::Leaf { start: 0, len: 0 });
         nodes.extend((0..inputs as u32).map(|k| Node::Leaf { start: k, len: 1 }));
         Sets {
             nodes,
-            pool: (0..inputs as u32).collect(),
+            pool: {
+                let mut pool = Vec::with_capacity(8 * inputs);
+                pool.extend(0..inputs as u32);
+                pool
+            },
             visited: vec![],
             collected: vec![0; inputs],
             walk: 0,
@@ -115,6 +119,15 @@ impl Sets {
     fn push(&mut self, node: Node) -> SetId {
         self.nodes.push(node);
         (self.nodes.len() - 1) as SetId
+    }
+
+    /// The elements of `s` if it is stored as a sorted list (every set of up to 16 inputs).
+    #[inline]
+    pub fn as_slice(&self, s: SetId) -> Option<&[u32]> {
+        match self.nodes[s as usize] {
+            Node::Leaf { start, len } => Some(&self.pool[start as usize..(start + len) as usize]),
+            Node::Union(..) => None,
+        }
     }
 
     /// The elements of `s`, sorted, into `out` (cleared first).
