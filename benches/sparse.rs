@@ -1,20 +1,21 @@
 //! Sparse derivatives (criterion), issue #28 part 1:
 //!
 //! - **Hessian**, chained Rosenbrock, n = 100,000 (tridiagonal, 3 colours): the sparse Hessian
-//!   with value and gradient (`SparseHessianFn`, one sweep of W = 8 products) against one 8-lane
-//!   HVP sweep and one single-direction HVP (`HvpFn`), so `sparse_hessian / hvp_w1` reads off
-//!   the "time ≈ colours × HVP" relation and `sparse_hessian / hvp_w8` the sweep count. The dense
-//!   route would take `n / 8` = 12,500 sweeps; it is timed at n = 2,000 (`*_2k` groups).
+//!   with value and gradient (`SparseHessianFn`: 3 colours fit one sweep of W = 4 products)
+//!   against one HVP sweep of 4 and of 8 lanes and one single-direction HVP (`HvpFn`), so
+//!   `sparse_hessian / hvp_w1` reads off the "time ≈ colours × HVP" relation and
+//!   `sparse_hessian / hvp_w4` the overhead over the one sweep. The dense route would take
+//!   `n / 8` = 12,500 sweeps; it is timed at n = 2,000 (`*_2k` groups).
 //! - **Jacobian**, Broyden tridiagonal residuals, n = 100,000 (3 colours): the sparse Jacobian
-//!   (`SparseJacobianFn`, one 8-lane forward sweep) against one 8-lane `ForwardFn` sweep, and at
-//!   n = 2,000 against the dense `JacobianFn` (250 sweeps).
+//!   (`SparseJacobianFn`, one 4-lane forward sweep) against one 4- and one 8-lane `ForwardFn`
+//!   sweep, and at n = 2,000 against the dense `JacobianFn` (250 sweeps of 8).
 //! - **Set-up** at n = 100,000: `build` (derivation and JIT) plus the first `info` (detection
 //!   and coloring), for both handles; the split is printed once before the runs.
 //!
-//! Ratios to read off one run: `hessian_100k/sparse_hessian` / `hessian_100k/hvp_w8` (≈ 1: one
-//! sweep) and / `hessian_100k/hvp_w1` (≈ colours = 3 or less, lanes being cheaper than
-//! directions); `jacobian_100k/sparse_jacobian` / `jacobian_100k/jvp_w8` (≈ 1); the `*_2k`
-//! dense / sparse ratios; `setup_100k/*` against the 50 ms target.
+//! Ratios to read off one run: `hessian_100k/sparse_hessian` / `hessian_100k/hvp_w4` (one sweep
+//! plus seeding and recovery) and / `hessian_100k/hvp_w1` (≈ colours = 3);
+//! `jacobian_100k/sparse_jacobian` / `jacobian_100k/jvp_w4`; the `*_2k` dense / sparse ratios;
+//! `setup_100k/*` against the 50 ms target.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use jitdiff::ir::parse_module;
@@ -38,8 +39,13 @@ fn hessian(c: &mut Criterion) {
     let sparse = SparseHessianFn::builder(&m, "rosenbrock").wrt(["x"]).build().unwrap();
     let hvp8 = HvpFn::builder(&m, "rosenbrock").wrt(["x"]).width(8).build().unwrap();
     let hvp1 = HvpFn::builder(&m, "rosenbrock").wrt(["x"]).width(1).build().unwrap();
+    let hvp4 = HvpFn::builder(&m, "rosenbrock").wrt(["x"]).width(4).build().unwrap();
+    let (d4, mut p4) = (vec![0.5; 4 * N], vec![0.0; 4 * N]);
     let info = sparse.info(&args![&x]).unwrap();
-    eprintln!("hessian_100k: {} nonzeros, {} colours, {} sweep(s)", info.nnz, info.colors, info.sweeps);
+    eprintln!(
+        "hessian_100k: {} nonzeros, {} colours, {} sweep(s) of {} lanes",
+        info.nnz, info.colors, info.sweeps, info.lanes
+    );
     let (mut g, mut h) = (vec![0.0; N], CsrMatrix::default());
     let (d8, mut p8) = (vec![0.5; 8 * N], vec![0.0; 8 * N]);
     let (d1, mut p1) = (vec![0.5; N], vec![0.0; N]);
@@ -49,6 +55,9 @@ fn hessian(c: &mut Criterion) {
     });
     group.bench_function("hvp_w8", |b| {
         b.iter(|| hvp8.hvp_with_gradient(&mut args![&x], &d8, &mut g, black_box(&mut p8)).unwrap())
+    });
+    group.bench_function("hvp_w4", |b| {
+        b.iter(|| hvp4.hvp_with_gradient(&mut args![&x], &d4, &mut g, black_box(&mut p4)).unwrap())
     });
     group.bench_function("hvp_w1", |b| {
         b.iter(|| hvp1.hvp_with_gradient(&mut args![&x], &d1, &mut g, black_box(&mut p1)).unwrap())
@@ -73,8 +82,14 @@ fn jacobian(c: &mut Criterion) {
     let mut r = vec![0.0; N];
     let sparse = SparseJacobianFn::builder(&m, "broyden").wrt(["x"]).build().unwrap();
     let forward = ForwardFn::builder(&m, "broyden").wrt(["x"]).width(8).build().unwrap();
+    let forward4 = ForwardFn::builder(&m, "broyden").wrt(["x"]).width(4).build().unwrap();
+    let seeds4 = vec![0.5; 4 * N];
+    let mut out4 = forward4.output();
     let info = sparse.info(&args![&x, &mut r]).unwrap();
-    eprintln!("jacobian_100k: {} nonzeros, {} colours, {} sweep(s)", info.nnz, info.colors, info.sweeps);
+    eprintln!(
+        "jacobian_100k: {} nonzeros, {} colours, {} sweep(s) of {} lanes",
+        info.nnz, info.colors, info.sweeps, info.lanes
+    );
     let mut j = CsrMatrix::default();
     let seeds = vec![0.5; 8 * N];
     let mut out = forward.output();
@@ -84,6 +99,9 @@ fn jacobian(c: &mut Criterion) {
     });
     group.bench_function("jvp_w8", |b| {
         b.iter(|| forward.jvp_into(&mut args![&x, &mut r], &[&seeds], black_box(&mut out)).unwrap())
+    });
+    group.bench_function("jvp_w4", |b| {
+        b.iter(|| forward4.jvp_into(&mut args![&x, &mut r], &[&seeds4], black_box(&mut out4)).unwrap())
     });
     group.finish();
 

@@ -408,7 +408,7 @@ fn hessian_pattern(sets: &mut Sets, pairs: &[(sets::SetId, sets::SetId)], n: usi
     // The upper triangle (i <= j) of every product, bucketed by row, then mirrored.
     let mut entries: Vec<(u32, u32)> = Vec::with_capacity(2 * pairs.len());
     let (mut a, mut b) = (vec![], vec![]);
-    let mut add = |x: &[u32], y: &[u32], entries: &mut Vec<(u32, u32)>| {
+    let add = |x: &[u32], y: &[u32], entries: &mut Vec<(u32, u32)>| {
         if entries.len() + x.len() * y.len() > limit {
             return false;
         }

@@ -4,7 +4,7 @@
 //! directions per sweep make `ceil(colours / W)` sweeps.
 
 use super::csr::CsrMatrix;
-use super::plan::{Key, Keyed, PlanCache, SparsityInfo, detect};
+use super::plan::{Key, Keyed, PerWidth, PlanCache, SparsityInfo, detect, lanes_for};
 use crate::builder::{Build, Builder, HasWidth, Spec, sealed};
 use crate::error::{Buffer, Error};
 use crate::hvp::HvpFn;
@@ -13,7 +13,7 @@ use crate::user::UserFunction;
 use jitdiff_ad::coloring::{star_coloring, star_recovery};
 use jitdiff_ad::sparsity::Pattern;
 use jitdiff_ir::Module;
-use jitdiff_jit::Arg;
+use jitdiff_jit::{Arg, JitOptions};
 use jitdiff_rules::RuleSet;
 use std::sync::Arc;
 
@@ -21,8 +21,8 @@ use std::sync::Arc;
 /// the differentiated scalars, in compressed-row form with both triangles stored. The pattern
 /// is detected and star-coloured at the first call (and again when a call's shapes or integer
 /// arguments differ); every call then takes `ceil(colours / W)` sweeps of W Hessian-vector
-/// products (forward over reverse, W = 8 unless `.width(W)`), which also give the value and
-/// the gradient.
+/// products (forward over reverse), which also give the value and the gradient. W is the
+/// smallest power of two that holds the colours, at most 8 (or `.width(W)`).
 ///
 /// ```
 /// use jitdiff::{SparseHessianFn, args, ir::parse_module};
@@ -46,7 +46,8 @@ use std::sync::Arc;
 pub struct SparseHessianFn {
     user: UserFunction,
     rules: RuleSet,
-    hvp: HvpFn,
+    options: JitOptions,
+    hvp: PerWidth<HvpFn>,
     width: usize,
     plan: PlanCache<HessianPlan>,
 }
@@ -74,9 +75,12 @@ impl Build for SparseHessianFn {
     #[allow(private_interfaces)]
     fn build_from(spec: Spec) -> Result<SparseHessianFn, Error> {
         let width = spec.width.unwrap_or(8);
-        let (user, rules) = (spec.user.clone(), spec.rules.clone());
+        let (user, rules, options) = (spec.user.clone(), spec.rules.clone(), spec.options.clone());
+        // The widest sweep is compiled now (so that build() reports what cannot be derived);
+        // a plan with fewer colours compiles its narrower width at its first call.
         let hvp = HvpFn::build_from(Spec { width: Some(width), ..spec })?;
-        Ok(SparseHessianFn { user, rules, hvp, width: width as usize, plan: PlanCache::default() })
+        let width = width as usize;
+        Ok(SparseHessianFn { user, rules, options, hvp: PerWidth::with(width, hvp), width, plan: PlanCache::default() })
     }
 }
 
@@ -87,7 +91,8 @@ impl SparseHessianFn {
         Builder::new(module, name)
     }
 
-    /// Products (colours) per sweep.
+    /// The most products (colours) per sweep; a plan with fewer colours sweeps with the
+    /// smallest power of two that holds them ([`SparsityInfo::lanes`]).
     pub fn width(&self) -> usize {
         self.width
     }
@@ -140,7 +145,17 @@ impl SparseHessianFn {
         }
         let plan = self.plan(args)?;
         out.reshape(&plan.pattern);
-        let w = self.width;
+        let w = plan.info.lanes;
+        let hvp = self.hvp.get(w, || {
+            let spec = Spec {
+                user: self.user.clone(),
+                rules: self.rules.clone(),
+                options: self.options.clone(),
+                width: Some(w as u8),
+                fd: crate::fd::FdOptions::central(),
+            };
+            HvpFn::build_from(spec)
+        })?;
         with_scratch(|s| {
             s.zeroed_buffers([w * n, w * n].into_iter());
             let (directions, products) = s.buffers.split_at_mut(1);
@@ -155,7 +170,7 @@ impl SparseHessianFn {
                 for &k in seeds {
                     directions[k as usize] = 1.0;
                 }
-                value = self.hvp.hvp_with_gradient(args, directions, gradient, products)?;
+                value = hvp.hvp_with_gradient(args, directions, gradient, products)?;
                 let values = out.values_mut();
                 for &(nz, at) in reads {
                     values[nz as usize] = products[at as usize];
@@ -170,9 +185,17 @@ impl SparseHessianFn {
             let (found, detect_time) = detect(&self.user, &self.rules, args, true)?;
             let start = std::time::Instant::now();
             let pattern = found.hessian.ok_or_else(|| self.user.internal("no Hessian pattern"))?;
+            let n = pattern.rows;
+            if pattern.nnz().max(self.width * n) >= u32::MAX as usize {
+                return Err(Error::Setting(format!(
+                    "@{}: a sparse Hessian of {} nonzeros in {n} rows is too large (at most 2^32 / W)",
+                    self.user.name,
+                    pattern.nnz()
+                )));
+            }
             let coloring = star_coloring(&pattern);
             let recovery = star_recovery(&pattern, &coloring);
-            let (w, n) = (self.width, pattern.rows);
+            let w = lanes_for(coloring.count, self.width);
             let sweeps = coloring.count.div_ceil(w).max(1);
             let mut seeds = vec![vec![]; sweeps];
             for (input, &c) in coloring.colors.iter().enumerate() {
@@ -187,6 +210,7 @@ impl SparseHessianFn {
                 cols: n,
                 nnz: pattern.nnz(),
                 colors: coloring.count,
+                lanes: w,
                 sweeps,
                 depends_on_data: found.depends_on_data,
                 detect_time,

@@ -3,7 +3,7 @@
 //! W lanes per sweep make `ceil(colours / W)` sweeps.
 
 use super::csr::CsrMatrix;
-use super::plan::{Key, Keyed, PlanCache, SparsityInfo, detect};
+use super::plan::{Key, Keyed, PerWidth, PlanCache, SparsityInfo, detect, lanes_for};
 use crate::builder::{Build, Builder, HasWidth, Spec, sealed};
 use crate::error::Error;
 use crate::forward::ForwardFn;
@@ -12,7 +12,7 @@ use crate::user::UserFunction;
 use jitdiff_ad::coloring::column_coloring;
 use jitdiff_ad::sparsity::Pattern;
 use jitdiff_ir::Module;
-use jitdiff_jit::Arg;
+use jitdiff_jit::{Arg, JitOptions};
 use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
 use std::sync::Arc;
@@ -20,8 +20,8 @@ use std::sync::Arc;
 /// A JIT-compiled sparse Jacobian: outputs (`f64` results, then every `mslice` element) ×
 /// inputs (differentiated scalars), in compressed-row form. The pattern is detected and
 /// coloured at the first call (and again when a call's shapes or integer arguments differ);
-/// every call then takes `ceil(colours / W)` forward sweeps of W lanes (W = 8 unless
-/// `.width(W)`).
+/// every call then takes `ceil(colours / W)` forward sweeps of W lanes, W the smallest power of
+/// two that holds the colours, at most 8 (or `.width(W)`).
 ///
 /// ```
 /// use jitdiff::{SparseJacobianFn, args, ir::parse_module};
@@ -55,7 +55,8 @@ use std::sync::Arc;
 pub struct SparseJacobianFn {
     user: UserFunction,
     rules: RuleSet,
-    forward: ForwardFn,
+    options: JitOptions,
+    forward: PerWidth<ForwardFn>,
     width: usize,
     plan: PlanCache<JacobianPlan>,
 }
@@ -68,8 +69,10 @@ struct JacobianPlan {
     info: SparsityInfo,
     /// Per sweep, the seeds: (differentiated parameter, element, lane).
     seeds: Vec<Vec<(u32, u32, u8)>>,
-    /// Per sweep, the reads: (nonzero, output row, lane).
-    reads: Vec<Vec<(u32, u32, u8)>>,
+    /// Per sweep, the reads: (nonzero, output tangent, position in it). Output tangents are
+    /// numbered as the outputs' kinds: the `f64` results' (W lanes each), then each mslice's
+    /// (W lanes per element).
+    reads: Vec<Vec<(u32, u32, u32)>>,
 }
 
 impl Keyed for JacobianPlan {
@@ -84,9 +87,13 @@ impl Build for SparseJacobianFn {
     #[allow(private_interfaces)]
     fn build_from(spec: Spec) -> Result<SparseJacobianFn, Error> {
         let width = spec.width.unwrap_or(8);
-        let (user, rules) = (spec.user.clone(), spec.rules.clone());
+        let (user, rules, options) = (spec.user.clone(), spec.rules.clone(), spec.options.clone());
+        // The widest sweep is compiled now (so that build() reports what cannot be derived);
+        // a plan with fewer colours compiles its narrower width at its first call.
         let forward = ForwardFn::build_from(Spec { width: Some(width), ..spec })?;
-        Ok(SparseJacobianFn { user, rules, forward, width: width as usize, plan: PlanCache::default() })
+        let width = width as usize;
+        let forward = PerWidth::with(width, forward);
+        Ok(SparseJacobianFn { user, rules, options, forward, width, plan: PlanCache::default() })
     }
 }
 
@@ -97,7 +104,8 @@ impl SparseJacobianFn {
         Builder::new(module, name)
     }
 
-    /// Lanes (colours) per sweep.
+    /// The most lanes (colours) per sweep; a plan with fewer colours sweeps with the smallest
+    /// power of two that holds them ([`SparsityInfo::lanes`]).
     pub fn width(&self) -> usize {
         self.width
     }
@@ -127,13 +135,22 @@ impl SparseJacobianFn {
         self.user.check_args(args)?;
         let plan = self.plan(args)?;
         out.reshape(&plan.pattern);
-        let w = self.width;
+        let w = plan.info.lanes;
+        let forward = self.forward.get(w, || {
+            let spec = Spec {
+                user: self.user.clone(),
+                rules: self.rules.clone(),
+                options: self.options.clone(),
+                width: Some(w as u8),
+                fd: crate::fd::FdOptions::central(),
+            };
+            ForwardFn::build_from(spec)
+        })?;
         let input_sizes = self.user.input_sizes(args);
         let differentiated: SmallVec<[usize; 8]> = (0..input_sizes.len()).filter(|&p| self.user.wrt[p]).collect();
         let mslices: SmallVec<[usize; 4]> = self.user.mslices().collect();
         let scalar_sizes = self.user.scalar_sizes(args);
         let float_results = self.user.float_results();
-        // Which output tangent holds each row: an f64 result, or (mslice, element).
         let sweeps = plan.seeds.len();
         with_scratch(|s| {
             let saved = if sweeps > 1 { mslices.len() } else { 0 };
@@ -147,23 +164,16 @@ impl SparseJacobianFn {
             for (copy, &p) in initial.iter_mut().zip(&mslices) {
                 copy.copy_from_slice(args[p].as_slice().unwrap_or(&[]));
             }
-            let mut jvp = s.jvp_output.take().unwrap_or_else(|| self.forward.output());
+            let mut jvp = s.jvp_output.take().unwrap_or_else(|| forward.output());
             let result = (|| {
-                // Row starts of the mslices among the outputs.
-                let mut slice_rows: SmallVec<[usize; 4]> = SmallVec::new();
-                let mut row = float_results;
-                for &p in &mslices {
-                    slice_rows.push(row);
-                    row += scalar_sizes[p];
-                }
                 for (sweep, (sweep_seeds, sweep_reads)) in plan.seeds.iter().zip(&plan.reads).enumerate() {
                     if sweep > 0 {
                         for (copy, &p) in initial.iter().zip(&mslices) {
                             if let Arg::SliceMut(v) = &mut args[p] {
                                 v.copy_from_slice(copy);
                             }
-                            // The seeds of the previous sweep: clear only what was set.
                         }
+                        // The seeds of the previous sweep: clear only what was set.
                         for &(k, e, lane) in &plan.seeds[sweep - 1] {
                             seeds[k as usize][e as usize * w + lane as usize] = 0.0;
                         }
@@ -172,16 +182,14 @@ impl SparseJacobianFn {
                         seeds[k as usize][e as usize * w + lane as usize] = 1.0;
                     }
                     let views: SmallVec<[&[f64]; 8]> = seeds.iter().map(Vec::as_slice).collect();
-                    self.forward.jvp_into(args, &views, &mut jvp)?;
+                    forward.jvp_into(args, &views, &mut jvp)?;
+                    let tangents: SmallVec<[&[f64]; 8]> = (0..float_results)
+                        .map(|k| jvp.tangent(k))
+                        .chain((0..mslices.len()).map(|k| jvp.slice_tangent(k)))
+                        .collect();
                     let values = out.values_mut();
-                    for &(nz, row, lane) in sweep_reads {
-                        let (row, lane) = (row as usize, lane as usize);
-                        values[nz as usize] = if row < float_results {
-                            jvp.tangent(row)[lane]
-                        } else {
-                            let k = slice_rows.iter().rposition(|&start| start <= row).expect("an mslice row");
-                            jvp.slice_tangent(k)[(row - slice_rows[k]) * w + lane]
-                        };
+                    for &(nz, source, at) in sweep_reads {
+                        values[nz as usize] = tangents[source as usize][at as usize];
                     }
                 }
                 Ok(())
@@ -196,8 +204,16 @@ impl SparseJacobianFn {
             let (found, detect_time) = detect(&self.user, &self.rules, args, false)?;
             let start = std::time::Instant::now();
             let pattern = found.jacobian.ok_or_else(|| self.user.internal("no Jacobian pattern"))?;
+            if pattern.nnz().max(self.width * pattern.rows) >= u32::MAX as usize {
+                return Err(Error::Setting(format!(
+                    "@{}: a sparse Jacobian of {} nonzeros in {} rows is too large (at most 2^32 / W)",
+                    self.user.name,
+                    pattern.nnz(),
+                    pattern.rows
+                )));
+            }
             let coloring = column_coloring(&pattern);
-            let w = self.width;
+            let w = lanes_for(coloring.count, self.width);
             let sweeps = coloring.count.div_ceil(w).max(1);
             // Input column -> (differentiated parameter, element).
             let sizes = self.user.input_sizes(args);
@@ -210,11 +226,19 @@ impl SparseJacobianFn {
                 let (k, e) = owner[col];
                 seeds[c / w].push((k, e, (c % w) as u8));
             }
+            // Output row -> (output tangent, its first entry).
+            let float_results = self.user.float_results();
+            let scalar_sizes = self.user.scalar_sizes(args);
+            let mut source = Vec::with_capacity(pattern.rows);
+            source.extend((0..float_results).map(|k| (k as u32, 0u32)));
+            for (k, p) in self.user.mslices().enumerate() {
+                source.extend((0..scalar_sizes[p]).map(|e| ((float_results + k) as u32, (e * w) as u32)));
+            }
             let mut reads = vec![vec![]; sweeps];
-            for row in 0..pattern.rows {
+            for (row, &(tangent, first)) in source.iter().enumerate().take(pattern.rows) {
                 for nz in pattern.row_ptr[row]..pattern.row_ptr[row + 1] {
                     let c = coloring.colors[pattern.col_idx[nz]];
-                    reads[c / w].push((nz as u32, row as u32, (c % w) as u8));
+                    reads[c / w].push((nz as u32, tangent, first + (c % w) as u32));
                 }
             }
             let info = SparsityInfo {
@@ -222,6 +246,7 @@ impl SparseJacobianFn {
                 cols: pattern.cols,
                 nnz: pattern.nnz(),
                 colors: coloring.count,
+                lanes: w,
                 sweeps,
                 depends_on_data: found.depends_on_data,
                 detect_time,

@@ -9,7 +9,7 @@ use jitdiff_ad::sparsity::{ProbeArg, Sparsity, SparsityDetector, SparsityError};
 use jitdiff_jit::Arg;
 use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 /// What a sparse handle found for the arguments it was called with.
@@ -52,7 +52,10 @@ pub struct SparsityInfo {
     pub nnz: usize,
     /// Colours of the coloring.
     pub colors: usize,
-    /// Sweeps per evaluation: `ceil(colors / W)` (at least one).
+    /// Lanes per sweep: the smallest power of two that holds every colour, at most the
+    /// handle's width.
+    pub lanes: usize,
+    /// Sweeps per evaluation: `ceil(colors / lanes)` (at least one).
     pub sweeps: usize,
     /// The pattern depends on the values of non-differentiated `f64` arguments (they are part
     /// of what decides whether a call can reuse it).
@@ -197,5 +200,35 @@ fn sparsity_error(user: &UserFunction, e: SparsityError) -> Error {
         }
         SparsityError::NoFloatResult(_) => Error::NoFloatResult { function, what: "Hessian" },
         other => Error::Sparsity { function, message: other.to_string() },
+    }
+}
+
+/// The lanes a plan sweeps with: the smallest power of two that holds `colors`, at most `max`.
+pub(crate) fn lanes_for(colors: usize, max: usize) -> usize {
+    colors.max(1).next_power_of_two().min(max)
+}
+
+/// A handle's compiled derivative per lane width (1, 2, 4, 8, 16), each compiled the first time
+/// a plan needs it.
+pub(crate) struct PerWidth<H> {
+    compiled: [OnceLock<H>; 5],
+}
+
+impl<H> PerWidth<H> {
+    /// With `handle`, compiled for `width`, in place.
+    pub fn with(width: usize, handle: H) -> PerWidth<H> {
+        let compiled = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+        let _ = compiled[width.trailing_zeros() as usize].set(handle);
+        PerWidth { compiled }
+    }
+
+    /// The handle for `width`, compiled now by `build` if no call needed it before.
+    pub fn get(&self, width: usize, build: impl FnOnce() -> Result<H, Error>) -> Result<&H, Error> {
+        let slot = &self.compiled[width.trailing_zeros() as usize];
+        if let Some(h) = slot.get() {
+            return Ok(h);
+        }
+        let built = build()?;
+        Ok(slot.get_or_init(|| built))
     }
 }
