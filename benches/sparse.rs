@@ -9,8 +9,9 @@
 //! - **Jacobian**, Broyden tridiagonal residuals, n = 100,000 (3 colours): the sparse Jacobian
 //!   (`SparseJacobianFn`, one 4-lane forward sweep) against one 4- and one 8-lane `ForwardFn`
 //!   sweep, and at n = 2,000 against the dense `JacobianFn` (250 sweeps of 8).
-//! - **Set-up** at n = 100,000: `build` (derivation and JIT) plus the first `info` (detection
-//!   and coloring), for both handles; the split is printed once before the runs.
+//! - **Set-up** at n = 100,000: `build` (derivation and JIT of the 8-lane sweep) plus the first
+//!   `info` (detection, coloring and the JIT of the plan's narrower sweep), for both handles;
+//!   the split is printed once before the runs.
 //!
 //! Ratios to read off one run: `hessian_100k/sparse_hessian` / `hessian_100k/hvp_w4` (one sweep
 //! plus seeding and recovery) and / `hessian_100k/hvp_w1` (≈ colours = 3);
@@ -128,12 +129,18 @@ fn setup(c: &mut Criterion) {
     let h = SparseHessianFn::builder(&rosenbrock, "rosenbrock").wrt(["x"]).build().unwrap();
     let jit = t.elapsed();
     let info = h.info(&args![&x]).unwrap();
-    eprintln!("hessian set-up at n = {N}: JIT {jit:?}, detect {:?}, colour {:?}", info.detect_time, info.color_time);
+    eprintln!(
+        "hessian set-up at n = {N}: build (JIT of 8 lanes) {jit:?}, detect {:?}, colour {:?}, JIT of {} lanes {:?}",
+        info.detect_time, info.color_time, info.lanes, info.compile_time
+    );
     let t = Instant::now();
     let j = SparseJacobianFn::builder(&broyden, "broyden").wrt(["x"]).build().unwrap();
     let jit = t.elapsed();
     let info = j.info(&args![&x, &mut r]).unwrap();
-    eprintln!("jacobian set-up at n = {N}: JIT {jit:?}, detect {:?}, colour {:?}", info.detect_time, info.color_time);
+    eprintln!(
+        "jacobian set-up at n = {N}: build (JIT of 8 lanes) {jit:?}, detect {:?}, colour {:?}, JIT of {} lanes {:?}",
+        info.detect_time, info.color_time, info.lanes, info.compile_time
+    );
 
     let mut group = c.benchmark_group("setup_100k");
     group.sample_size(10).measurement_time(Duration::from_secs(5));

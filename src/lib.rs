@@ -101,3 +101,8 @@ struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/api.md")]
 struct ApiDocDoctests;
+
+// And docs/sparse.md's.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/sparse.md")]
+struct SparseDocDoctests;

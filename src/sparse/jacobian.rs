@@ -136,16 +136,7 @@ impl SparseJacobianFn {
         let plan = self.plan(args)?;
         out.reshape(&plan.pattern);
         let w = plan.info.lanes;
-        let forward = self.forward.get(w, || {
-            let spec = Spec {
-                user: self.user.clone(),
-                rules: self.rules.clone(),
-                options: self.options.clone(),
-                width: Some(w as u8),
-                fd: crate::fd::FdOptions::central(),
-            };
-            ForwardFn::build_from(spec)
-        })?;
+        let forward = self.compiled(w)?;
         let input_sizes = self.user.input_sizes(args);
         let differentiated: SmallVec<[usize; 8]> = (0..input_sizes.len()).filter(|&p| self.user.wrt[p]).collect();
         let mslices: SmallVec<[usize; 4]> = self.user.mslices().collect();
@@ -199,6 +190,20 @@ impl SparseJacobianFn {
         })
     }
 
+    /// The derivative compiled for `lanes` lanes (compiled now if no plan needed it before).
+    fn compiled(&self, lanes: usize) -> Result<&ForwardFn, Error> {
+        self.forward.get(lanes, || {
+            let spec = Spec {
+                user: self.user.clone(),
+                rules: self.rules.clone(),
+                options: self.options.clone(),
+                width: Some(lanes as u8),
+                fd: crate::fd::FdOptions::central(),
+            };
+            ForwardFn::build_from(spec)
+        })
+    }
+
     fn plan(&self, args: &[Arg<'_>]) -> Result<Arc<JacobianPlan>, Error> {
         self.plan.get(&self.user, args, || {
             let (found, detect_time) = detect(&self.user, &self.rules, args, false)?;
@@ -214,6 +219,10 @@ impl SparseJacobianFn {
             }
             let coloring = column_coloring(&pattern);
             let w = lanes_for(coloring.count, self.width);
+            // Compiled with the plan, so that the first call's set-up is all in `info`.
+            let compiling = std::time::Instant::now();
+            self.compiled(w)?;
+            let compile_time = compiling.elapsed();
             let sweeps = coloring.count.div_ceil(w).max(1);
             // Input column -> (differentiated parameter, element).
             let sizes = self.user.input_sizes(args);
@@ -250,7 +259,8 @@ impl SparseJacobianFn {
                 sweeps,
                 depends_on_data: found.depends_on_data,
                 detect_time,
-                color_time: start.elapsed(),
+                color_time: start.elapsed() - compile_time,
+                compile_time,
             };
             let key = Key::of(&self.user, args, found.depends_on_data);
             Ok(JacobianPlan { key, pattern: Arc::new(pattern), info, seeds, reads })

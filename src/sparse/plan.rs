@@ -64,6 +64,9 @@ pub struct SparsityInfo {
     pub detect_time: Duration,
     /// Time spent coloring it and deriving the seeds and recovery lists.
     pub color_time: Duration,
+    /// Time spent compiling the derivative at this plan's lane width (zero when the handle
+    /// had it already: the widest is compiled by `build()`).
+    pub compile_time: Duration,
 }
 
 /// What makes a plan valid for a call.

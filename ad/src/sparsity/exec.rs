@@ -368,14 +368,20 @@ impl<'m> Machine<'m> {
         let alt_state = match alt_out {
             Ok(exit) => Some((exit, alt_regs, self.finals_since(mark))),
             Err(Stop::Fault(_)) => None,
-            Err(e) => return Err(e),
+            Err(e) => {
+                frame.forks.pop();
+                self.open_forks -= 1;
+                return Err(e);
+            }
         };
         self.undo_to(mark);
-        // Then the side they take.
+        // Then the side they take. (A fault there is real here, or makes an enclosing branch's
+        // side infeasible: either way this branch is done.)
         Self::jump(func, frame, concrete);
-        let out = self.run(fid, frame, concrete.block, meet)?;
+        let out = self.run(fid, frame, concrete.block, meet);
         frame.forks.pop();
         self.open_forks -= 1;
+        let out = out?;
         let Some((alt_exit, alt_regs, alt_writes)) = alt_state else {
             if self.open_forks == 0 {
                 self.log.clear();
