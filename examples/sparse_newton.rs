@@ -90,6 +90,7 @@ impl Band {
     }
 
     /// Solve `L Lᵀ x = r` in place.
+    #[allow(clippy::needless_range_loop)] // band indices into two arrays read clearer as indices
     fn solve(&mut self, r: &mut [f64]) {
         let (n, b) = (self.n, self.b);
         for i in 0..n {

@@ -51,6 +51,7 @@ const KEEP_TAPE_BYTES: usize = 64 << 20;
 
 thread_local! {
     // Boxed, so that taking one out and putting it back moves a pointer, not the struct.
+    #[allow(clippy::vec_box)]
     static POOL: RefCell<Vec<Box<Scratch>>> = const { RefCell::new(Vec::new()) };
 }
 

@@ -388,10 +388,9 @@ impl<'m> Machine<'m> {
             }
             return Ok(out);
         };
-        for k in 0..frame.regs.len() {
-            let (kept, other) = (frame.regs[k], alt_regs[k]);
-            if kept != other {
-                frame.regs[k] = self.merge(kept, other);
+        for (kept, &other) in frame.regs.iter_mut().zip(&alt_regs) {
+            if *kept != other {
+                *kept = self.merge(*kept, other);
             }
         }
         // Memory: a location written on either side may hold either side's value.
