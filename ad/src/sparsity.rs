@@ -408,13 +408,24 @@ fn hessian_pattern(sets: &mut Sets, pairs: &[(sets::SetId, sets::SetId)], n: usi
     // The upper triangle (i <= j) of every product, bucketed by row, then mirrored.
     let mut entries: Vec<(u32, u32)> = Vec::with_capacity(2 * pairs.len());
     let (mut a, mut b) = (vec![], vec![]);
-    let add = |x: &[u32], y: &[u32], entries: &mut Vec<(u32, u32)>| {
+    // Interactions recur from one loop iteration to the next: a small direct-mapped cache of
+    // recent entries drops most repeats before they are stored.
+    let mut recent = [(u32::MAX, u32::MAX); 64];
+    let mut add = |x: &[u32], y: &[u32], entries: &mut Vec<(u32, u32)>| {
         if entries.len() + x.len() * y.len() > limit {
             return false;
         }
-        for &i in x {
-            for &j in y {
-                entries.push((i.min(j), i.max(j)));
+        let same = x == y;
+        for (k, &i) in x.iter().enumerate() {
+            // For A × A only the upper triangle: pairs (x[k], x[l]) with l >= k.
+            let ys = if same { &y[k..] } else { y };
+            for &j in ys {
+                let entry = (i.min(j), i.max(j));
+                let slot = &mut recent[((entry.0 ^ entry.1.rotate_left(3)) & 63) as usize];
+                if *slot != entry {
+                    *slot = entry;
+                    entries.push(entry);
+                }
             }
         }
         true
