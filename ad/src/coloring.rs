@@ -216,18 +216,35 @@ pub fn is_star_coloring(pattern: &Pattern, coloring: &Coloring) -> bool {
 /// assert_eq!(at[0], (0, c.colors[0])); // a diagonal entry: its own row and colour
 /// ```
 pub fn star_recovery(pattern: &Pattern, coloring: &Coloring) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(pattern.nnz());
+    star_recovery_each(pattern, coloring, |_, row, color| out.push((row, color)));
+    out
+}
+
+/// [`star_recovery`] without the vector: `each(k, r, c)` for the `k`-th nonzero, in pattern
+/// order.
+///
+/// ```
+/// use jitdiff_ad::coloring::{star_coloring, star_recovery, star_recovery_each};
+/// use jitdiff_ad::sparsity::Pattern;
+/// let p = Pattern::from_rows(3, [vec![0, 1], vec![0, 1, 2], vec![1, 2]]);
+/// let c = star_coloring(&p);
+/// let mut seen = vec![];
+/// star_recovery_each(&p, &c, |k, r, col| seen.push((k, (r, col))));
+/// assert!(seen.iter().map(|(_, at)| *at).eq(star_recovery(&p, &c)));
+/// ```
+pub fn star_recovery_each(pattern: &Pattern, coloring: &Coloring, mut each: impl FnMut(usize, usize, usize)) {
     let color = &coloring.colors;
     let mut count = vec![0usize; coloring.count];
-    let mut out = Vec::with_capacity(pattern.nnz());
     for i in 0..pattern.rows {
         let row = pattern.row(i);
         row.iter().filter(|&&j| j != i).for_each(|&j| count[color[j]] += 1);
-        for &j in row {
-            out.push(if j == i || count[color[j]] == 1 { (i, color[j]) } else { (j, color[i]) });
+        for (k, &j) in (pattern.row_ptr[i]..).zip(row) {
+            let (r, c) = if j == i || count[color[j]] == 1 { (i, color[j]) } else { (j, color[i]) };
+            each(k, r, c);
         }
         row.iter().filter(|&&j| j != i).for_each(|&j| count[color[j]] = 0);
     }
-    out
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::error::{Buffer, Error};
 use crate::hvp::HvpFn;
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
-use jitdiff_ad::coloring::{star_coloring, star_recovery};
+use jitdiff_ad::coloring::{star_coloring, star_recovery_each};
 use jitdiff_ad::sparsity::Pattern;
 use jitdiff_ir::Module;
 use jitdiff_jit::{Arg, JitOptions};
@@ -199,7 +199,6 @@ impl SparseHessianFn {
                 )));
             }
             let coloring = star_coloring(&pattern);
-            let recovery = star_recovery(&pattern, &coloring);
             let w = lanes_for(coloring.count, self.width);
             // Compiled with the plan, so that the first call's set-up is all in `info`.
             let compiling = std::time::Instant::now();
@@ -210,10 +209,13 @@ impl SparseHessianFn {
             for (input, &c) in coloring.colors.iter().enumerate() {
                 seeds[c / w].push(((c % w) * n + input) as u32);
             }
-            let mut reads = vec![vec![]; sweeps];
-            for (nz, &(row, c)) in recovery.iter().enumerate() {
-                reads[c / w].push((nz as u32, ((c % w) * n + row) as u32));
+            let mut reads: Vec<Vec<(u32, u32)>> = vec![vec![]; sweeps];
+            if sweeps == 1 {
+                reads[0].reserve_exact(pattern.nnz());
             }
+            star_recovery_each(&pattern, &coloring, |nz, row, c| {
+                reads[c / w].push((nz as u32, ((c % w) * n + row) as u32));
+            });
             let info = SparsityInfo {
                 rows: n,
                 cols: n,
