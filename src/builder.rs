@@ -68,6 +68,7 @@ enum Wrt {
 
 /// Builds a handle of kind `K` ([`GradientFn`](crate::GradientFn), [`ForwardFn`](crate::ForwardFn),
 /// [`HvpFn`](crate::HvpFn), [`JacobianFn`](crate::JacobianFn),
+/// [`SparseJacobianFn`](crate::SparseJacobianFn), [`SparseHessianFn`](crate::SparseHessianFn),
 /// [`FiniteDiff`](crate::fd::FiniteDiff)). Get one from `K::builder(&module, "name")`.
 #[must_use = "a builder does nothing until .build()"]
 pub struct Builder<'m, K> {
@@ -244,8 +245,9 @@ pub trait HasWidth: Build {}
 
 impl<K: HasWidth> Builder<'_, K> {
     /// Tangent lanes per sweep, 1, 2, 4, 8 or 16 (directions per sweep for an HVP, columns or
-    /// rows per sweep for a Jacobian). Default: 1 for [`ForwardFn`](crate::ForwardFn) and
-    /// [`HvpFn`](crate::HvpFn), 8 for [`JacobianFn`](crate::JacobianFn).
+    /// rows per sweep for a Jacobian, colours per sweep for a sparse one). Default: 1 for
+    /// [`ForwardFn`](crate::ForwardFn) and [`HvpFn`](crate::HvpFn), 8 for
+    /// [`JacobianFn`](crate::JacobianFn) and the sparse handles.
     pub fn width(mut self, width: u8) -> Self {
         self.width = Some(width);
         self

@@ -156,6 +156,15 @@ pub enum Error {
         /// these arguments (so there is no site in the user's code to name).
         in_derivative: bool,
     },
+    /// Sparsity detection could not find a pattern: a loop whose trip count depends on the
+    /// differentiated inputs, an unregistered extern, a pattern too dense to be worth it ...
+    #[error("@{function}: sparsity detection failed: {message}")]
+    Sparsity {
+        /// The user's function.
+        function: String,
+        /// What and where (with the line and column when a source map was given).
+        message: String,
+    },
     /// An objective gave a value or gradient that is NaN or infinite: an optimiser cannot
     /// continue from it (argmin's line searches would loop for ever).
     #[error(

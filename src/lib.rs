@@ -26,7 +26,8 @@
 //! its arguments as [`Arg`]s ([`args!`] converts plain Rust values). Differentiation: reverse
 //! mode with pullback state ([`GradientFn`], also vector-Jacobian products), forward mode with
 //! SIMD-batched tangents ([`ForwardFn`]), Jacobians by whichever mode fits their shape
-//! ([`JacobianFn`]), Hessian-vector products ([`HvpFn`]); finite differences on the compiled
+//! ([`JacobianFn`]), Hessian-vector products ([`HvpFn`]); sparse Jacobians and Hessians by
+//! coloring ([`SparseJacobianFn`], [`SparseHessianFn`], [`sparse`]); finite differences on the compiled
 //! primal ([`fd`]) and checks of AD against them ([`check`]); objectives for argmin and a
 //! minimiser ([`optim`]); data-parallel sums ([`parallel`]). One error type, [`Error`].
 //! See docs/api.md and ARCHITECTURE.md.
@@ -82,6 +83,7 @@ mod replay;
 mod rng;
 mod rule_test;
 mod scratch;
+pub mod sparse;
 pub mod typed;
 mod user;
 
@@ -101,6 +103,7 @@ pub use pullback::Pullback;
 pub use rng::SplitMix64;
 pub use rule_test::{RuleTestConfig, RuleTestError, RuleTestReport, test_rule};
 pub use scratch::release_scratch;
+pub use sparse::{SparseHessianFn, SparseJacobianFn};
 
 /// A fixed-size array of [`Arg`]s from plain Rust values: `f64`, integers, `bool`, `&[f64]` /
 /// `&Vec<f64>` / `&[f64; N]` (read-only slices) and their `&mut` forms (mutable slices).
@@ -127,3 +130,8 @@ struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/api.md")]
 struct ApiDocDoctests;
+
+// And docs/sparse.md's.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/sparse.md")]
+struct SparseDocDoctests;

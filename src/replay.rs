@@ -80,9 +80,13 @@ impl UserFunction {
     }
 
     /// The source position of a fault's site, when a source map was given.
-    fn position(&self, fault: &Fault) -> Option<jitdiff_ir::Pos> {
+    pub(crate) fn position(&self, fault: &Fault) -> Option<jitdiff_ir::Pos> {
+        self.site_position(fault.site())
+    }
+
+    /// The source position of an instruction of the user's module, when a source map was given.
+    pub(crate) fn site_position(&self, site: &jitdiff_ir::Site) -> Option<jitdiff_ir::Pos> {
         let spans = self.spans.as_ref()?;
-        let site = fault.site();
         let func_id = self.module.func_id(&site.func)?;
         let func = self.module.func(func_id);
         let block = func.block_by_name(&site.block)?;

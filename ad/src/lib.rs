@@ -4,11 +4,14 @@
 //! - [`derive_reverse`]: reverse mode (rrule style: a forward function that records the pullback
 //!   state on a tape, and a pullback).
 //! - Activity analysis decides which values carry derivatives.
+//! - [`sparsity`]: the Jacobian and Hessian patterns of a function; [`coloring`]: the graph
+//!   colorings that compress them.
 
 #![warn(missing_docs)]
 
 mod activity;
 mod calls;
+pub mod coloring;
 mod custom;
 mod error;
 mod forward;
@@ -18,6 +21,7 @@ mod request;
 mod reverse;
 mod shape;
 mod singular;
+pub mod sparsity;
 mod state;
 
 pub use activity::Activity;

@@ -6,6 +6,7 @@
 //! | [`gmm`] | `@gmm(alphas, means, icf, x, d, ...)` | ADBench's GMM: nested loops, log-sum-exp, calls |
 //! | [`pendulum`] | `@pendulum(params, theta0, omega0, dt, steps)` | RK4 with a velocity-sign branch in a long loop |
 //! | [`mlp`] | `@mlp(w1, b1, w2, b2, x, y)` | a 32 → 64 → 1 tanh perceptron: many parameters, matrix loops |
+//! | [`broyden`] | `@broyden(x, r)` | Broyden tridiagonal residuals into an `mslice`: a banded Jacobian |
 //!
 //! Every problem module holds: the IR text (`*_IR`, the file under `examples/ir/`), the reference
 //! primal as a free function on plain slices (the "hand-written Rust" baseline of the benchmarks),
@@ -21,6 +22,7 @@
 //! assert_eq!(p.entry(), "rosenbrock");
 //! ```
 
+pub mod broyden;
 pub mod coupled;
 pub mod gmm;
 pub mod mgh;

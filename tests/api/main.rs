@@ -37,4 +37,5 @@ mod reverse_api;
 mod reverse_state;
 mod rules;
 mod rust_functions;
+mod sparse;
 mod tables;

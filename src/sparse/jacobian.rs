@@ -1,0 +1,279 @@
+//! Sparse Jacobians: forward sweeps over colour groups. Columns of one colour share no row, so
+//! seeding a lane with the sum of their unit vectors gives each of their nonzeros directly;
+//! W lanes per sweep make `ceil(colours / W)` sweeps.
+
+use super::csr::CsrMatrix;
+use super::plan::{Key, Keyed, PerWidth, PlanCache, SparsityInfo, detect, lanes_for};
+use crate::builder::{Build, Builder, HasWidth, Spec, sealed};
+use crate::error::Error;
+use crate::forward::ForwardFn;
+use crate::scratch::with_scratch;
+use crate::user::UserFunction;
+use jitdiff_ad::coloring::column_coloring;
+use jitdiff_ad::sparsity::Pattern;
+use jitdiff_ir::Module;
+use jitdiff_jit::{Arg, JitOptions};
+use jitdiff_rules::RuleSet;
+use smallvec::SmallVec;
+use std::sync::Arc;
+
+/// A JIT-compiled sparse Jacobian: outputs (`f64` results, then every `mslice` element) ×
+/// inputs (differentiated scalars), in compressed-row form. The pattern is detected and
+/// coloured at the first call (and again when a call's shapes or integer arguments differ);
+/// every call then takes `ceil(colours / W)` forward sweeps of W lanes, W the smallest power of
+/// two that holds the colours, at most 8 (or `.width(W)`).
+///
+/// ```
+/// use jitdiff::{SparseJacobianFn, args, ir::parse_module};
+/// // out[i] = x[i] * x[i + 1]: a bidiagonal Jacobian, 2 colours, 1 sweep.
+/// let m = parse_module("func @f(x: slice, out: mslice) {
+/// entry:
+///     n = len out
+///     zero = iconst 0
+///     one = iconst 1
+///     jump head(zero)
+/// head(i: i64):
+///     more = icmp lt i, n
+///     br more, body, done
+/// body:
+///     a = load x, i
+///     j = iadd i, one
+///     b = load x, j
+///     p = fmul a, b
+///     store out, i, p
+///     jump head(j)
+/// done:
+///     ret
+/// }").unwrap();
+/// let f = SparseJacobianFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+/// let (x, mut out) = ([1.0, 2.0, 3.0, 4.0], [0.0; 3]);
+/// let j = f.jacobian(&mut args![&x, &mut out]).unwrap();
+/// assert_eq!((j.rows(), j.cols(), j.nnz()), (3, 4, 6));
+/// assert_eq!(j.row(1), (&[1, 2][..], &[3.0, 2.0][..]));
+/// assert_eq!(f.info(&args![&x, &mut out]).unwrap().colors, 2);
+/// ```
+pub struct SparseJacobianFn {
+    user: UserFunction,
+    rules: RuleSet,
+    options: JitOptions,
+    forward: PerWidth<ForwardFn>,
+    width: usize,
+    plan: PlanCache<JacobianPlan>,
+}
+
+/// The pattern, its coloring and what one evaluation seeds and reads.
+#[derive(Debug)]
+struct JacobianPlan {
+    key: Key,
+    pattern: Arc<Pattern>,
+    info: SparsityInfo,
+    /// Per sweep, the seeds: (differentiated parameter, element, lane).
+    seeds: Vec<Vec<(u32, u32, u8)>>,
+    /// Per sweep, the reads: (nonzero, output tangent, position in it). Output tangents are
+    /// numbered as the outputs' kinds: the `f64` results' (W lanes each), then each mslice's
+    /// (W lanes per element).
+    reads: Vec<Vec<(u32, u32, u32)>>,
+}
+
+impl Keyed for JacobianPlan {
+    fn key(&self) -> &Key {
+        &self.key
+    }
+}
+
+impl sealed::Sealed for SparseJacobianFn {}
+impl HasWidth for SparseJacobianFn {}
+impl Build for SparseJacobianFn {
+    #[allow(private_interfaces)]
+    fn build_from(spec: Spec) -> Result<SparseJacobianFn, Error> {
+        let width = spec.width.unwrap_or(8);
+        let (user, rules, options) = (spec.user.clone(), spec.rules.clone(), spec.options.clone());
+        // The widest sweep is compiled now (so that build() reports what cannot be derived);
+        // a plan with fewer colours compiles its narrower width at its first call.
+        let forward = ForwardFn::build_from(Spec { width: Some(width), ..spec })?;
+        let width = width as usize;
+        let forward = PerWidth::with(width, forward);
+        Ok(SparseJacobianFn { user, rules, options, forward, width, plan: PlanCache::default() })
+    }
+}
+
+impl SparseJacobianFn {
+    /// Start building the sparse Jacobian of `@name` (see [`Builder`]; `.width(W)` sets the
+    /// lanes per sweep, 8 by default).
+    pub fn builder<'m>(module: &'m Module, name: &str) -> Builder<'m, SparseJacobianFn> {
+        Builder::new(module, name)
+    }
+
+    /// The most lanes (colours) per sweep; a plan with fewer colours sweeps with the smallest
+    /// power of two that holds them ([`SparsityInfo::lanes`]).
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Which parameters are differentiated.
+    pub fn wrt(&self) -> &[bool] {
+        &self.user.wrt
+    }
+
+    /// The pattern, colours and sweeps for calls like this one (detected and coloured now if
+    /// no earlier call had the same shapes).
+    pub fn info(&self, args: &[Arg<'_>]) -> Result<SparsityInfo, Error> {
+        self.user.check_args(args)?;
+        Ok(self.plan(args)?.info)
+    }
+
+    /// The Jacobian at `args`. `mslice` arguments end as one call of the function leaves them.
+    pub fn jacobian(&self, args: &mut [Arg<'_>]) -> Result<CsrMatrix, Error> {
+        let mut out = CsrMatrix::default();
+        self.jacobian_into(args, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`SparseJacobianFn::jacobian`] into `out`, whose storage is reused: after the first call
+    /// (on this thread, with these shapes) a call allocates nothing.
+    pub fn jacobian_into(&self, args: &mut [Arg<'_>], out: &mut CsrMatrix) -> Result<(), Error> {
+        self.user.check_args(args)?;
+        let plan = self.plan(args)?;
+        out.reshape(&plan.pattern);
+        let w = plan.info.lanes;
+        let forward = self.compiled(w)?;
+        let input_sizes = self.user.input_sizes(args);
+        let differentiated: SmallVec<[usize; 8]> = (0..input_sizes.len()).filter(|&p| self.user.wrt[p]).collect();
+        let mslices: SmallVec<[usize; 4]> = self.user.mslices().collect();
+        let scalar_sizes = self.user.scalar_sizes(args);
+        let float_results = self.user.float_results();
+        let sweeps = plan.seeds.len();
+        with_scratch(|s| {
+            let saved = if sweeps > 1 { mslices.len() } else { 0 };
+            s.zeroed_buffers(
+                differentiated
+                    .iter()
+                    .map(|&p| input_sizes[p] * w)
+                    .chain(mslices[..saved].iter().map(|&p| scalar_sizes[p])),
+            );
+            let (seeds, initial) = s.buffers.split_at_mut(differentiated.len());
+            for (copy, &p) in initial.iter_mut().zip(&mslices) {
+                copy.copy_from_slice(args[p].as_slice().unwrap_or(&[]));
+            }
+            let mut jvp = s.jvp_output.take().unwrap_or_else(|| forward.output());
+            let result = (|| {
+                for (sweep, (sweep_seeds, sweep_reads)) in plan.seeds.iter().zip(&plan.reads).enumerate() {
+                    if sweep > 0 {
+                        for (copy, &p) in initial.iter().zip(&mslices) {
+                            if let Arg::SliceMut(v) = &mut args[p] {
+                                v.copy_from_slice(copy);
+                            }
+                        }
+                        // The seeds of the previous sweep: clear only what was set.
+                        for &(k, e, lane) in &plan.seeds[sweep - 1] {
+                            seeds[k as usize][e as usize * w + lane as usize] = 0.0;
+                        }
+                    }
+                    for &(k, e, lane) in sweep_seeds {
+                        seeds[k as usize][e as usize * w + lane as usize] = 1.0;
+                    }
+                    let views: SmallVec<[&[f64]; 8]> = seeds.iter().map(Vec::as_slice).collect();
+                    forward.jvp_into(args, &views, &mut jvp)?;
+                    let tangents: SmallVec<[&[f64]; 8]> = (0..float_results)
+                        .map(|k| jvp.tangent(k))
+                        .chain((0..mslices.len()).map(|k| jvp.slice_tangent(k)))
+                        .collect();
+                    let values = out.values_mut();
+                    for &(nz, source, at) in sweep_reads {
+                        values[nz as usize] = tangents[source as usize][at as usize];
+                    }
+                }
+                Ok(())
+            })();
+            s.jvp_output = Some(jvp);
+            result
+        })
+    }
+
+    /// The derivative compiled for `lanes` lanes (compiled now if no plan needed it before).
+    fn compiled(&self, lanes: usize) -> Result<&ForwardFn, Error> {
+        self.forward.get(lanes, || {
+            let spec = Spec {
+                user: self.user.clone(),
+                rules: self.rules.clone(),
+                options: self.options.clone(),
+                width: Some(lanes as u8),
+                fd: crate::fd::FdOptions::central(),
+            };
+            ForwardFn::build_from(spec)
+        })
+    }
+
+    fn plan(&self, args: &[Arg<'_>]) -> Result<Arc<JacobianPlan>, Error> {
+        self.plan.get(&self.user, args, || {
+            let (found, detect_time) = detect(&self.user, &self.rules, args, false)?;
+            let start = std::time::Instant::now();
+            let pattern = found.jacobian.ok_or_else(|| self.user.internal("no Jacobian pattern"))?;
+            if pattern.nnz().max(self.width * pattern.rows) >= u32::MAX as usize {
+                return Err(Error::Setting(format!(
+                    "@{}: a sparse Jacobian of {} nonzeros in {} rows is too large (at most 2^32 / W)",
+                    self.user.name,
+                    pattern.nnz(),
+                    pattern.rows
+                )));
+            }
+            let coloring = column_coloring(&pattern);
+            let w = lanes_for(coloring.count, self.width);
+            // Compiled with the plan, so that the first call's set-up is all in `info`.
+            let compiling = std::time::Instant::now();
+            self.compiled(w)?;
+            let compile_time = compiling.elapsed();
+            let sweeps = coloring.count.div_ceil(w).max(1);
+            // Input column -> (differentiated parameter, element).
+            let sizes = self.user.input_sizes(args);
+            let mut owner = Vec::with_capacity(pattern.cols);
+            for (k, p) in (0..sizes.len()).filter(|&p| self.user.wrt[p]).enumerate() {
+                owner.extend((0..sizes[p]).map(|e| (k as u32, e as u32)));
+            }
+            let mut seeds = vec![vec![]; sweeps];
+            for (col, &c) in coloring.colors.iter().enumerate() {
+                let (k, e) = owner[col];
+                seeds[c / w].push((k, e, (c % w) as u8));
+            }
+            // Output row -> (output tangent, its first entry).
+            let float_results = self.user.float_results();
+            let scalar_sizes = self.user.scalar_sizes(args);
+            let mut source = Vec::with_capacity(pattern.rows);
+            source.extend((0..float_results).map(|k| (k as u32, 0u32)));
+            for (k, p) in self.user.mslices().enumerate() {
+                source.extend((0..scalar_sizes[p]).map(|e| ((float_results + k) as u32, (e * w) as u32)));
+            }
+            let mut reads = vec![vec![]; sweeps];
+            for (row, &(tangent, first)) in source.iter().enumerate().take(pattern.rows) {
+                for nz in pattern.row_ptr[row]..pattern.row_ptr[row + 1] {
+                    let c = coloring.colors[pattern.col_idx[nz]];
+                    reads[c / w].push((nz as u32, tangent, first + (c % w) as u32));
+                }
+            }
+            let info = SparsityInfo {
+                rows: pattern.rows,
+                cols: pattern.cols,
+                nnz: pattern.nnz(),
+                colors: coloring.count,
+                lanes: w,
+                sweeps,
+                depends_on_data: found.depends_on_data,
+                detect_time,
+                color_time: start.elapsed() - compile_time,
+                compile_time,
+            };
+            let key = Key::of(&self.user, args, found.depends_on_data);
+            Ok(JacobianPlan { key, pattern: Arc::new(pattern), info, seeds, reads })
+        })
+    }
+}
+
+impl std::fmt::Debug for SparseJacobianFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseJacobianFn")
+            .field("function", &self.user.name)
+            .field("wrt", &self.user.wrt)
+            .field("width", &self.width)
+            .finish_non_exhaustive()
+    }
+}
