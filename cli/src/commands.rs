@@ -170,7 +170,8 @@ pub struct CheckArgs<'a> {
     pub rows: usize,
 }
 
-/// `jitdiff check`: AD against central differences; an error above the tolerance fails.
+/// `jitdiff check`: AD against central differences (the gradient, or the Jacobian of a function
+/// whose outputs are `mslice` contents); an error above the tolerance fails.
 pub fn check(file: &str, name: Option<&str>, options: CheckArgs<'_>) -> Result<(), CliError> {
     let loaded = load(file, name)?;
     let (args, problem_wrt, description) = match options.texts {
@@ -187,7 +188,14 @@ pub fn check(file: &str, name: Option<&str>, options: CheckArgs<'_>) -> Result<(
     let grad = GradientFn::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).source_map(&loaded.spans).build()?;
     let mut args = args;
     let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
-    let report = jitdiff::check::gradient(&grad, &mut native, FdOptions::central().parallel(true))?;
+    // A function without an `f64` result (its outputs are `mslice` contents): its Jacobian.
+    let vector_valued = !loaded.func().returns.contains(&jitdiff::ir::Type::F64);
+    let options_fd = FdOptions::central().parallel(true);
+    let report = if vector_valued {
+        jitdiff::check::jacobian(&grad, &mut native, options_fd)?
+    } else {
+        jitdiff::check::gradient(&grad, &mut native, options_fd)?
+    };
     println!("point: {description}");
     println!("{}", report.table(options.rows));
     println!("tolerance on the relative error: {:.1e}", options.tolerance);
