@@ -42,7 +42,7 @@ pub struct ForwardFn {
     user: UserFunction,
     derived: Arc<ForwardDerivative>,
     _compiled: CompiledModule,
-    native: CompiledFn,
+    pub(crate) native: CompiledFn,
     width: usize,
 }
 
