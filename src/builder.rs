@@ -93,6 +93,8 @@ pub(crate) struct Spec {
     pub width: Option<u8>,
     pub fd: FdOptions,
     pub gradient_mode: GradientMode,
+    /// Inline the derived function's calls before compiling (forward lanes of `GradientFn`).
+    pub inline_calls: bool,
 }
 
 /// Handles that a [`Builder`] builds.
@@ -173,7 +175,7 @@ impl<'m, K: Build> Builder<'m, K> {
         let (width, fd, gradient_mode) = (self.width, self.fd, self.gradient_mode);
         let (rules, options) = (self.rules.clone(), self.options.clone());
         let user = self.resolve()?;
-        K::build_from(Spec { user, rules, options, width, fd, gradient_mode })
+        K::build_from(Spec { user, rules, options, width, fd, gradient_mode, inline_calls: false })
     }
 
     fn resolve(self) -> Result<UserFunction, Error> {

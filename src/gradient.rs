@@ -60,8 +60,9 @@ pub struct GradientFn {
 /// Reverse mode costs one forward run that records the pullback state plus one pullback, for any
 /// number of inputs. Forward mode with W tangent lanes costs one sweep per W inputs, each
 /// somewhat more than a primal run, and records nothing. With a handful of inputs one sweep is
-/// the cheaper: on the 1,000-step pendulum (3 inputs) one 4-lane sweep takes about 0.9 of the
-/// reverse gradient's time, and one 8-lane sweep about 1.2 (`docs/perf.md`). The two agree to
+/// the cheaper: on the 1,000-step pendulum (3 inputs) one 4-lane sweep takes about 0.75 of the
+/// reverse gradient's time, one 8-lane sweep (5 or 6 inputs) 0.9 to 1.05 (`docs/perf.md`). The
+/// lanes' code is compiled with the calls of the derived function inlined. The two agree to
 /// rounding (they sum the same partials in different orders), and at the singular points of
 /// `docs/rules.md` both follow the same conventions. The other methods of [`GradientFn`]
 /// (`vjp`, `pullback`, `jacobian`) are always reverse mode.
@@ -96,7 +97,8 @@ pub enum GradientMode {
 }
 
 /// The most inputs for which [`GradientMode::Auto`] takes forward lanes: one sweep of at most 4
-/// lanes (8 lanes cost more than reverse mode on the pendulum, the benchmark with fewest inputs).
+/// lanes (8 lanes cost about as much as reverse mode on the pendulum, the benchmark with fewest
+/// inputs: 0.88 of it with 5 inputs, 1.04 with 6).
 const AUTO_FORWARD_INPUTS: usize = 4;
 
 /// A forward-lane derivative for `value_and_grad`, and where its single-sweep frame call finds
@@ -381,6 +383,10 @@ impl GradientFn {
             width: Some(w as u8),
             fd: crate::fd::FdOptions::central(),
             gradient_mode: self.mode,
+            // Calls of small functions cost a sweep more than their bodies (results pass through
+            // memory, a status is checked): the pendulum's 4-lane sweep takes 0.77 of the time
+            // with its acceleration inlined.
+            inline_calls: true,
         };
         let built = match ForwardFn::build_from(spec) {
             Ok(f) => Some(ForwardLanes { framed: FramedLanes::new(&self.user, &f), f }),
