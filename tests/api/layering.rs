@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The workspace members in data-flow order.
-const ORDER: [&str; 8] = [
+const ORDER: [&str; 9] = [
     "jitdiff-ir",
     "jitdiff-front",
     "jitdiff-rules",
@@ -16,6 +16,7 @@ const ORDER: [&str; 8] = [
     "jitdiff",
     "jitdiff-problems",
     "jitdiff-cli",
+    "jitdiff-peers",
 ];
 
 fn metadata() -> serde_json::Value {
