@@ -8,7 +8,7 @@
 
 use jitdiff::ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::{ForwardFn, GradientFn};
+use jitdiff::{ForwardFn, GradientFn, GradientMode};
 use jitdiff_problems::Pendulum;
 use jitdiff_problems::pendulum::{PENDULUM_IR, pendulum_loss};
 use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, rosenbrock, rosenbrock_gradient, standard_start};
@@ -83,8 +83,9 @@ fn main() {
     let p = Pendulum::standard();
     let m = parse_module(PENDULUM_IR).unwrap();
     let primal = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap().function("pendulum").unwrap();
-    let build = |_mode: u8| GradientFn::builder(&m, "pendulum").wrt(["params"]).build().unwrap();
-    let (reverse, forward, auto) = (build(0), build(1), build(2));
+    let build = |mode| GradientFn::builder(&m, "pendulum").wrt(["params"]).gradient_mode(mode).build().unwrap();
+    let (reverse, forward, auto) =
+        (build(GradientMode::Reverse), build(GradientMode::Forward), build(GradientMode::Auto));
     let jvp4 = ForwardFn::builder(&m, "pendulum").wrt(["params"]).width(4).build().unwrap();
     let mut jvp_out = jvp4.output();
     let seed = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0];

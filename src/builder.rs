@@ -16,6 +16,7 @@
 
 use crate::error::Error;
 use crate::fd::FdOptions;
+use crate::gradient::GradientMode;
 use crate::user::UserFunction;
 use jitdiff_ir::{ExternRegistry, Module, SourceMap, Type};
 use jitdiff_jit::JitOptions;
@@ -81,6 +82,7 @@ pub struct Builder<'m, K> {
     spans: Option<Arc<SourceMap>>,
     width: Option<u8>,
     fd: FdOptions,
+    gradient_mode: GradientMode,
     kind: PhantomData<fn() -> K>,
 }
 
@@ -91,6 +93,9 @@ pub(crate) struct Spec {
     pub options: JitOptions,
     pub width: Option<u8>,
     pub fd: FdOptions,
+    pub gradient_mode: GradientMode,
+    /// Inline the derived function's calls before compiling (forward lanes of `GradientFn`).
+    pub inline_calls: bool,
 }
 
 /// Handles that a [`Builder`] builds.
@@ -120,6 +125,7 @@ impl<'m, K: Build> Builder<'m, K> {
             spans: None,
             width: None,
             fd: FdOptions::central(),
+            gradient_mode: GradientMode::Auto,
             kind: PhantomData,
         }
     }
@@ -171,11 +177,10 @@ impl<'m, K: Build> Builder<'m, K> {
 
     /// Derive, compile and return the handle.
     pub fn build(self) -> Result<K, Error> {
-        let width = self.width;
-        let fd = self.fd;
+        let (width, fd, gradient_mode) = (self.width, self.fd, self.gradient_mode);
         let (rules, options) = (self.rules.clone(), self.options.clone());
         let user = self.resolve()?;
-        K::build_from(Spec { user, rules, options, width, fd })
+        K::build_from(Spec { user, rules, options, width, fd, gradient_mode, inline_calls: false })
     }
 
     fn resolve(self) -> Result<UserFunction, Error> {
@@ -250,6 +255,16 @@ impl<K: HasWidth> Builder<'_, K> {
     /// [`JacobianFn`](crate::JacobianFn) and the sparse handles.
     pub fn width(mut self, width: u8) -> Self {
         self.width = Some(width);
+        self
+    }
+}
+
+impl Builder<'_, crate::GradientFn> {
+    /// How [`GradientFn::value_and_grad`](crate::GradientFn::value_and_grad) computes the
+    /// gradient: reverse mode, forward tangent lanes, or whichever suits the number of inputs
+    /// ([`GradientMode::Auto`], the default; see [`GradientMode`]).
+    pub fn gradient_mode(mut self, mode: GradientMode) -> Self {
+        self.gradient_mode = mode;
         self
     }
 }

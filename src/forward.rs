@@ -7,7 +7,7 @@ use crate::error::{Buffer, Error};
 use crate::gradient::with_rule_externs;
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
-use jitdiff_ir::passes::retain_reachable;
+use jitdiff_ir::passes::{self, retain_reachable};
 use jitdiff_ir::{Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, JitOptions, compile};
 use smallvec::SmallVec;
@@ -42,7 +42,7 @@ pub struct ForwardFn {
     user: UserFunction,
     derived: Arc<ForwardDerivative>,
     _compiled: CompiledModule,
-    native: CompiledFn,
+    pub(crate) native: CompiledFn,
     width: usize,
 }
 
@@ -92,11 +92,15 @@ impl HasWidth for ForwardFn {}
 impl Build for ForwardFn {
     #[allow(private_interfaces)]
     fn build_from(spec: Spec) -> Result<ForwardFn, Error> {
-        let Spec { user, rules, options, width, .. } = spec;
+        let Spec { user, rules, options, width, inline_calls, .. } = spec;
         let width = width.unwrap_or(1);
         let derived = derive_forward_with_rules(&user.module, &user.name, user.derivation_wrt(), width, &rules)?;
         let externs = with_rule_externs(&user.externs, &rules);
-        let needed = retain_reachable(&derived.module, &[&derived.name]);
+        let mut needed = retain_reachable(&derived.module, &[&derived.name]);
+        if inline_calls {
+            passes::inline_calls(&mut needed, |_, _| true, passes::INLINE_LIMIT);
+            needed = retain_reachable(&needed, &[&derived.name]);
+        }
         let compiled = compile(&needed, &externs, &with_tangent_shadows(&derived, &options))
             .map_err(|e| Error::compile(&user.name, e))?;
         let native = compiled.function(&derived.name).map_err(|e| Error::compile(&user.name, e))?;

@@ -4,18 +4,18 @@
 use crate::ad::{ReverseDerivative, derive_reverse_with_rules};
 use crate::builder::{Build, Builder, Spec, sealed};
 use crate::error::{Buffer, Error};
-use crate::forward::Jacobian;
+use crate::forward::{ForwardFn, Jacobian};
 use crate::layout::Layout;
 use crate::pullback::{Pullback, run_pullback};
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
 use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Type};
-use jitdiff_jit::{Arg, CallError, CompiledFn, CompiledModule, FRAME_SLOTS, FrameResults, compile};
+use jitdiff_jit::{Arg, CallError, CompiledFn, CompiledModule, FRAME_SLOTS, FrameResults, JitOptions, compile};
 use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// A JIT-compiled reverse-mode derivative of one function.
 ///
@@ -46,6 +46,100 @@ pub struct GradientFn {
     pullback: CompiledFn,
     last_tape_bytes: AtomicUsize,
     rules: RuleSet,
+    options: JitOptions,
+    mode: GradientMode,
+    /// The forward-lane derivatives of `value_and_grad`, compiled on first use, by log2 of the
+    /// width (1, 2, 4, 8 lanes); `None` where forward mode could not derive the function.
+    /// Shared by clones.
+    lanes: Arc<[OnceLock<Option<ForwardLanes>>; 4]>,
+}
+
+/// How [`GradientFn::value_and_grad`] computes a gradient; set with
+/// [`Builder::gradient_mode`](crate::Builder::gradient_mode).
+///
+/// Reverse mode costs one forward run that records the pullback state plus one pullback, for any
+/// number of inputs. Forward mode with W tangent lanes costs one sweep per W inputs, each
+/// somewhat more than a primal run, and records nothing. With a handful of inputs one sweep is
+/// the cheaper: on the 1,000-step pendulum (3 inputs) one 4-lane sweep takes about 0.75 of the
+/// reverse gradient's time, one 8-lane sweep (5 or 6 inputs) 0.9 to 1.05 (`docs/perf.md`). The
+/// lanes' code is compiled with the calls of the derived function inlined. The two agree to
+/// rounding (they sum the same partials in different orders), and at the singular points of
+/// `docs/rules.md` both follow the same conventions. The other methods of [`GradientFn`]
+/// (`vjp`, `pullback`, `jacobian`) are always reverse mode.
+///
+/// ```
+/// use jitdiff::{GradientFn, GradientMode, args, ir::parse_module};
+/// let m = parse_module("func @f(x: f64, y: f64) -> f64 {\nentry:\n    p = fmul x, y\n    s = sin p\n    ret s\n}").unwrap();
+/// let auto = GradientFn::builder(&m, "f").wrt(["x", "y"]).build().unwrap();
+/// let reverse = GradientFn::builder(&m, "f").wrt(["x", "y"]).gradient_mode(GradientMode::Reverse).build().unwrap();
+/// assert_eq!(auto.mode_for(&args![2.0, 3.0]), GradientMode::Forward); // 2 inputs: one 2-lane sweep
+/// let (mut g1, mut g2) = ([0.0; 2], [0.0; 2]);
+/// let v1 = auto.value_and_grad(&mut args![2.0, 3.0], &mut g1).unwrap();
+/// let v2 = reverse.value_and_grad(&mut args![2.0, 3.0], &mut g2).unwrap();
+/// assert_eq!(v1, v2);
+/// assert!((g1[0] - g2[0]).abs() <= 1e-15 && (g1[1] - g2[1]).abs() <= 1e-15);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GradientMode {
+    /// Forward lanes for a call with at most 4 inputs and no `mslice` parameter (one sweep of 1,
+    /// 2 or 4 lanes), reverse mode otherwise, and for a function forward mode cannot derive.
+    /// A gradient with a non-finite entry is computed again in reverse mode, so that it is
+    /// reverse mode's also past an infinite value, where the modes may differ (a NaN partial
+    /// times the zero tangent of another input is NaN in every lane; see `docs/rules.md`).
+    #[default]
+    Auto,
+    /// Reverse mode: the fused forward run and pullback.
+    Reverse,
+    /// Forward lanes: `ceil(inputs / W)` sweeps of W = 8 lanes (W = 1, 2 or 4 for fewer
+    /// inputs). A function forward mode cannot derive is an error at the first call. Past an
+    /// infinite value a NaN can reach entries that reverse mode gives as finite.
+    Forward,
+}
+
+/// The most inputs for which [`GradientMode::Auto`] takes forward lanes: one sweep of at most 4
+/// lanes (8 lanes cost about as much as reverse mode on the pendulum, the benchmark with fewest
+/// inputs: 0.88 of it with 5 inputs, 1.04 with 6).
+const AUTO_FORWARD_INPUTS: usize = 4;
+
+/// A forward-lane derivative for `value_and_grad`, and where its single-sweep frame call finds
+/// the value and the tangent lanes.
+struct ForwardLanes {
+    f: ForwardFn,
+    framed: Option<FramedLanes>,
+}
+
+/// The result slots of a single-sweep call through an argument frame.
+#[derive(Debug)]
+struct FramedLanes {
+    value_slot: usize,
+    tangent_slot: usize,
+}
+
+impl FramedLanes {
+    /// `None` unless a call can go through a frame: no `mslice` (its tangent would need a buffer),
+    /// the slots fit, and the derived function takes the user's parameters, then one tangent per
+    /// differentiated parameter (an `f64`, an `f64xW` or a slice of W lanes per element).
+    fn new(user: &UserFunction, f: &ForwardFn) -> Option<FramedLanes> {
+        let native = &f.native;
+        native.frame()?;
+        if user.mslices().next().is_some() {
+            return None;
+        }
+        let w = f.width();
+        let tangents = user.params.iter().zip(&user.wrt).filter(|&(_, &on)| on).map(|(&t, _)| match t {
+            Type::F64 if w == 1 => Type::F64,
+            Type::F64 => Type::F64x(w as u8),
+            other => other,
+        });
+        if !native.params().iter().copied().eq(user.params.iter().copied().chain(tangents)) {
+            return None;
+        }
+        let value = user.returns.iter().position(|&t| t == Type::F64)?;
+        Some(FramedLanes {
+            value_slot: native.result_slot(value),
+            tangent_slot: native.result_slot(user.returns.len()),
+        })
+    }
 }
 
 impl Clone for GradientFn {
@@ -60,6 +154,9 @@ impl Clone for GradientFn {
             pullback: self.pullback.clone(),
             last_tape_bytes: AtomicUsize::new(self.last_tape_bytes.load(Ordering::Relaxed)),
             rules: self.rules.clone(),
+            options: self.options.clone(),
+            mode: self.mode,
+            lanes: self.lanes.clone(),
         }
     }
 }
@@ -68,7 +165,8 @@ impl sealed::Sealed for GradientFn {}
 impl Build for GradientFn {
     #[allow(private_interfaces)]
     fn build_from(spec: Spec) -> Result<GradientFn, Error> {
-        let Spec { user, rules, options, .. } = spec;
+        let Spec { user, rules, options, gradient_mode, .. } = spec;
+        let given_options = options.clone();
         let derived = derive_reverse_with_rules(&user.module, &user.name, user.derivation_wrt(), &rules)?;
         // Only what the handles call: the original functions are mostly not needed any more.
         let mut roots = vec![derived.forward.as_str(), derived.pullback.as_str()];
@@ -97,6 +195,9 @@ impl Build for GradientFn {
             pullback,
             last_tape_bytes: AtomicUsize::new(0),
             rules,
+            options: given_options,
+            mode: gradient_mode,
+            lanes: Arc::new(Default::default()),
         })
     }
 }
@@ -157,12 +258,36 @@ impl GradientFn {
         self.last_tape_bytes.load(Ordering::Relaxed)
     }
 
+    /// How `value_and_grad` computes gradients (see [`GradientMode`]).
+    pub fn gradient_mode(&self) -> GradientMode {
+        self.mode
+    }
+
+    /// The mode `value_and_grad` takes for these arguments: [`GradientMode::Reverse`] or
+    /// [`GradientMode::Forward`]. (Under [`GradientMode::Auto`], a function that forward mode turns
+    /// out not to derive at the first call is then computed in reverse mode.)
+    pub fn mode_for(&self, args: &[Arg<'_>]) -> GradientMode {
+        match self.lane_width(self.user.inputs(args)) {
+            Some(w) if !matches!(self.lanes[w.trailing_zeros() as usize].get(), Some(None)) => GradientMode::Forward,
+            _ => GradientMode::Reverse,
+        }
+    }
+
     /// The value of the first `f64` result and its gradient, written to `grad` (overwritten,
-    /// not accumulated). One fused native call; `mslice` outputs get cotangent zero.
+    /// not accumulated); `mslice` outputs get cotangent zero. One fused native call in reverse
+    /// mode, or forward sweeps (see [`GradientMode`]).
     pub fn value_and_grad(&self, args: &mut [Arg<'_>], grad: &mut [f64]) -> Result<f64, Error> {
-        if let (Some(native), Some(framed)) = (&self.value_and_grad, &self.framed) {
-            let mut lens = [0; FRAME_SLOTS];
-            if let Some(inputs) = framed.inputs(&self.user, args, &mut lens) {
+        let mut lens = [0; FRAME_SLOTS];
+        let scanned = scan(&self.user, args, &mut lens);
+        if self.mode != GradientMode::Reverse && self.value_and_grad.is_some() {
+            let inputs = match scanned {
+                Some(inputs) => inputs,
+                None => {
+                    self.user.check_args(args)?;
+                    self.user.inputs(args)
+                }
+            };
+            if let Some(lanes) = self.lanes_for(inputs)? {
                 if grad.len() != inputs {
                     return Err(self.user.length_error(
                         Buffer::Gradient,
@@ -171,8 +296,26 @@ impl GradientFn {
                         self.user.inputs_reason(),
                     ));
                 }
-                return self.value_and_grad_framed(native, framed, args, &lens, grad);
+                let value = if let (Some(framed), Some(_)) = (&lanes.framed, scanned)
+                    && inputs <= lanes.f.width()
+                {
+                    self.value_and_grad_lanes(&lanes.f, framed, args, &lens, grad)?
+                } else {
+                    self.value_and_grad_sweeps(&lanes.f, args, grad, inputs)?
+                };
+                // Past an infinite value the modes may differ: a NaN partial times the zero
+                // tangent of another input is NaN in every lane. Auto mode then gives reverse
+                // mode's gradient (it has no mslice, so running again changes nothing).
+                if self.mode == GradientMode::Forward || grad.iter().all(|g| g.is_finite()) {
+                    return Ok(value);
+                }
             }
+        }
+        if let (Some(native), Some(framed), Some(inputs)) = (&self.value_and_grad, &self.framed, scanned) {
+            if grad.len() != inputs {
+                return Err(self.user.length_error(Buffer::Gradient, inputs, grad.len(), self.user.inputs_reason()));
+            }
+            return self.value_and_grad_framed(native, framed, args, &lens, grad);
         }
         self.user.check_args(args)?;
         let Some(native) = &self.value_and_grad else {
@@ -212,6 +355,156 @@ impl GradientFn {
             Ok(first_float(&s.results[..returned]))
         });
         outcome.map_err(|e| self.user.call_error(args, e))
+    }
+
+    /// The lanes of a forward sweep for a call with `inputs` inputs, when forward lanes are to
+    /// compute it.
+    fn lane_width(&self, inputs: usize) -> Option<usize> {
+        match self.mode {
+            GradientMode::Reverse => None,
+            GradientMode::Auto => (inputs > 0 && inputs <= AUTO_FORWARD_INPUTS && self.user.mslices().next().is_none())
+                .then(|| inputs.next_power_of_two()),
+            GradientMode::Forward => Some(inputs.clamp(1, 8).next_power_of_two()),
+        }
+    }
+
+    /// The forward lanes for a call with `inputs` inputs, compiled on first use; `None` for
+    /// reverse mode.
+    fn lanes_for(&self, inputs: usize) -> Result<Option<&ForwardLanes>, Error> {
+        let Some(w) = self.lane_width(inputs) else { return Ok(None) };
+        let slot = &self.lanes[w.trailing_zeros() as usize];
+        if let Some(lanes) = slot.get() {
+            return Ok(lanes.as_ref());
+        }
+        let spec = Spec {
+            user: self.user.clone(),
+            rules: self.rules.clone(),
+            options: self.options.clone(),
+            width: Some(w as u8),
+            fd: crate::fd::FdOptions::central(),
+            gradient_mode: self.mode,
+            // Calls of small functions cost a sweep more than their bodies (results pass through
+            // memory, a status is checked): the pendulum's 4-lane sweep takes 0.77 of the time
+            // with its acceleration inlined.
+            inline_calls: true,
+        };
+        let built = match ForwardFn::build_from(spec) {
+            Ok(f) => Some(ForwardLanes { framed: FramedLanes::new(&self.user, &f), f }),
+            // Auto mode falls back to reverse mode, for good.
+            Err(_) if self.mode == GradientMode::Auto => None,
+            Err(e) => return Err(e),
+        };
+        Ok(slot.get_or_init(|| built).as_ref())
+    }
+
+    /// One forward sweep through an argument frame, the inputs seeded with the identity:
+    /// `inputs <= W`, `args` checked, `grad` of the right length, `lens` each parameter's
+    /// scalar count.
+    fn value_and_grad_lanes(
+        &self,
+        f: &ForwardFn,
+        framed: &FramedLanes,
+        args: &mut [Arg<'_>],
+        lens: &[usize; FRAME_SLOTS],
+        grad: &mut [f64],
+    ) -> Result<f64, Error> {
+        let w = f.width();
+        // Input i is lane i: W lanes per input, at most 8 x 8.
+        let mut seed = [0.0; 64];
+        for i in 0..grad.len() {
+            seed[i * w + i] = 1.0;
+        }
+        let native = &f.native;
+        let mut results = FrameResults::new();
+        let outcome = (|| -> Result<(), Box<CallError>> {
+            let internal = || CallError::ArgCount { function: native.name().into(), expected: 0, got: 0 };
+            let mut frame = native.frame().ok_or_else(|| Box::new(internal()))?;
+            for a in args.iter_mut() {
+                frame.push(a.reborrow())?;
+            }
+            let mut at = 0;
+            for (p, &on) in self.user.wrt.iter().enumerate() {
+                if on {
+                    let tangent = &seed[at * w..(at + lens[p]) * w];
+                    frame.push(match self.user.params[p] {
+                        Type::F64 if w == 1 => Arg::F64(tangent[0]),
+                        Type::F64 => Arg::Vector(tangent),
+                        _ => Arg::Slice(tangent),
+                    })?;
+                    at += lens[p];
+                }
+            }
+            with_scratch(|s| {
+                let called = frame.call(&mut s.tape, &mut results);
+                self.last_tape_bytes.store(0, Ordering::Relaxed);
+                called.map_err(Box::new)
+            })
+        })();
+        outcome.map_err(|e| self.user.call_error(args, *e))?;
+        for (i, g) in grad.iter_mut().enumerate() {
+            *g = results.f64(framed.tangent_slot + i);
+        }
+        Ok(results.f64(framed.value_slot))
+    }
+
+    /// Forward sweeps of W lanes over the inputs, `mslice` contents restored before each sweep
+    /// after the first (so they end as one call leaves them): `grad` of the right length.
+    fn value_and_grad_sweeps(
+        &self,
+        f: &ForwardFn,
+        args: &mut [Arg<'_>],
+        grad: &mut [f64],
+        inputs: usize,
+    ) -> Result<f64, Error> {
+        let w = f.width();
+        let sizes = self.user.input_sizes(args);
+        let scalar_sizes = self.user.scalar_sizes(args);
+        let differentiated: SmallVec<[usize; 8]> = (0..sizes.len()).filter(|&p| self.user.wrt[p]).collect();
+        let mslices: SmallVec<[usize; 4]> = self.user.mslices().collect();
+        let sweeps = inputs.div_ceil(w).max(1);
+        self.last_tape_bytes.store(0, Ordering::Relaxed);
+        with_scratch(|s| {
+            let saved = if sweeps > 1 { mslices.len() } else { 0 };
+            s.zeroed_buffers(
+                differentiated.iter().map(|&p| sizes[p] * w).chain(mslices[..saved].iter().map(|&p| scalar_sizes[p])),
+            );
+            let (seeds, initial) = s.buffers.split_at_mut(differentiated.len());
+            for (copy, &p) in initial.iter_mut().zip(&mslices) {
+                copy.copy_from_slice(args[p].as_slice().unwrap_or(&[]));
+            }
+            let mut out = s.jvp_output.take().unwrap_or_else(|| f.output());
+            let result = (|| {
+                let mut value = f64::NAN;
+                for sweep in 0..sweeps {
+                    let start = sweep * w;
+                    if start > 0 {
+                        for (copy, &p) in initial.iter().zip(&mslices) {
+                            if let Arg::SliceMut(v) = &mut args[p] {
+                                v.copy_from_slice(copy);
+                            }
+                        }
+                    }
+                    // Lane `l` of this sweep seeds input `start + l`.
+                    seeds.iter_mut().for_each(|seed| seed.fill(0.0));
+                    let lanes = w.min(inputs - start);
+                    for lane in 0..lanes {
+                        let (mut k, mut col) = (0, start + lane);
+                        while col >= sizes[differentiated[k]] {
+                            col -= sizes[differentiated[k]];
+                            k += 1;
+                        }
+                        seeds[k][col * w + lane] = 1.0;
+                    }
+                    let views: SmallVec<[&[f64]; 8]> = seeds.iter().map(Vec::as_slice).collect();
+                    f.jvp_into(args, &views, &mut out)?;
+                    grad[start..start + lanes].copy_from_slice(&out.tangent(0)[..lanes]);
+                    value = first_float(out.values());
+                }
+                Ok(value)
+            })();
+            s.jvp_output = Some(out);
+            result
+        })
     }
 
     /// [`GradientFn::value_and_grad`] through an argument frame: `args` checked and `grad` of
@@ -404,31 +697,32 @@ impl FramedCall {
             cotangent_slots: (0..scalars).map(|k| native.result_slot(returned + k)).collect(),
         })
     }
+}
 
-    /// Check `args` against the signature, write each one's scalar count to `lens` and return
-    /// the number of inputs; `None` when they do not fit (the general path reports why).
-    #[inline]
-    fn inputs(&self, user: &UserFunction, args: &[Arg<'_>], lens: &mut [usize; FRAME_SLOTS]) -> Option<usize> {
-        if args.len() != user.params.len() {
+/// Check `args` against `user`'s signature, write each one's scalar count to `lens` and return
+/// the number of inputs; `None` when they do not fit (the general path reports why) or there are
+/// more parameters than a frame has slots.
+#[inline]
+fn scan(user: &UserFunction, args: &[Arg<'_>], lens: &mut [usize; FRAME_SLOTS]) -> Option<usize> {
+    if args.len() != user.params.len() || args.len() > FRAME_SLOTS {
+        return None;
+    }
+    let mut inputs = 0;
+    for (p, (a, &ty)) in args.iter().zip(&user.params).enumerate() {
+        let len = match a {
+            Arg::Slice(v) => v.len(),
+            Arg::SliceMut(v) => v.len(),
+            _ => 1,
+        };
+        if !a.fits(ty) {
             return None;
         }
-        let mut inputs = 0;
-        for (p, (a, &ty)) in args.iter().zip(&user.params).enumerate() {
-            let len = match a {
-                Arg::Slice(v) => v.len(),
-                Arg::SliceMut(v) => v.len(),
-                _ => 1,
-            };
-            if !a.fits(ty) {
-                return None;
-            }
-            lens[p] = len;
-            if user.wrt[p] {
-                inputs += len;
-            }
+        lens[p] = len;
+        if user.wrt[p] {
+            inputs += len;
         }
-        Some(inputs)
     }
+    Some(inputs)
 }
 
 /// The first `f64` among `results` (NaN if none: callers check there is one).

@@ -214,6 +214,8 @@ impl JacobianFn {
             options: self.options.clone(),
             width: Some(self.width),
             fd: crate::fd::FdOptions::central(),
+            gradient_mode: crate::GradientMode::Auto,
+            inline_calls: false,
         };
         let built = ForwardFn::build_from(spec)?;
         Ok(self.forward.get_or_init(|| built))

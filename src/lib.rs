@@ -92,7 +92,7 @@ pub use error::{Buffer, Error};
 #[cfg(feature = "testing")]
 pub use forward::with_tangent_shadows;
 pub use forward::{ForwardFn, Jacobian, JvpOutput};
-pub use gradient::GradientFn;
+pub use gradient::{GradientFn, GradientMode};
 pub use hvp::HvpFn;
 pub use jacobian::{JacobianFn, JacobianMode};
 pub use jitdiff_jit::Arg;

@@ -7,7 +7,7 @@
 
 use jitdiff::ir::{Module, RuntimeValue, parse_module};
 use jitdiff::jit::Arg;
-use jitdiff::{ForwardFn, GradientFn};
+use jitdiff::{ForwardFn, GradientFn, GradientMode};
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -43,7 +43,11 @@ fn a_hundred_reverse_runs_of_a_million_iterations_keep_memory_flat_and_free_the_
         let term = fi * (x * fi).cos();
         (v + (x * fi).sin(), g + term, m + term.abs())
     });
-    let f = GradientFn::builder(&long_loop(), "long").wrt_mask(&[true, false]).build().unwrap();
+    let f = GradientFn::builder(&long_loop(), "long")
+        .wrt_mask(&[true, false])
+        .gradient_mode(GradientMode::Reverse)
+        .build()
+        .unwrap();
     let mut grad = [0.0];
     // The baseline: the handle compiled and warmed up on a short loop (a tiny tape).
     f.value_and_grad(&mut [Arg::F64(x), Arg::I64(10)], &mut grad).unwrap();
@@ -120,15 +124,18 @@ fn many_threads_share_derivative_handles() {
     let m = long_loop();
     let g = GradientFn::builder(&m, "long").wrt_mask(&[true, false]).build().unwrap();
     let f = ForwardFn::builder(&m, "long").wrt_mask(&[true, false]).width(2).build().unwrap();
-    // Single-threaded answers first.
-    let expected: Vec<(f64, f64, f64)> = (0..64)
+    // Single-threaded answers first, from a handle of their own: `g` compiles its forward lanes
+    // (value_and_grad's choice for one input) at the first call, here in eight threads at once.
+    let reference = GradientFn::builder(&m, "long").wrt_mask(&[true, false]).build().unwrap();
+    let expected: Vec<(f64, f64, f64, f64)> = (0..64)
         .map(|k| {
             let (x, n) = (0.01 * k as f64, 100 + k);
-            let g = g.clone();
+            let g = reference.clone();
             let mut grad = [0.0];
             let v = g.value_and_grad(&mut [Arg::F64(x), Arg::I64(n)], &mut grad).unwrap();
             let (_, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &[&[1.0, -2.0]]).unwrap();
-            (v, grad[0], t[1])
+            let (_, mut pullback) = g.pullback(&mut [Arg::F64(x), Arg::I64(n)]).unwrap();
+            (v, grad[0], t[1], pullback.apply(&[1.0]).unwrap()[0])
         })
         .collect();
     std::thread::scope(|scope| {
@@ -142,14 +149,16 @@ fn many_threads_share_derivative_handles() {
                     let mut grad = [0.0];
                     let v = g.value_and_grad(&mut [Arg::F64(x), Arg::I64(n)], &mut grad).unwrap();
                     let (values, t) = f.jvp(&mut [Arg::F64(x), Arg::I64(n)], &[&[1.0, -2.0]]).unwrap();
-                    let (ev, eg, et) = expected[k];
+                    let (ev, eg, et, ep) = expected[k];
                     assert_eq!((v.to_bits(), grad[0].to_bits()), (ev.to_bits(), eg.to_bits()), "thread {thread}");
                     assert_eq!(values, vec![RuntimeValue::F64(ev)], "thread {thread}");
                     assert_eq!(t[1].to_bits(), et.to_bits(), "thread {thread}, lane 1");
                     // A Pullback moves across threads with its state.
                     let (_, mut pullback) = g.pullback(&mut [Arg::F64(x), Arg::I64(n)]).unwrap();
                     let handle = std::thread::spawn(move || pullback.apply(&[1.0]).unwrap());
-                    assert_eq!(handle.join().unwrap()[0].to_bits(), eg.to_bits(), "thread {thread}, vjp");
+                    // (Reverse mode's: equal to the forward lanes' gradient to rounding.)
+                    assert_eq!(handle.join().unwrap()[0].to_bits(), ep.to_bits(), "thread {thread}, vjp");
+                    assert!((ep - eg).abs() <= 1e-13 * eg.abs(), "thread {thread}: vjp {ep} vs gradient {eg}");
                 }
             });
         }

@@ -35,7 +35,8 @@ pub fn run(file: &str, name: Option<&str>, texts: &[String], interp: bool) -> Re
     Ok(())
 }
 
-/// `jitdiff grad`: value and gradient by reverse mode.
+/// `jitdiff grad`: value and gradient (`GradientMode::Auto`: forward lanes for at most 4 inputs,
+/// reverse mode otherwise).
 pub fn grad(file: &str, name: Option<&str>, texts: &[String], wrt: Option<&str>) -> Result<(), CliError> {
     let loaded = load(file, name)?;
     let mut args = parse_args(&loaded, texts)?;

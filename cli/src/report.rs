@@ -9,7 +9,7 @@ use super::timing::{human, machine_line, seconds_per_call};
 use jitdiff::fd::{FdOptions, FiniteDiff};
 use jitdiff::ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::{ForwardFn, GradientFn};
+use jitdiff::{ForwardFn, GradientFn, GradientMode};
 use jitdiff_problems::{Problem, standard_problems};
 use smallvec::SmallVec;
 use std::fmt::Write;
@@ -31,6 +31,8 @@ struct Row {
     hand_diff: Option<f64>,
     fd_s: f64,
     fd_estimated: bool,
+    /// The mode `value_and_grad` took (`GradientMode::Auto`).
+    mode: GradientMode,
 }
 
 /// Measure every standard problem and write the Markdown report to `out`.
@@ -54,8 +56,12 @@ pub fn report(out: &str, quick: bool, only: Option<&str>) -> Result<(), CliError
     }
     progress.finish_and_clear();
     let mut text = markdown(&rows, quick || only.is_some());
+    text += &break_even(&rows);
     if only.is_none() {
         text += &super::rust_vs_ir::rust_vs_ir(quick)?;
+        progress.set_message("per-call overhead");
+        text += &per_call_overhead(budget)?;
+        text += &pendulum_modes(budget)?;
         text += &super::compile_curve::compile_curve(quick)?;
     }
     if let Some(dir) = std::path::Path::new(out).parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -93,9 +99,17 @@ fn measure(p: &dyn Problem, budget: Duration) -> Result<Row, CliError> {
     let f8 = ForwardFn::builder(&module, p.entry()).wrt_mask(&wrt).width(8).build()?;
     let jvp8_s = time_forward(&f8, &wrt, &mut args, budget)?;
 
+    // Derive + compile, and what the first call takes beyond a call (where `GradientMode::Auto`
+    // compiles its forward lanes for few inputs): taken off below.
     let start = Instant::now();
     let grad = GradientFn::builder(&module, p.entry()).wrt_mask(&wrt).build()?;
-    let compile_s = start.elapsed().as_secs_f64();
+    let build_s = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    {
+        let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
+        grad.value_and_grad(&mut native, &mut vec![0.0; n])?;
+    }
+    let first_call_s = start.elapsed().as_secs_f64();
     let vjp_s = seconds_per_call(budget, 5, || {
         let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
         let (_, mut pullback) = grad.pullback(&mut native)?;
@@ -106,6 +120,9 @@ fn measure(p: &dyn Problem, budget: Duration) -> Result<Row, CliError> {
         let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
         grad.value_and_grad(&mut native, &mut g).map(|_| ())
     })?;
+
+    let compile_s = build_s + (first_call_s - value_and_grad_s).max(0.0);
+    let mode = grad.mode_for(&args.iter_mut().map(Arg::from).collect::<SmallVec<[Arg<'_>; 8]>>());
 
     let mut hand = vec![0.0; n];
     let (hand_grad_s, hand_diff) = match p.hand_value_and_grad(&mut hand) {
@@ -140,6 +157,7 @@ fn measure(p: &dyn Problem, budget: Duration) -> Result<Row, CliError> {
         hand_diff,
         fd_s,
         fd_estimated,
+        mode,
     })
 }
 
@@ -160,8 +178,9 @@ fn markdown(rows: &[Row], quick: bool) -> String {
          (`Problem::reference`); *hand grad* the hand-written Rust value and gradient \
          (`Problem::hand_value_and_grad`, n/a where a problem has none yet). JVP is one forward \
          sweep with one tangent, JVP×8 one sweep with 8 tangent lanes, VJP a forward run recording \
-         the pullback state plus one pullback (allocating its result), VG the fused \
-         `value_and_grad`. FD is a full central-difference gradient (2 primal calls per input); \
+         the pullback state plus one pullback (allocating its result), VG `value_and_grad` (the \
+         default `GradientMode::Auto`: forward lanes for at most 4 inputs, marked †, else the \
+         fused reverse-mode call). FD is a full central-difference gradient (2 primal calls per input); \
          `~` marks an FD time extrapolated from a subset of the coordinates where the full \
          gradient would take too long.\n"
     );
@@ -176,8 +195,9 @@ fn markdown(rows: &[Row], quick: bool) -> String {
         let mark = if r.fd_estimated { "~" } else { "" };
         let _ = writeln!(
             s,
-            "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {mark}{:.0} | {mark}{:.0} |",
+            "| {}{} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {mark}{:.0} | {mark}{:.0} |",
             r.label,
+            if r.mode == GradientMode::Forward { " †" } else { "" },
             r.inputs,
             r.primal_s / r.rust_primal_s,
             r.jvp_s / r.primal_s,
@@ -215,4 +235,174 @@ fn markdown(rows: &[Row], quick: bool) -> String {
         );
     }
     s
+}
+
+/// Calls after which derive + compile of `value_and_grad` is repaid: against central finite
+/// differences of the compiled primal (which need only the primal compiled) and against the
+/// hand-written gradient (which needs nothing compiled): `compile / (their time − VG's time)`,
+/// when VG is the faster per call.
+fn break_even(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "\n## Break-even\n");
+    let _ = writeln!(
+        s,
+        "After how many calls derive + compile of `value_and_grad` (with what its first call takes \
+         beyond a call: forward lanes compiled, the tape's memory first touched) is repaid by its faster calls: against central finite \
+         differences of the JIT-compiled primal, and against the hand-written gradient (`never` \
+         where that is faster per call: the ratio says by how much). The compile time of FD's primal \
+         is not counted against FD.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| problem | derive + compile VG | VG | FD | calls to repay vs FD | hand grad | calls to repay vs hand grad |"
+    );
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|");
+    let repay = |other: f64, vg: f64, compile: f64| {
+        if other > vg {
+            format!("{:.0}", (compile / (other - vg)).ceil())
+        } else {
+            format!("never (VG {:.2}×)", vg / other)
+        }
+    };
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {}{} | {} | {} | {} |",
+            r.label,
+            human(r.compile_s),
+            human(r.value_and_grad_s),
+            if r.fd_estimated { "~" } else { "" },
+            human(r.fd_s),
+            repay(r.fd_s, r.value_and_grad_s, r.compile_s),
+            r.hand_grad_s.map_or("n/a".into(), human),
+            r.hand_grad_s.map_or("n/a".into(), |h| repay(h, r.value_and_grad_s, r.compile_s)),
+        );
+    }
+    s
+}
+
+/// The cost of a call on a small problem, Rosenbrock n = 10: rustc's primal and hand-written
+/// gradient against the JIT primal (`CompiledFn::call_into`) and `value_and_grad` (an argument
+/// frame), with the difference to the hand-written gradient.
+fn per_call_overhead(budget: Duration) -> Result<String, CliError> {
+    use jitdiff_problems::rosenbrock::{ENTRY, ROSENBROCK_IR, rosenbrock, rosenbrock_gradient, standard_start};
+    let module = parse_module(ROSENBROCK_IR).map_err(|error| CliError::Parse { path: "rosenbrock".into(), error })?;
+    let primal = compile(&module, &ExternRegistry::new(), &JitOptions::new())?.function(ENTRY)?;
+    let grad = GradientFn::builder(&module, ENTRY).wrt(["x"]).build()?;
+    let x = standard_start(10);
+    let (mut g, mut out) = ([0.0; 10], [RuntimeValue::F64(0.0)]);
+    // Many calls per sample: a call takes nanoseconds.
+    let per = |t: f64| t / 1000.0;
+    let rust = per(seconds_per_call(
+        budget,
+        9,
+        batched(|| {
+            std::hint::black_box(rosenbrock(std::hint::black_box(&x)));
+        }),
+    )?);
+    let hand = per(seconds_per_call(
+        budget,
+        9,
+        batched(|| {
+            std::hint::black_box(rosenbrock_gradient(std::hint::black_box(&x), &mut g));
+        }),
+    )?);
+    let jit = per(seconds_per_call(
+        budget,
+        9,
+        batched(|| {
+            let _ = primal.call_into(&mut [Arg::Slice(std::hint::black_box(&x))], &mut out);
+        }),
+    )?);
+    let vg = per(seconds_per_call(
+        budget,
+        9,
+        batched(|| {
+            let _ = std::hint::black_box(grad.value_and_grad(&mut [Arg::Slice(std::hint::black_box(&x))], &mut g));
+        }),
+    )?);
+    let mut s = String::new();
+    let _ = writeln!(s, "\n## Per-call overhead at n = 10\n");
+    let _ = writeln!(
+        s,
+        "Rosenbrock n = 10, where a call does little work (medians of batches of 1,000 calls): what \
+         a compiled handle costs over plain Rust. `examples/call_overhead.rs` measures the same rows \
+         interleaved, best of many short blocks.\n"
+    );
+    let _ = writeln!(s, "| call | time | / rustc primal | / hand grad |");
+    let _ = writeln!(s, "|---|---:|---:|---:|");
+    for (name, t) in [
+        ("rustc primal", rust),
+        ("hand-written gradient", hand),
+        ("JIT primal (`CompiledFn::call_into`)", jit),
+        ("`value_and_grad`", vg),
+    ] {
+        let _ = writeln!(s, "| {name} | {} | {:.2} | {:.2} |", human(t), t / rust, t / hand);
+    }
+    let _ = writeln!(s, "\n`value_and_grad` costs {:.1} ns more than the hand-written gradient.", (vg - hand) * 1e9);
+    Ok(s)
+}
+
+/// The 3-parameter pendulum's gradient by forward lanes (one 4-lane sweep, what
+/// `GradientMode::Auto` takes) against reverse mode, and the same against the primal.
+fn pendulum_modes(budget: Duration) -> Result<String, CliError> {
+    let p = jitdiff_problems::Pendulum::standard();
+    let module = parse_module(p.ir()).map_err(|error| CliError::Parse { path: p.label(), error })?;
+    let primal = compile(&module, &ExternRegistry::new(), &JitOptions::new())?.function(p.entry())?;
+    let build = |mode| GradientFn::builder(&module, p.entry()).wrt(["params"]).gradient_mode(mode).build();
+    let (reverse, forward) = (build(GradientMode::Reverse)?, build(GradientMode::Forward)?);
+    let steps = p.steps as i64;
+    let args = || [Arg::Slice(&p.params), Arg::F64(p.theta0), Arg::F64(p.omega0), Arg::F64(p.dt), Arg::I64(steps)];
+    let (mut g1, mut g2, mut out) = ([0.0; 3], [0.0; 3], [RuntimeValue::F64(0.0)]);
+    let rust = seconds_per_call::<CliError>(budget, 9, || {
+        std::hint::black_box(p.reference());
+        Ok(())
+    })?;
+    let jit = seconds_per_call(budget, 9, || primal.call_into(&mut args(), &mut out).map_err(CliError::from))?;
+    let rev = seconds_per_call(budget, 9, || reverse.value_and_grad(&mut args(), &mut g1).map(|_| ()))?;
+    let fwd = seconds_per_call(budget, 9, || forward.value_and_grad(&mut args(), &mut g2).map(|_| ()))?;
+    let mut hand = [0.0; 3];
+    let hand_s = match p.hand_value_and_grad(&mut hand) {
+        Some(_) => Some(seconds_per_call::<CliError>(budget, 9, || {
+            std::hint::black_box(p.hand_value_and_grad(&mut hand));
+            Ok(())
+        })?),
+        None => None,
+    };
+    let diff = g1.iter().zip(&g2).fold(0.0f64, |m, (a, b)| m.max((a - b).abs() / a.abs().max(b.abs())));
+    let mut s = String::new();
+    let _ = writeln!(s, "\n## The pendulum's gradient: forward lanes against reverse mode\n");
+    let _ = writeln!(
+        s,
+        "{} with 3 differentiated parameters: `value_and_grad` in reverse mode (one forward run \
+         recording the pullback state, one pullback) and by forward lanes (one sweep of 4 lanes, \
+         what `GradientMode::Auto` takes for at most 4 inputs). Largest relative difference of the \
+         two gradients: {diff:.1e}. The same against num-dual and echidna, and Rosenbrock n = 10: \
+         `cargo bench -p jitdiff-peers`.\n",
+        p.label()
+    );
+    let _ = writeln!(s, "| call | time | / P | / Rust P | / reverse |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|");
+    let mut rows = vec![
+        ("JIT primal P", jit),
+        ("value_and_grad, reverse mode", rev),
+        ("value_and_grad, forward lanes (W = 4)", fwd),
+    ];
+    if let Some(h) = hand_s {
+        rows.push(("hand-written gradient", h));
+    }
+    for (name, t) in rows {
+        let _ = writeln!(s, "| {name} | {} | {:.2} | {:.2} | {:.2} |", human(t), t / jit, t / rust, t / rev);
+    }
+    Ok(s)
+}
+
+/// `f` 1,000 times, as one timed call.
+fn batched(mut f: impl FnMut()) -> impl FnMut() -> Result<(), CliError> {
+    move || {
+        for _ in 0..1000 {
+            f();
+        }
+        Ok(())
+    }
 }

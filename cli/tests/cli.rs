@@ -239,7 +239,9 @@ fn report_writes_markdown_with_ratios_and_the_machine() {
     let row = md.lines().find(|l| l.starts_with("| rosenbrock n=10 | 10 |")).unwrap_or_else(|| panic!("{md}"));
     // Rosenbrock has a hand-written gradient, and jitdiff's agrees with it.
     assert!(!row.contains("n/a"), "{row}");
-    assert!(md.lines().filter(|l| l.starts_with("| rosenbrock n=10 |")).count() == 2, "{md}");
+    // A row in each table: ratios, times, break-even.
+    assert!(md.lines().filter(|l| l.starts_with("| rosenbrock n=10 |")).count() == 3, "{md}");
+    assert!(md.contains("## Break-even") && md.contains("calls to repay vs FD"), "{md}");
 }
 
 #[test]

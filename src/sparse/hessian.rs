@@ -180,6 +180,8 @@ impl SparseHessianFn {
                 options: self.options.clone(),
                 width: Some(lanes as u8),
                 fd: crate::fd::FdOptions::central(),
+                gradient_mode: crate::GradientMode::Reverse,
+                inline_calls: false,
             };
             HvpFn::build_from(spec)
         })

@@ -199,6 +199,8 @@ impl SparseJacobianFn {
                 options: self.options.clone(),
                 width: Some(lanes as u8),
                 fd: crate::fd::FdOptions::central(),
+                gradient_mode: crate::GradientMode::Reverse,
+                inline_calls: false,
             };
             ForwardFn::build_from(spec)
         })

@@ -4,7 +4,7 @@
 //! only derivative code has says so. No message names a derived function.
 
 use jitdiff::ir::parse_module_with_spans;
-use jitdiff::{Error, ForwardFn, GradientFn, HvpFn, JacobianFn, args};
+use jitdiff::{Error, ForwardFn, GradientFn, GradientMode, HvpFn, JacobianFn, args};
 
 /// `@f` reads `s[k]` at line 5, column 5 (the `load`), inside a loop from line 9.
 const PROGRAM: &str = "func @f(x: f64, s: slice, k: i64) -> f64 {
@@ -121,7 +121,14 @@ exit:
 }";
     let (module, spans) = parse_module_with_spans(text).unwrap();
     let options = jitdiff::jit::JitOptions::new().tape_limit(1 << 20);
-    let gradient = GradientFn::builder(&module, "f").wrt(["x"]).options(&options).source_map(&spans).build().unwrap();
+    // The pullback state is reverse mode's (forward mode, which records none, would run on).
+    let gradient = GradientFn::builder(&module, "f")
+        .wrt(["x"])
+        .options(&options)
+        .source_map(&spans)
+        .gradient_mode(GradientMode::Reverse)
+        .build()
+        .unwrap();
     let e = gradient.value_and_grad(&mut args![0.5, 1i64 << 40], &mut [0.0]).unwrap_err();
     let message = e.to_string();
     assert!(message.starts_with("@f: could not grow the pullback state"), "{message}");

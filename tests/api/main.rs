@@ -21,6 +21,7 @@ mod forward_api;
 mod forward_jit;
 mod forward_shadow;
 mod fuzz_corpus;
+mod gradient_modes;
 mod hand_gradients;
 mod hvp;
 mod jit_examples;

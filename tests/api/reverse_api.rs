@@ -6,7 +6,7 @@ use super::fixtures::LONG_LOOP;
 use jitdiff::ir::{ArgValue, Interpreter, Tape, parse_module};
 use jitdiff::jit::Arg;
 use jitdiff::jit::alloc_count::allocations_on_this_thread;
-use jitdiff::{GradientFn, ir::ExternRegistry};
+use jitdiff::{GradientFn, GradientMode, ir::ExternRegistry};
 use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
 
 fn native_args(values: &[ArgValue]) -> Vec<Arg<'_>> {
@@ -34,7 +34,11 @@ fn value_at(f: &jitdiff::jit::CompiledFn, args: &[ArgValue]) -> f64 {
 fn check_against_finite_differences(problem: &dyn Problem) {
     let module = parse_module(problem.ir()).unwrap();
     let args = problem.args();
-    let f = GradientFn::builder(&module, problem.entry()).wrt_mask(&wrt_of(problem)).build().unwrap();
+    let f = GradientFn::builder(&module, problem.entry())
+        .wrt_mask(&wrt_of(problem))
+        .gradient_mode(GradientMode::Reverse)
+        .build()
+        .unwrap();
     let size: usize = problem.active_params().iter().map(|&i| args[i].as_slice().map_or(1, <[f64]>::len)).sum();
     let mut grad = vec![0.0; size];
     let value = f.value_and_grad(&mut native_args(&args), &mut grad).unwrap();
@@ -147,7 +151,11 @@ fn a_pullback_serves_many_cotangents() {
 #[test]
 fn ten_million_iterations_differentiate_and_release_their_tape() {
     let module = parse_module(LONG_LOOP).unwrap();
-    let f = GradientFn::builder(&module, "long").wrt_mask(&[true, false]).build().unwrap();
+    let f = GradientFn::builder(&module, "long")
+        .wrt_mask(&[true, false])
+        .gradient_mode(GradientMode::Reverse)
+        .build()
+        .unwrap();
     let n = 10_000_000i64;
     let x = 1e-7;
     let mut grad = [0.0];
@@ -178,6 +186,7 @@ fn a_tape_limit_stops_a_runaway_gradient() {
     let options = jitdiff::jit::JitOptions::new().tape_limit(1 << 20);
     let g = GradientFn::builder(&module, "long")
         .wrt_mask(&[true, false])
+        .gradient_mode(GradientMode::Reverse)
         .externs(&ExternRegistry::new())
         .options(&options)
         .build()
@@ -221,7 +230,8 @@ done:
     let module = parse_module(src).unwrap();
     let (x, y) = ([0.3, -1.2, 2.5], [1.1, 0.4, -0.7]);
     for wrt in [vec!["a", "x", "b", "y"], vec!["x"], vec!["b"], vec!["y", "a"]] {
-        let f = GradientFn::builder(&module, "f").wrt(wrt.clone()).build().unwrap();
+        let f =
+            GradientFn::builder(&module, "f").wrt(wrt.clone()).gradient_mode(GradientMode::Reverse).build().unwrap();
         let mut args = [Arg::F64(0.8), Arg::Slice(&x), Arg::I64(3), Arg::F64(-1.3), Arg::Slice(&y)];
         let inputs = f.inputs(&args);
         let (mut grad, mut want) = (vec![f64::NAN; inputs], vec![0.0; inputs]);

@@ -6,13 +6,17 @@
 
 use jitdiff::ir::parse_module;
 use jitdiff::jit::Arg;
-use jitdiff::{ForwardFn, GradientFn};
+use jitdiff::{ForwardFn, GradientFn, GradientMode};
 
 /// `(value, gradient, tape bytes)` of `@f(x: slice, n: i64)` by reverse mode, and the gradient
 /// by forward mode.
 fn both_modes(src: &str, x: &[f64], n: i64) -> (f64, Vec<f64>, usize, Vec<f64>) {
     let module = parse_module(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
-    let reverse = GradientFn::builder(&module, "f").wrt_mask(&[true, false]).build().unwrap();
+    let reverse = GradientFn::builder(&module, "f")
+        .wrt_mask(&[true, false])
+        .gradient_mode(GradientMode::Reverse)
+        .build()
+        .unwrap();
     let mut grad = vec![0.0; x.len()];
     let value = reverse.value_and_grad(&mut [Arg::Slice(x), Arg::I64(n)], &mut grad).unwrap();
     let forward = ForwardFn::builder(&module, "f").wrt_mask(&[true, false]).width(4).build().unwrap();

@@ -4,7 +4,7 @@
 
 use jitdiff::ir::{ExternRegistry, Opcode, parse_module, print_module};
 use jitdiff::jit::{Arg, JitOptions};
-use jitdiff::{GradientFn, RuleError, RuleSet, RuleTestConfig, RuleTestError, ScalarRule, test_rule};
+use jitdiff::{GradientFn, GradientMode, RuleError, RuleSet, RuleTestConfig, RuleTestError, ScalarRule, test_rule};
 
 /// A one-instruction function `@f` applying `op` to its parameters.
 fn primitive(op: &str, arity: usize) -> jitdiff::ir::Module {
@@ -152,11 +152,18 @@ fn the_stable_rule_gives_the_right_gradient_where_the_derived_one_overflows() {
     let module = parse_module(SOFTPLUS).unwrap();
     let externs = ExternRegistry::new();
     let options = JitOptions::new();
-    let derived = GradientFn::builder(&module, "loss").wrt_mask(&[true]).build().unwrap();
+    let derived =
+        GradientFn::builder(&module, "loss").wrt_mask(&[true]).gradient_mode(GradientMode::Reverse).build().unwrap();
     let mut grad = [0.0];
     derived.value_and_grad(&mut [Arg::F64(800.0)], &mut grad).unwrap();
     // eˣ overflows and log1p's factor 1/(1 + eˣ) underflows to 0: ∞ · 0, where the answer is 2.
     assert!(!grad[0].is_finite(), "derived gradient at 800: {}", grad[0]);
+    // Forward lanes (what Auto takes for one input) multiply log1p's factor with a strong zero:
+    // a finite 0, as wrong (docs/rules.md: "NaN with fmul, 0 with fmulsz").
+    let auto = GradientFn::builder(&module, "loss").wrt_mask(&[true]).build().unwrap();
+    assert_eq!(auto.mode_for(&[Arg::F64(800.0)]), GradientMode::Forward);
+    auto.value_and_grad(&mut [Arg::F64(800.0)], &mut grad).unwrap();
+    assert_eq!(grad[0], 0.0, "derived gradient at 800 by forward lanes");
 
     let mut rules = RuleSet::new();
     rules.register("softplus", stable_softplus_rule("tests")).unwrap();
@@ -169,6 +176,15 @@ fn the_stable_rule_gives_the_right_gradient_where_the_derived_one_overflows() {
         .unwrap();
     ruled.value_and_grad(&mut [Arg::F64(800.0)], &mut grad).unwrap();
     assert_eq!(grad[0], 2.0, "2 * sigmoid(800)");
+    assert_eq!(ruled.mode_for(&[Arg::F64(800.0)]), GradientMode::Forward);
+    let ruled_reverse = GradientFn::builder(&module, "loss")
+        .wrt_mask(&[true])
+        .rules(&rules)
+        .gradient_mode(GradientMode::Reverse)
+        .build()
+        .unwrap();
+    ruled_reverse.value_and_grad(&mut [Arg::F64(800.0)], &mut grad).unwrap();
+    assert_eq!(grad[0], 2.0, "2 * sigmoid(800) in reverse mode");
     // And agrees with the derived gradient where both are fine.
     let mut reference = [0.0];
     derived.value_and_grad(&mut [Arg::F64(0.3)], &mut reference).unwrap();

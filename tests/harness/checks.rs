@@ -2,14 +2,15 @@
 //! identically (bit for bit, errors included) under the interpreter and the JIT; forward mode
 //! matches central finite differences (smooth kinds); W-lane batched sweeps equal W scalar
 //! sweeps; reverse mode satisfies the dot-product identity against forward mode; the public
-//! handles (`ForwardFn`, `GradientFn`) return what the interpreter computes from the same IR.
+//! handles (`ForwardFn`, `GradientFn`) return what the interpreter computes from the same IR, and
+//! `GradientFn`'s forward lanes (`GradientMode::Forward`) what its reverse mode does, to rounding.
 
 use super::case::{Case, Kind};
 use jitdiff::ad::{AdError, derive_forward, derive_reverse};
 use jitdiff::ir::arbitrary::{ArgSpec, standard_extern_registry};
 use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue, Tape, Type, verify_module};
 use jitdiff::jit::{Agreement, Arg, JitOptions, compile, differential_call_with_tape, same_f64, same_value};
-use jitdiff::{ForwardFn, GradientFn};
+use jitdiff::{ForwardFn, GradientFn, GradientMode};
 use jitdiff_problems::SplitMix64;
 
 /// Interpreter steps per call: generated programs need far fewer; derived ones a few times more.
@@ -597,6 +598,7 @@ fn handles(
         .wrt_mask(&shape.wrt)
         .externs(&externs)
         .options(&JitOptions::new())
+        .gradient_mode(GradientMode::Reverse)
         .build()
         .or_else(|e| failure(CHECK, format!("GradientFn::new: {e}")))?;
     let mut owned = primal.to_vec();
@@ -634,5 +636,53 @@ fn handles(
             format!("GradientFn::value_and_grad gave {value}, {grad:?}; the interpreter {want_value}, {want:?}"),
         );
     }
-    Ok(2 + dot_products)
+    Ok(2 + dot_products + forward_lanes(case, shape, primal, value, &grad)?)
+}
+
+/// `GradientFn::value_and_grad` by forward lanes (`GradientMode::Forward`, and `Auto`, which
+/// takes them for at most 4 inputs) against its reverse mode's `value` and `want` (checked
+/// against the interpreter): the same value, and the gradient to rounding (relative 1e-10, with
+/// an absolute floor of 1e-12 of the largest entry for entries that cancel) where both are
+/// finite. Past a value that is already infinite the modes may differ (docs/rules.md, "Singular
+/// points"): a NaN partial times the zero tangent of another input is NaN in forward lanes,
+/// where reverse mode passes that input no cotangent at all; so forced forward lanes may have a
+/// non-finite entry where reverse mode's is finite if reverse mode has a non-finite entry
+/// elsewhere, and `Auto` (which then takes reverse mode's gradient) never. Returns how many calls
+/// were compared.
+fn forward_lanes(case: &Case, shape: &Shape, primal: &[ArgValue], value: f64, want: &[f64]) -> Check<u64> {
+    const CHECK: &str = "forward lanes vs reverse mode";
+    let mut compared = 0;
+    for mode in [GradientMode::Forward, GradientMode::Auto] {
+        let g = GradientFn::builder(&case.module, &case.entry)
+            .wrt_mask(&shape.wrt)
+            .externs(&standard_extern_registry())
+            .options(&JitOptions::new())
+            .gradient_mode(mode)
+            .build()
+            .or_else(|e| failure(CHECK, format!("GradientFn::new: {e}")))?;
+        let mut owned = primal.to_vec();
+        let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
+        let mut grad = vec![f64::NAN; want.len()];
+        let have = match g.value_and_grad(&mut args, &mut grad) {
+            Ok(have) => have,
+            // A program forward mode refuses to derive (reverse mode derived it: a refusal both
+            // modes share is reported when the handle is built).
+            Err(jitdiff::Error::Ad(e)) if mode == GradientMode::Forward && allowed_refusal(case, shape, &e) => {
+                return Ok(compared);
+            }
+            Err(e) => return failure(CHECK, format!("GradientFn::value_and_grad in {mode:?} mode: {e}")),
+        };
+        let scale = want.iter().chain(&grad).filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs()));
+        let reached_infinity = mode == GradientMode::Forward && want.iter().any(|x| !x.is_finite());
+        let close = |a: f64, b: f64| match (a.is_finite(), b.is_finite()) {
+            (true, true) => (a - b).abs() <= 1e-10 * a.abs().max(b.abs()) + 1e-12 * scale,
+            (false, true) => reached_infinity,
+            (_, false) => true,
+        };
+        if !same_f64(have, value) || !grad.iter().zip(want).all(|(&a, &b)| close(a, b)) {
+            return failure(CHECK, format!("{mode:?} mode gave {have}, {grad:?}; reverse mode {value}, {want:?}"));
+        }
+        compared += 1;
+    }
+    Ok(compared)
 }

@@ -18,7 +18,7 @@ use super::checks::{Check, Failure};
 use jitdiff::ir::arbitrary::standard_extern_registry;
 use jitdiff::ir::{ArgValue, Module, RuntimeValue, Type, parse_module, print_module};
 use jitdiff::jit::{Arg, JitOptions};
-use jitdiff::{ForwardFn, GradientFn, HvpFn};
+use jitdiff::{ForwardFn, GradientFn, GradientMode, HvpFn};
 use jitdiff_problems::SplitMix64;
 
 fn failure<T>(check: &'static str, message: impl Into<String>) -> Check<T> {
@@ -120,8 +120,12 @@ pub fn zero_residual_hvp(case: &Case, wrt: &[bool], primal: &[ArgValue], base: &
     else {
         return Ok(0);
     };
-    let Ok(reverse) =
-        GradientFn::builder(&case.module, &case.entry).wrt_mask(&wrt).externs(&externs).options(&options).build()
+    let Ok(reverse) = GradientFn::builder(&case.module, &case.entry)
+        .wrt_mask(&wrt)
+        .externs(&externs)
+        .options(&options)
+        .gradient_mode(GradientMode::Reverse)
+        .build()
     else {
         return Ok(0);
     };
@@ -223,8 +227,12 @@ pub fn singular_points(case: &Case, wrt: &[bool], primal: &[ArgValue], base: &[R
     }
     let externs = standard_extern_registry();
     let options = JitOptions::new();
-    let Ok(reverse) =
-        GradientFn::builder(&module, "singular").wrt_mask(&wrt).externs(&externs).options(&options).build()
+    let Ok(reverse) = GradientFn::builder(&module, "singular")
+        .wrt_mask(&wrt)
+        .externs(&externs)
+        .options(&options)
+        .gradient_mode(GradientMode::Reverse)
+        .build()
     else {
         return Ok(0);
     };

@@ -1,5 +1,5 @@
 //! Time 10 million calls of a 2-argument scalar function through each handle path:
-//! `cargo run --release -p jitdiff-jit --example call_overhead`.
+//! `cargo run --release -p jitdiff-jit --example raw_call_overhead`.
 
 use jitdiff_ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff_jit::{Arg, JitOptions, compile};
