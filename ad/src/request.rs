@@ -77,7 +77,9 @@ pub(super) fn optimize_derived(out: &mut Module, first_derived: usize) {
 /// that does not change inside a loop is moved out of it first (after moving constants to the
 /// entry block, merging repeated computations and dropping block parameters that carry one
 /// value around a loop), so that reverse mode records it once per entry into the loop rather
-/// than once per iteration, and forward mode computes its tangent once. None of this changes
+/// than once per iteration, and forward mode computes its tangent once; work used only in a
+/// later block is moved down to it, so that it is not live across loops in between (nor
+/// recorded because of them). None of this changes
 /// the arithmetic: every value is computed by the same operations.
 pub(super) fn differentiation_source(module: &Module) -> Module {
     let mut cleaned = module.clone();
@@ -87,6 +89,7 @@ pub(super) fn differentiation_source(module: &Module) -> Module {
         passes::remove_redundant_params(function);
         passes::cse(function);
         passes::licm(function);
+        passes::sink(function);
         passes::dce(function);
         passes::merge_blocks(function);
     }

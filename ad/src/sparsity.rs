@@ -52,7 +52,6 @@
 //! ```
 
 mod exec;
-mod postdom;
 mod sets;
 
 use exec::{DATA, Machine, Slot, Stop, VARIES};

@@ -176,6 +176,10 @@ enum Command {
         /// Only the problems whose label contains this (e.g. `rosenbrock`, `gmm d=2`).
         #[arg(long)]
         only: Option<String>,
+        /// Measure and print one of the later sections only, writing no file: `rust-vs-ir`,
+        /// `per-call`, `pendulum-modes` or `compile-curve`.
+        #[arg(long, conflicts_with = "only")]
+        section: Option<report::Section>,
     },
     /// The demo (also what `jitdiff` with no subcommand runs).
     Demo,
@@ -231,7 +235,8 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
             out: &out,
             quick,
         }),
-        Command::Report { out, quick, only } => report::report(&out, quick, only.as_deref()),
+        Command::Report { section: Some(section), quick, .. } => report::section(section, quick),
+        Command::Report { out, quick, only, section: None } => report::report(&out, quick, only.as_deref()),
         Command::Demo => demo::demo(),
     }
 }

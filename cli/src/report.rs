@@ -35,6 +35,32 @@ struct Row {
     mode: GradientMode,
 }
 
+/// A section of the report that can be measured on its own (`jitdiff report --section`).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Section {
+    /// Each benchmark program as plain Rust against its hand-written IR.
+    RustVsIr,
+    /// A compiled handle's cost over plain Rust at Rosenbrock n = 10.
+    PerCall,
+    /// The pendulum's gradient by forward lanes against reverse mode.
+    PendulumModes,
+    /// Derive + compile time against program size.
+    CompileCurve,
+}
+
+/// Measure one section and print it (no file is written).
+pub fn section(section: Section, quick: bool) -> Result<(), CliError> {
+    let budget = Duration::from_millis(if quick { 30 } else { 1000 });
+    let text = match section {
+        Section::RustVsIr => super::rust_vs_ir::rust_vs_ir(quick)?,
+        Section::PerCall => per_call_overhead(budget)?,
+        Section::PendulumModes => pendulum_modes(budget)?,
+        Section::CompileCurve => super::compile_curve::compile_curve(quick)?,
+    };
+    print!("{text}");
+    Ok(())
+}
+
 /// Measure every standard problem and write the Markdown report to `out`.
 /// `only` keeps the problems whose label contains it.
 pub fn report(out: &str, quick: bool, only: Option<&str>) -> Result<(), CliError> {

@@ -5,6 +5,9 @@
 
 use crate::function::{Block, Function};
 
+mod postdom;
+pub use postdom::immediate_post_dominators;
+
 /// The control-flow graph of a function, with its reverse post-order and dominator tree.
 ///
 /// ```

@@ -22,7 +22,7 @@
 //!   operations record nothing.
 
 use super::SparsityError;
-use super::postdom::immediate_post_dominators;
+use jitdiff_ir::analysis::immediate_post_dominators;
 use super::sets::{EMPTY, SetId, Sets};
 use jitdiff_ir::interp::eval;
 use jitdiff_ir::{

@@ -1,10 +1,11 @@
 //! IR passes: dead-code elimination, constant folding (reads of data tables included), constant
 //! hoisting, common-subexpression elimination, negation folding, redundant block parameters,
 //! loop-invariant code motion, redundant loop counters and merging of block chains; unused
-//! parameters of internal functions.
+//! parameters of internal functions; sinking.
 //!
 //! Every pass takes a function (or, for [`optimize`] and [`run_pass`], a module), preserves what
-//! the interpreter computes — results, stores, errors and their order — and leaves the function
+//! the interpreter computes — results, stores, errors and their order (sinking alone may let
+//! another error come first: see [`sink`]) — and leaves the function
 //! canonical (see [`Function::canonicalize`]). A function the verifier accepts is still accepted
 //! afterwards. None of them rewrites floating-point algebra: `x * 0.0` is not `0.0` in IEEE.
 //!
@@ -27,6 +28,7 @@ mod merge;
 mod negate;
 mod params;
 mod reachable;
+mod sink;
 mod tables;
 mod unused_params;
 
@@ -41,14 +43,15 @@ pub use merge::{merge_blocks, thread_jumps};
 pub use negate::fold_negations;
 pub use params::remove_redundant_params;
 pub use reachable::retain_reachable;
+pub use sink::sink;
 pub use tables::fold_table_reads;
 pub use unused_params::remove_unused_params;
 
 use crate::function::{Function, Module, Table, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 12] =
-    ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "counters", "merge", "thread", "inline", "optimize"];
+pub const PASS_NAMES: [&str; 13] =
+    ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "sink", "counters", "merge", "thread", "inline", "optimize"];
 
 /// The size [`run_pass`]`("inline")` lets a caller grow to, in instructions.
 pub const INLINE_LIMIT: usize = 10_000;
@@ -56,7 +59,7 @@ pub const INLINE_LIMIT: usize = 10_000;
 /// [`run_pass`] was given a name it does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, counters, merge, thread, inline and optimize"
+    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, sink, counters, merge, thread, inline and optimize"
 )]
 pub struct UnknownPass {
     /// The name given.
@@ -161,6 +164,9 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
         "negate" => fold_negations,
         "params" => remove_redundant_params,
         "licm" => licm,
+        "sink" => |f| {
+            sink(f);
+        },
         "counters" => eliminate_counters,
         "merge" => merge_blocks,
         "thread" => thread_jumps,

@@ -1,13 +1,22 @@
-//! Immediate post-dominators: where the two sides of a branch meet again. The analysis runs
-//! both sides of a branch whose condition depends on the inputs up to that block and merges
-//! what they computed there.
+//! Immediate post-dominators: where the two sides of a branch meet again (sparsity detection
+//! runs both sides of a branch up to there; sinking moves a failing instruction only to a block
+//! that post-dominates it).
 
-use jitdiff_ir::{Block, Function, Terminator};
+use crate::function::{Block, Function, Terminator};
 
 /// The immediate post-dominator of every block; `None` is the virtual exit (the sides meet only
 /// when the function returns) and is also given for blocks from which no `ret` is reachable.
 /// Cooper, Harvey and Kennedy's iteration on the reversed control-flow graph.
-pub(super) fn immediate_post_dominators(func: &Function) -> Vec<Option<Block>> {
+///
+/// ```
+/// use jitdiff_ir::{analysis::immediate_post_dominators, parse_module};
+/// let m = parse_module("func @f(c: bool) {\nentry:\n    br c, a, b\na:\n    jump join\nb:\n    jump join\njoin:\n    ret\n}\n").unwrap();
+/// let f = &m.functions[0];
+/// let ipdom = immediate_post_dominators(f);
+/// assert_eq!(ipdom[0], f.block_by_name("join"));
+/// assert_eq!(ipdom[f.block_by_name("join").unwrap().index()], None);
+/// ```
+pub fn immediate_post_dominators(func: &Function) -> Vec<Option<Block>> {
     let n = func.blocks.len();
     let exit = n;
     let successors = |b: usize| -> Vec<usize> {
@@ -86,7 +95,7 @@ pub(super) fn immediate_post_dominators(func: &Function) -> Vec<Option<Block>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use jitdiff_ir::parse_module;
+    use crate::parse_module;
 
     #[test]
     fn diamonds_loops_and_early_returns() {

@@ -1,0 +1,165 @@
+//! Sinking: computing a value where it is used rather than where it was written.
+
+use crate::analysis::{ControlFlow, immediate_post_dominators};
+use crate::function::{Block, Function, InstData, Value};
+use crate::opcode::Opcode;
+use crate::types::Type;
+use rustc_hash::FxHashMap as HashMap;
+
+/// Move a pure instruction whose uses all lie in one other block down into that block, when the
+/// move takes it into no loop it was not already in.
+///
+/// Source often computes a value early and uses it late: `for (b, &target) in
+/// y.iter().enumerate()` reads `y[b]` at the top of the iteration and uses it after two inner
+/// loops. Defined early, the value is live across those loops (a register lost to them, or a
+/// spill), and reverse mode, which recomputes a cheap value only from operands of the block
+/// that needs it, records it instead. Sunk, it is computed beside its use.
+///
+/// What moves: instructions without effects and with one result (arithmetic, comparisons,
+/// `select`, `len`, library math) and loads of read-only slices and tables (nothing writes them
+/// while the function runs); not constants (hoisted on purpose), stores, calls, tape operations.
+/// An instruction moves from block `D` to block `U` when every use is in `U` (operands or the
+/// terminator's arguments), `U` is not `D`, and every loop around `U` is also around `D` — so
+/// it runs at most as often as before, and less often where `U` is not always reached.
+///
+/// An instruction that can fail (a load out of bounds, `idiv` by zero) moves only within its
+/// loops and when `U` post-dominates `D`, so it still runs whenever it ran — but later: if something in
+/// between fails too, that error comes first. The pass is therefore not part of
+/// [`optimize`](super::optimize) (which keeps errors and their order); the differentiation
+/// transforms run it on their source, whose run-time errors are reported by replaying the
+/// function as written.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, passes, print_module};
+/// let src = "func @f(y: slice, n: i64) -> f64 {
+/// entry:
+///     zero = iconst 0
+///     one = iconst 1
+///     acc0 = fconst 0.0
+///     t = load y, zero
+///     jump head(zero, acc0)
+/// head(i: i64, acc: f64):
+///     more = icmp lt i, n
+///     br more, body, done
+/// body:
+///     acc2 = fadd acc, acc
+///     i2 = iadd i, one
+///     jump head(i2, acc2)
+/// done:
+///     r = fsub acc, t
+///     ret r
+/// }
+/// ";
+/// let mut m = parse_module(src).unwrap();
+/// passes::sink(&mut m.functions[0]);
+/// let text = print_module(&m);
+/// assert!(text.find("load y").unwrap() > text.find("done:").unwrap());
+/// ```
+pub fn sink(func: &mut Function) -> bool {
+    if func.blocks.len() < 2 {
+        return false;
+    }
+    let cfg = ControlFlow::new(func);
+    let loops = cfg.natural_loops();
+    let n = func.blocks.len();
+    // Per block, the loops around it.
+    let around: Vec<Vec<usize>> =
+        (0..n).map(|b| (0..loops.len()).filter(|&k| loops[k].body[b]).collect()).collect();
+    let mut post_dominators: Option<Vec<Option<Block>>> = None;
+    // Per value, the blocks that use it, once per use.
+    let mut uses: HashMap<Value, Vec<Block>> = HashMap::default();
+    for (b, block) in func.blocks.iter().enumerate() {
+        let here = Block(b as u32);
+        for inst in &block.insts {
+            for &a in &inst.args {
+                uses.entry(a).or_default().push(here);
+            }
+        }
+        for a in block.term.as_ref().map(|t| t.uses()).unwrap_or_default() {
+            uses.entry(a).or_default().push(here);
+        }
+    }
+    let mut sunk: HashMap<Block, Vec<InstData>> = HashMap::default();
+    let mut moved = false;
+    // Later blocks first, and within a block the last instruction first: a use moves before
+    // its operand is considered, so chains move together and keep their order.
+    for &d in cfg.reverse_post_order().iter().rev() {
+        let insts = std::mem::take(&mut func.blocks[d.index()].insts);
+        let mut kept = Vec::with_capacity(insts.len());
+        for inst in insts.into_iter().rev() {
+            let target = sinkable(func, &inst)
+                .then(|| single_user(&uses, inst.results[0]))
+                .flatten()
+                .filter(|&u| u != d && cfg.is_reachable(u))
+                .filter(|&u| around[u.index()].iter().all(|&k| loops[k].body[d.index()]))
+                .filter(|&u| {
+                    // Out of a loop, it would run only for the last iteration: an error of an
+                    // earlier one would be lost.
+                    !inst.op.can_fail() || around[u.index()].len() == around[d.index()].len() && {
+                        let ipdom = post_dominators.get_or_insert_with(|| immediate_post_dominators(func));
+                        post_dominates(ipdom, u, d)
+                    }
+                });
+            match target {
+                Some(u) => {
+                    for &a in &inst.args {
+                        if let Some(site) = uses.get_mut(&a).and_then(|list| list.iter_mut().find(|b| **b == d)) {
+                            *site = u;
+                        }
+                    }
+                    sunk.entry(u).or_default().push(inst);
+                    moved = true;
+                }
+                None => kept.push(inst),
+            }
+        }
+        kept.reverse();
+        func.blocks[d.index()].insts = kept;
+    }
+    if !moved {
+        return false;
+    }
+    for (u, mut list) in sunk {
+        // Pushed last-first: reversed, operands precede their uses; all of them precede the
+        // block's own instructions, which are the uses.
+        list.reverse();
+        let block = &mut func.blocks[u.index()];
+        list.append(&mut block.insts);
+        block.insts = list;
+    }
+    func.canonicalize();
+    true
+}
+
+/// The one block all uses of `v` lie in, if there is one.
+fn single_user(uses: &HashMap<Value, Vec<Block>>, v: Value) -> Option<Block> {
+    let list = uses.get(&v)?;
+    let first = *list.first()?;
+    list.iter().all(|&b| b == first).then_some(first)
+}
+
+/// Pure with one result, not a constant; a load only from a read-only slice or a table.
+fn sinkable(func: &Function, inst: &InstData) -> bool {
+    use Opcode::{BConst, FConst, IConst, Load, Table};
+    inst.results.len() == 1
+        && !inst.op.has_side_effects()
+        && !matches!(inst.op, FConst | IConst | BConst | Table)
+        && match inst.op {
+            Load => inst.args.first().is_some_and(|&s| func.ty(s) == Type::Slice),
+            op => !op.can_fail() || op == Opcode::IDiv || op == Opcode::IRem,
+        }
+}
+
+/// Does `u` lie on every path from `d` to a return?
+fn post_dominates(ipdom: &[Option<Block>], u: Block, d: Block) -> bool {
+    let mut at = ipdom[d.index()];
+    // The chain ends at the virtual exit; it is at most as long as there are blocks.
+    for _ in 0..ipdom.len() {
+        match at {
+            Some(b) if b == u => return true,
+            Some(b) => at = ipdom[b.index()],
+            None => return false,
+        }
+    }
+    false
+}
