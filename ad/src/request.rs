@@ -88,6 +88,8 @@ pub(super) fn differentiation_source(module: &Module) -> Module {
         passes::hoist_constants(function);
         passes::remove_redundant_params(function);
         passes::cse(function);
+        passes::remove_redundant_loads(function);
+        passes::reassociate(function);
         passes::licm(function);
         passes::sink(function);
         passes::dce(function);

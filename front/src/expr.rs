@@ -6,15 +6,9 @@ use crate::error::{FrontError, FrontErrorKind, Result, invalid, mismatch, unsupp
 use crate::lower::{Lowered, Lowerer, Operand};
 use crate::scope::SlotKind;
 use crate::types::{IntKind, Ty};
-use jitdiff_ir::{CondCode, Opcode};
+use jitdiff_ir::Opcode;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-
-/// The largest local array `[x; N]` the front end allocates.
-const MAX_LOCAL_ARRAY: i64 = 1 << 24;
-
-/// Local arrays up to this length are filled by straight-line stores, longer ones by a loop.
-const UNROLLED_FILL: i64 = 16;
 
 impl Lowerer<'_> {
     /// Lower `expr`; `expect` is the type the context wants, if known (it types literals).
@@ -67,7 +61,7 @@ impl Lowerer<'_> {
                 c.span(),
                 "closures are supported only as the argument of `map`, `filter` or `fold` on an iterator; write a `fn` item and call it",
             )),
-            E::Macro(m) => Err(macro_error(&m.mac)),
+            E::Macro(m) => self.lower_macro(&m.mac),
             E::Match(m) => self.lower_match(m, expect),
             E::Let(l) => Err(unsupported(l.span(), "`if let` and `while let`", "test with a `bool` condition")),
             E::Range(r) => Err(unsupported(
@@ -289,65 +283,6 @@ impl Lowerer<'_> {
             )),
         }
     }
-
-    /// `[a, b, c]`: a local array (allocated once per call, in the entry block), filled here.
-    fn lower_array_literal(&mut self, array: &syn::ExprArray) -> Result<Lowered> {
-        let len = array.elems.len() as i64;
-        if len == 0 {
-            return Err(unsupported(array.span(), "empty arrays", "give the array at least one element"));
-        }
-        let mut values = vec![];
-        for elem in &array.elems {
-            values.push(self.scalar_of(elem, &Ty::F64)?.value);
-        }
-        let slice = self.ssa.alloc_in_entry(len);
-        for (k, value) in values.into_iter().enumerate() {
-            let index = self.ssa.iconst(k as i64);
-            self.ssa.store(slice, index, value);
-        }
-        Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }))
-    }
-
-    /// `[x; N]` with a constant `N`: a local array filled with `x` each time this runs.
-    fn lower_array_repeat(&mut self, repeat: &syn::ExprRepeat) -> Result<Lowered> {
-        let len = self.const_int(&repeat.len)?;
-        if !(1..=MAX_LOCAL_ARRAY).contains(&len) {
-            return Err(invalid(
-                repeat.len.span(),
-                format!(
-                    "a local array needs a length from 1 to {MAX_LOCAL_ARRAY}, not {len}; pass a `&mut [f64]` for larger buffers"
-                ),
-            ));
-        }
-        let fill = self.scalar_of(&repeat.expr, &Ty::F64)?.value;
-        let slice = self.ssa.alloc_in_entry(len);
-        if len <= UNROLLED_FILL {
-            for k in 0..len {
-                let index = self.ssa.iconst(k);
-                self.ssa.store(slice, index, fill);
-            }
-        } else {
-            // for k in 0..len { slice[k] = fill } (variables are unchanged: no carried state).
-            let zero = self.ssa.iconst(0);
-            let head = self.ssa.new_block("fill_head");
-            let k = self.ssa.func.add_block_param(head, jitdiff_ir::Type::I64, None);
-            let body = self.ssa.new_block("fill_body");
-            let done = self.ssa.new_block("fill_done");
-            let reachable = self.ssa.reachable;
-            self.ssa.jump(head, vec![zero]);
-            self.ssa.switch_to(head, reachable);
-            let bound = self.ssa.iconst(len);
-            let more = self.ssa.icmp(CondCode::Lt, k, bound);
-            self.ssa.branch(more, body, done);
-            self.ssa.switch_to(body, reachable);
-            self.ssa.store(slice, k, fill);
-            let one = self.ssa.iconst(1);
-            let next = self.ssa.op(Opcode::IAdd, &[k, one]);
-            self.ssa.jump(head, vec![next]);
-            self.ssa.switch_to(done, reachable);
-        }
-        Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }))
-    }
 }
 
 /// A type mismatch at `span`, with the fix for the common cases.
@@ -439,7 +374,10 @@ pub(crate) fn arith_opcode(op: &syn::BinOp, ty: &Ty, span: Span) -> Result<Opcod
 pub(crate) fn macro_error(mac: &syn::Macro) -> FrontError {
     let name = mac.path.segments.last().map(|s| crate::types::name_of(&s.ident)).unwrap_or_default();
     let instead = match name.as_str() {
-        "vec" => "use a fixed-size local array `[0.0; N]` with a constant `N`, or a `&mut [f64]` parameter".to_string(),
+        "vec" => {
+            "use `vec![x; n]` or `vec![a, b, c]` as the value of a `let` (a run-time `n` before any loop or branch)"
+                .to_string()
+        }
         "assert" | "assert_eq" | "debug_assert" | "debug_assert_eq" | "panic" | "unreachable" | "todo" => {
             "remove it (the IR cannot panic); return a NaN or a flag for invalid input".to_string()
         }

@@ -32,6 +32,7 @@
 
 #![warn(missing_docs)]
 
+mod arrays;
 mod calls;
 mod consts;
 mod control;
@@ -49,6 +50,7 @@ mod scope;
 mod ssa;
 mod stmt;
 mod types;
+mod worker;
 
 pub use error::{FrontError, FrontErrorKind, Position};
 
@@ -62,10 +64,6 @@ const MAX_NESTING: usize = 96;
 /// prefix operators as long as that is as deep for the parser, which recurses on it.
 const MAX_STATEMENT_TOKENS: usize = 10_000;
 
-/// The stack of the thread [`lower_source`] parses and lowers on: enough for the deepest input
-/// the two bounds above let through, whatever the caller's stack.
-const STACK_SIZE: usize = 64 << 20;
-
 /// Lower a Rust source (one or more items) to a verified module.
 ///
 /// ```
@@ -75,23 +73,10 @@ const STACK_SIZE: usize = 64 << 20;
 /// ```
 pub fn lower_source(source: &str) -> Result<Module, FrontError> {
     check_nesting(source)?;
-    let work = || {
+    worker::on_lowering_thread(source, |source| {
         let file = syn::parse_file(source)
             .map_err(|e| FrontError::new(e.span(), FrontErrorKind::Syntax { message: e.to_string() }))?;
         lower_items(&file.items)
-    };
-    // On a thread of its own, with a stack of known size; where threads cannot be made, here.
-    std::thread::scope(|scope| {
-        let thread = std::thread::Builder::new().name("jitdiff-front".into()).stack_size(STACK_SIZE);
-        match thread.spawn_scoped(scope, work) {
-            Ok(handle) => handle.join().unwrap_or_else(|_| {
-                Err(FrontError {
-                    position: Position { line: 1, column: 1 },
-                    kind: FrontErrorKind::Internal { message: "the parser panicked".into() },
-                })
-            }),
-            Err(_) => work(),
-        }
     })
 }
 

@@ -289,7 +289,7 @@ fn named_type_error(ty: &syn::Type, name: &str) -> crate::error::FrontError {
         "Vec" => unsupported(
             span,
             "`Vec` values",
-            "take `&[f64]` or `&mut [f64]` parameters, or use a fixed-size local array `[0.0; N]` with a constant `N`",
+            "take `&[f64]` or `&mut [f64]` parameters; in the body, a `let v = vec![0.0; n];` without a type is a local array",
         ),
         "String" | "str" | "char" => unsupported(span, "strings and characters", "compute with `f64` values only"),
         "Option" | "Result" | "Box" => unsupported(

@@ -220,6 +220,20 @@ impl Opcode {
     pub fn has_side_effects(self) -> bool {
         matches!(self, Opcode::Store | Opcode::VStore | Opcode::Call | Opcode::TPush | Opcode::TPop | Opcode::Alloc)
     }
+    /// Does native code compute it by calling a library function (`exp`, `tanh`, `pow`, ...)?
+    /// Such a call keeps no float register, so values live across it are kept on the stack.
+    /// The others with a [`MathFn`] (`sqrt`, `abs`, rounding, `min`/`max`, `fma`, `powi` by a
+    /// small constant) are machine instructions.
+    ///
+    /// ```
+    /// use jitdiff_ir::Opcode;
+    /// assert!(Opcode::Tanh.calls_library() && !Opcode::Sqrt.calls_library() && !Opcode::FMul.calls_library());
+    /// ```
+    pub fn calls_library(self) -> bool {
+        use Opcode::{Abs, Ceil, Floor, Fma, Max, Min, Powi, Sqrt, Trunc};
+        matches!(self.info().math, MathFn::Unary(_) | MathFn::Binary(_))
+            && !matches!(self, Sqrt | Abs | Floor | Ceil | Trunc | Min | Max | Fma | Powi)
+    }
     /// Can this instruction fail at run time (out-of-bounds index, division by zero, a call)?
     /// Such instructions are kept by dead-code elimination even when their result is unused.
     pub fn can_fail(self) -> bool {

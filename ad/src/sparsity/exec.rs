@@ -22,8 +22,8 @@
 //!   operations record nothing.
 
 use super::SparsityError;
-use jitdiff_ir::analysis::immediate_post_dominators;
 use super::sets::{EMPTY, SetId, Sets};
+use jitdiff_ir::analysis::immediate_post_dominators;
 use jitdiff_ir::interp::eval;
 use jitdiff_ir::{
     Block, BlockCall, Callee, ExternArg, ExternImpl, ExternRegistry, Fault, Function, Imm, InstData, MAX_CALL_DEPTH,

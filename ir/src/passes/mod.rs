@@ -1,6 +1,6 @@
 //! IR passes: dead-code elimination, constant folding (reads of data tables included), constant
-//! hoisting, common-subexpression elimination, negation folding, redundant block parameters,
-//! loop-invariant code motion, redundant loop counters and merging of block chains; unused
+//! hoisting, common-subexpression elimination, redundant loads, negation folding, redundant block parameters,
+//! reassociation of integer index arithmetic, loop-invariant code motion, redundant loop counters and merging of block chains; unused
 //! parameters of internal functions; sinking.
 //!
 //! Every pass takes a function (or, for [`optimize`] and [`run_pass`], a module), preserves what
@@ -24,10 +24,12 @@ mod fold;
 mod hoist;
 mod inline;
 mod licm;
+mod loads;
 mod merge;
 mod negate;
 mod params;
 mod reachable;
+mod reassociate;
 mod sink;
 mod tables;
 mod unused_params;
@@ -39,10 +41,12 @@ pub use fold::fold_constants;
 pub use hoist::hoist_constants;
 pub use inline::inline_calls;
 pub use licm::licm;
+pub use loads::remove_redundant_loads;
 pub use merge::{merge_blocks, thread_jumps};
 pub use negate::fold_negations;
 pub use params::remove_redundant_params;
 pub use reachable::retain_reachable;
+pub use reassociate::reassociate;
 pub use sink::sink;
 pub use tables::fold_table_reads;
 pub use unused_params::remove_unused_params;
@@ -50,8 +54,10 @@ pub use unused_params::remove_unused_params;
 use crate::function::{Function, Module, Table, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 13] =
-    ["dce", "fold", "hoist", "cse", "negate", "params", "licm", "sink", "counters", "merge", "thread", "inline", "optimize"];
+pub const PASS_NAMES: [&str; 14] = [
+    "dce", "fold", "hoist", "cse", "loads", "negate", "params", "licm", "sink", "counters", "merge", "thread",
+    "inline", "optimize",
+];
 
 /// The size [`run_pass`]`("inline")` lets a caller grow to, in instructions.
 pub const INLINE_LIMIT: usize = 10_000;
@@ -59,7 +65,7 @@ pub const INLINE_LIMIT: usize = 10_000;
 /// [`run_pass`] was given a name it does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, negate, params, licm, sink, counters, merge, thread, inline and optimize"
+    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, loads, negate, params, reassociate, licm, sink, counters, merge, thread, inline and optimize"
 )]
 pub struct UnknownPass {
     /// The name given.
@@ -164,6 +170,12 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
         "negate" => fold_negations,
         "params" => remove_redundant_params,
         "licm" => licm,
+        "reassociate" => |f| {
+            reassociate(f);
+        },
+        "loads" => |f| {
+            remove_redundant_loads(f);
+        },
         "sink" => |f| {
             sink(f);
         },

@@ -20,7 +20,9 @@ use rustc_hash::FxHashMap as HashMap;
 /// while the function runs); not constants (hoisted on purpose), stores, calls, tape operations.
 /// An instruction moves from block `D` to block `U` when every use is in `U` (operands or the
 /// terminator's arguments), `U` is not `D`, and every loop around `U` is also around `D` — so
-/// it runs at most as often as before, and less often where `U` is not always reached.
+/// it runs at most as often as before, and less often where `U` is not always reached. Within
+/// a block, each moves to just before its first use (past calls of library functions, which
+/// keep no float register).
 ///
 /// An instruction that can fail (a load out of bounds, `idiv` by zero) moves only within its
 /// loops and when `U` post-dominates `D`, so it still runs whenever it ran — but later: if something in
@@ -56,15 +58,14 @@ use rustc_hash::FxHashMap as HashMap;
 /// assert!(text.find("load y").unwrap() > text.find("done:").unwrap());
 /// ```
 pub fn sink(func: &mut Function) -> bool {
-    if func.blocks.len() < 2 {
+    if func.blocks.is_empty() {
         return false;
     }
     let cfg = ControlFlow::new(func);
     let loops = cfg.natural_loops();
     let n = func.blocks.len();
     // Per block, the loops around it.
-    let around: Vec<Vec<usize>> =
-        (0..n).map(|b| (0..loops.len()).filter(|&k| loops[k].body[b]).collect()).collect();
+    let around: Vec<Vec<usize>> = (0..n).map(|b| (0..loops.len()).filter(|&k| loops[k].body[b]).collect()).collect();
     let mut post_dominators: Option<Vec<Option<Block>>> = None;
     // Per value, the blocks that use it, once per use.
     let mut uses: HashMap<Value, Vec<Block>> = HashMap::default();
@@ -95,10 +96,11 @@ pub fn sink(func: &mut Function) -> bool {
                 .filter(|&u| {
                     // Out of a loop, it would run only for the last iteration: an error of an
                     // earlier one would be lost.
-                    !inst.op.can_fail() || around[u.index()].len() == around[d.index()].len() && {
-                        let ipdom = post_dominators.get_or_insert_with(|| immediate_post_dominators(func));
-                        post_dominates(ipdom, u, d)
-                    }
+                    !inst.op.can_fail()
+                        || around[u.index()].len() == around[d.index()].len() && {
+                            let ipdom = post_dominators.get_or_insert_with(|| immediate_post_dominators(func));
+                            post_dominates(ipdom, u, d)
+                        }
                 });
             match target {
                 Some(u) => {
@@ -116,9 +118,6 @@ pub fn sink(func: &mut Function) -> bool {
         kept.reverse();
         func.blocks[d.index()].insts = kept;
     }
-    if !moved {
-        return false;
-    }
     for (u, mut list) in sunk {
         // Pushed last-first: reversed, operands precede their uses; all of them precede the
         // block's own instructions, which are the uses.
@@ -127,7 +126,111 @@ pub fn sink(func: &mut Function) -> bool {
         list.append(&mut block.insts);
         block.insts = list;
     }
-    func.canonicalize();
+    for b in 0..n {
+        moved |= schedule_late(func, b);
+    }
+    if moved {
+        func.canonicalize();
+    }
+    moved
+}
+
+/// Within block `b`, move each instruction [`sinkable`] that a call or a library function
+/// separates from its first use in the block to just before that use (or to the end, when only
+/// the terminator uses it). A value loaded before a call of a
+/// library function (`tanh`, `exp`: calls in native code, after which no float register
+/// survives) and used after it would otherwise be kept on the stack across the call.
+fn schedule_late(func: &mut Function, b: usize) -> bool {
+    let block = &func.blocks[b];
+    let count = block.insts.len();
+    // Per instruction, its users in the block (`count`: the terminator), in order.
+    let mut users: Vec<Vec<usize>> = vec![vec![]; count];
+    let mut defined_at: HashMap<Value, usize> = HashMap::default();
+    for (j, inst) in block.insts.iter().enumerate() {
+        for a in &inst.args {
+            if let Some(&i) = defined_at.get(a) {
+                users[i].push(j);
+            }
+        }
+        for &r in &inst.results {
+            defined_at.insert(r, j);
+        }
+    }
+    for a in block.term.as_ref().map(|t| t.uses()).unwrap_or_default() {
+        if let Some(&i) = defined_at.get(&a) {
+            users[i].push(count);
+        }
+    }
+    // Last first, so that every user is placed before its operands are. An instruction with one
+    // user goes just before it; with several, before the whole group of the earliest "root" (an
+    // instruction that stays, or the terminator) any of them is placed in front of.
+    let mut root = (0..=count).collect::<Vec<usize>>();
+    let mut before: Vec<Vec<usize>> = vec![vec![]; count + 1];
+    let mut first: Vec<Vec<usize>> = vec![vec![]; count + 1];
+    let mut attached = vec![false; count];
+    // Calls before each position: an instruction moves only past a call (elsewhere the order
+    // is the source's, which later clean-ups of derived code rely on).
+    let mut calls_before = Vec::with_capacity(count + 2);
+    calls_before.push(0usize);
+    for inst in &block.insts {
+        let call = inst.op == Opcode::Call || inst.op.calls_library();
+        calls_before.push(calls_before.last().copied().unwrap_or(0) + usize::from(call));
+    }
+    calls_before.push(calls_before.last().copied().unwrap_or(0));
+    for i in (0..count).rev() {
+        let list = &users[i];
+        if list.is_empty() || !sinkable(func, &block.insts[i]) {
+            continue;
+        }
+        let earliest = list.iter().map(|&u| root[u]).min().unwrap_or(count);
+        if calls_before[earliest] == calls_before[i + 1] {
+            continue;
+        }
+        attached[i] = true;
+        if list.iter().all(|&u| u == list[0]) {
+            before[list[0]].push(i);
+            root[i] = root[list[0]];
+        } else {
+            let r = list.iter().map(|&u| root[u]).min().unwrap_or(count);
+            first[r].push(i);
+            root[i] = r;
+        }
+    }
+    // Siblings placed before the same user do not use each other: library calls go first, so
+    // that the others are not live across them. Lists were filled last-first.
+    for list in &mut before {
+        list.reverse();
+        list.sort_by_key(|&i| !block.insts[i].op.calls_library());
+    }
+    for (list, extra) in before.iter_mut().zip(&mut first) {
+        if !extra.is_empty() {
+            extra.reverse();
+            extra.append(list);
+            std::mem::swap(list, extra);
+        }
+    }
+    let mut order = Vec::with_capacity(count);
+    // Depth-first with an explicit stack: a chain of uses can be as long as the block.
+    let mut stack: Vec<(usize, usize)> = vec![];
+    for start in (0..=count).filter(|&j| j == count || !attached[j]) {
+        stack.push((start, 0));
+        while let Some((j, next)) = stack.last_mut() {
+            if let Some(&i) = before[*j].get(*next) {
+                *next += 1;
+                stack.push((i, 0));
+            } else {
+                if *j < count {
+                    order.push(*j);
+                }
+                stack.pop();
+            }
+        }
+    }
+    if order.iter().enumerate().all(|(k, &i)| k == i) {
+        return false;
+    }
+    let mut slots: Vec<Option<InstData>> = std::mem::take(&mut func.blocks[b].insts).into_iter().map(Some).collect();
+    func.blocks[b].insts = order.into_iter().filter_map(|i| slots[i].take()).collect();
     true
 }
 

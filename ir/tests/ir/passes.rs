@@ -77,8 +77,20 @@ fn check_pass(m: &Module, pass: &str, func: &str, inputs: &[Vec<ArgValue>]) -> M
     out
 }
 
-const ALL_PASSES: [&str; 10] =
-    ["dce", "fold", "cse", "negate", "params", "licm", "sink", "counters", "inline", "optimize"];
+const ALL_PASSES: [&str; 12] = [
+    "dce",
+    "fold",
+    "cse",
+    "loads",
+    "negate",
+    "params",
+    "reassociate",
+    "licm",
+    "sink",
+    "counters",
+    "inline",
+    "optimize",
+];
 
 fn count(m: &Module, needle: &str) -> usize {
     print_module(m).matches(needle).count()
@@ -729,4 +741,113 @@ done(r: f64):
     assert_eq!(block_of("load y, zero").as_deref(), Some("body:"), "{text}");
     // The compare cannot fail and is used by `after`'s branch: it moves there.
     assert_eq!(block_of("fcmp gt").as_deref(), Some("after:"), "{text}");
+}
+
+/// Within a block, a value is computed after a library call when it is used only after it (so it
+/// is not kept on the stack across the call); an operand used both before and after stays put.
+#[test]
+fn sinking_moves_values_past_library_calls_and_keeps_operands_before_every_use() {
+    let m = module(
+        "func @f(y: slice, i: i64, x: f64) -> f64 {
+entry:
+    a = load y, i
+    b = fmul a, x
+    c = fadd a, x
+    t = tanh c
+    r = fadd b, t
+    ret r
+}
+",
+    );
+    let inputs: Vec<Vec<ArgValue>> = [(vec![0.5, 2.0], 1, 0.25), (vec![-1.0], 0, 3.0), (vec![1.0], 4, 1.0)]
+        .into_iter()
+        .map(|(y, i, x)| vec![ArgValue::Slice(y), ArgValue::I64(i), ArgValue::F64(x)])
+        .collect();
+    let out = check_pass(&m, "sink", "f", &inputs);
+    let text = print_module(&out);
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} missing:\n{text}"));
+    assert!(at("tanh c") < at("fmul a, x"), "{text}");
+    assert!(at("load y") < at("fadd a, x"), "{text}");
+}
+
+/// A second read of the same location goes unless a store or call in between may have written
+/// it: reads of a read-only slice merge across stores, reads of an `mslice` do not.
+#[test]
+fn redundant_loads_merge_only_where_nothing_can_have_written_the_location() {
+    let m = module(
+        "func @f(x: slice, y: mslice, i: i64) -> f64 {
+entry:
+    a = load x, i
+    b = load y, i
+    c = fmul b, b
+    store y, i, c
+    d = load x, i
+    e = load y, i
+    f = load y, i
+    s = fadd a, d
+    t = fadd e, f
+    r = fadd s, t
+    ret r
+}
+",
+    );
+    let inputs: Vec<Vec<ArgValue>> = [(vec![0.5, 2.0], vec![3.0, -1.5], 1), (vec![1.0], vec![2.0], 3)]
+        .into_iter()
+        .map(|(x, y, i)| vec![ArgValue::Slice(x), ArgValue::SliceMut(y), ArgValue::I64(i)])
+        .collect();
+    let out = check_pass(&m, "loads", "f", &inputs);
+    let text = print_module(&out);
+    assert_eq!(text.matches("load x").count(), 1, "{text}");
+    assert_eq!(text.matches("load y").count(), 2, "{text}");
+}
+
+/// Index sums with one term that changes in the loop: every order of `iadd`/`isub` keeps its
+/// values, and the invariant part is computed once per entry into the loop after LICM.
+#[test]
+fn reassociation_splits_index_sums_into_an_invariant_part_and_the_loop_index() {
+    let m = module(
+        "func @f(x: slice, c: i64, b: i64, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(r: i64, acc: f64):
+    more = icmp lt r, n
+    br more, body, done
+body:
+    t1 = iadd c, r
+    k1 = isub t1, b
+    t2 = iadd r, c
+    k2 = isub t2, b
+    t3 = isub r, b
+    k3 = iadd t3, c
+    t4 = isub c, r
+    k4 = iadd t4, b
+    v1 = load x, k1
+    v2 = load x, k2
+    v3 = load x, k3
+    v4 = load x, k4
+    s1 = fadd v1, v2
+    s2 = fadd v3, v4
+    s = fadd s1, s2
+    acc2 = fadd acc, s
+    r2 = iadd r, one
+    jump head(r2, acc2)
+done:
+    ret acc
+}
+",
+    );
+    let x: Vec<f64> = (0..12).map(|k| 1.5 * k as f64 - 0.25).collect();
+    let inputs: Vec<Vec<ArgValue>> = [(5, 2, 3), (6, 1, 4), (8, 8, 1), (20, 0, 2)]
+        .into_iter()
+        .map(|(c, b, n)| vec![ArgValue::Slice(x.clone()), ArgValue::I64(c), ArgValue::I64(b), ArgValue::I64(n)])
+        .collect();
+    let mut out = check_pass(&m, "reassociate", "f", &inputs);
+    passes::licm(&mut out.functions[0]);
+    let text = print_module(&out);
+    let body = &text[text.find("body:").unwrap()..];
+    // Each sum leaves one operation in the loop (`c - r + b` as `(c + b) - r`), beside `r + 1`.
+    assert_eq!(body.matches("iadd").count() + body.matches("isub").count(), 4 + 1, "{text}");
 }

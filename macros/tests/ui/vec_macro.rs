@@ -2,8 +2,12 @@ use jitdiff_macros as jitdiff;
 
 #[jitdiff::function]
 fn f(n: usize) -> f64 {
-    let v = vec![0.0; n];
-    v[0]
+    let mut s = 0.0;
+    for i in 0..n {
+        let v = vec![1.0; i + 1];
+        s += v[i];
+    }
+    s
 }
 
 fn main() {}

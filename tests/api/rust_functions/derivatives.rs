@@ -110,23 +110,19 @@ fn pendulum_derivatives_match_the_hand_written_ir_in_every_friction_branch() {
 #[test]
 fn gmm_derivatives_match_the_hand_written_ir() {
     use gmm_model::gmm;
-    // The IR allocates its work arrays; the Rust function takes them as `&mut [f64]`.
     let wrt = ["alphas", "means", "icf"];
     let reference = Reference::new(GMM_IR, "gmm", &wrt);
-    // The `&mut [f64]` work arrays carry derivatives without being named.
     let (g, f, h) = (gmm::gradient_wrt(&wrt).unwrap(), gmm::forward_wrt(W, &wrt).unwrap(), gmm::hvp_wrt(&wrt).unwrap());
     let mut rng = SplitMix64::new(13);
     for (d, k, n) in [(1usize, 1usize, 1usize), (2, 3, 5), (3, 2, 7)] {
         let p = jitdiff_problems::Gmm::generate(d, k, n, 7);
         let (gamma, m, lgt) = (1.5, 2, 0.25);
-        let (mut q, mut y) = (vec![0.0; k * d], vec![0.0; d]);
         let sizes = [k, k * d, k * d * (d + 1) / 2];
         let (t, v) = (tangents(&mut rng, &sizes), rng.normals(sizes.iter().sum()));
-        let (value, grad) =
-            g.value_and_grad(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &mut q, &mut y).unwrap();
-        let (_, jvp) = f.jvp(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &mut q, &mut y, &views(&t)).unwrap();
+        let (value, grad) = g.value_and_grad(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt).unwrap();
+        let (_, jvp) = f.jvp(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &views(&t)).unwrap();
         let mut hvp = vec![0.0; v.len()];
-        h.hvp(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &mut q, &mut y, &v, &mut hvp).unwrap();
+        h.hvp(&p.alphas, &p.means, &p.icf, &p.x, d, gamma, m, lgt, &v, &mut hvp).unwrap();
         let typed = Typed { value, grad, jvp, hvp };
         let mut args = jitdiff::args![&p.alphas, &p.means, &p.icf, &p.x, d as i64, gamma, m, lgt];
         reference.check(&format!("gmm d={d} K={k} n={n}"), &mut args, &typed, &t, &v);

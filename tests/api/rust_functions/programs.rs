@@ -86,9 +86,8 @@ pub mod pendulum_model {
 }
 
 // ADBench's Gaussian mixture model objective with a Wishart prior, the computation of
-// `examples/ir/gmm.ir` in the same operation order. The IR allocates its two work arrays
-// (`exp(q)` per component, and `Q (x - mu)`); here the caller passes them (`q_diags`: `K d`
-// entries, `y`: `d` entries), since local arrays of the subset have constant lengths.
+// `examples/ir/gmm.ir` in the same operation order, with the same two work arrays allocated
+// once per call: `exp(q)` per component (`K d` entries) and `Q (x - mu)` (`d` entries).
 //
 // Layout (flat, row-major): `alphas` K, `means` K x d, `icf` K x d(d+1)/2 (per component the d
 // logs of the diagonal of Q, then its strictly lower triangle column by column), `x` n x d.
@@ -107,12 +106,12 @@ pub mod gmm_model {
         wishart_gamma: f64,
         wishart_m: i64,
         log_gamma_term: f64,
-        q_diags: &mut [f64],
-        y: &mut [f64],
     ) -> f64 {
         let k = alphas.len();
         let n = x.len() / d;
         let icf_size = d * (d + 1) / 2;
+        let mut q_diags = vec![0.0; k * d];
+        let mut y = vec![0.0; d];
         for c in 0..k {
             for j in 0..d {
                 q_diags[c * d + j] = icf[c * icf_size + j].exp();
@@ -123,10 +122,10 @@ pub mod gmm_model {
         // and the sum of exp(term - max), rescaled when a larger term arrives.
         let mut slse = 0.0;
         for p in 0..n {
-            let mut run_max = main_term(alphas, means, icf, x, q_diags, y, p, 0, d);
+            let mut run_max = main_term(alphas, means, icf, x, &q_diags, &mut y, p, 0, d);
             let mut run_sum = 1.0;
             for c in 1..k {
-                let term = main_term(alphas, means, icf, x, q_diags, y, p, c, d);
+                let term = main_term(alphas, means, icf, x, &q_diags, &mut y, p, c, d);
                 if term > run_max {
                     run_sum = run_sum * (run_max - term).exp() + 1.0;
                     run_max = term;

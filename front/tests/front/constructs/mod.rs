@@ -5,6 +5,7 @@
 #![allow(clippy::all)]
 
 mod arith;
+mod arrays;
 mod calls;
 mod control;
 mod iterators;

@@ -35,15 +35,19 @@ impl Foo {
         r#"fn f(x: Vec<f64>) -> f64 {
     x[0]
 }"#,
-        r#"1:9: `Vec` values are not supported; take `&[f64]` or `&mut [f64]` parameters, or use a fixed-size local array `[0.0; N]` with a constant `N`"#,
+        r#"1:9: `Vec` values are not supported; take `&[f64]` or `&mut [f64]` parameters; in the body, a `let v = vec![0.0; n];` without a type is a local array"#,
     ),
     (
-        "vec_macro",
+        "vec_in_a_loop",
         r#"fn f(n: usize) -> f64 {
-    let v = vec![0.0; n];
-    v[0]
+    let mut s = 0.0;
+    for i in 0..n {
+        let v = vec![1.0; i + 1];
+        s += v[i];
+    }
+    s
 }"#,
-        r#"2:13: macros such as `vec!` are not supported; use a fixed-size local array `[0.0; N]` with a constant `N`, or a `&mut [f64]` parameter"#,
+        r#"4:17: `vec![x; n]` with a length computed at run time must come before any loop, `if` or `match` of the function, and before another such `vec!` filled with a value other than `0.0` (local arrays are allocated once per call); move the `let` up, or use a constant length"#,
     ),
     (
         "println",

@@ -1,0 +1,121 @@
+//! Local arrays: `[a, b, c]`, `[x; N]` and `vec![...]`, allocated once per call in the entry
+//! block (where the IR wants every `alloc`) and filled where the expression runs.
+
+use crate::error::{Result, invalid, unsupported};
+use crate::lower::{Lowered, Lowerer, Operand};
+use crate::types::{IntKind, Ty};
+use jitdiff_ir::{Block, CondCode, Opcode, Value};
+use syn::spanned::Spanned;
+
+/// The largest local array `[x; N]` the front end allocates.
+const MAX_LOCAL_ARRAY: i64 = 1 << 24;
+
+/// Local arrays up to this length are filled by straight-line stores, longer ones by a loop.
+const UNROLLED_FILL: i64 = 16;
+
+impl Lowerer<'_> {
+    /// A macro call as an expression: `vec![...]` is a local array; any other is an error.
+    pub(crate) fn lower_macro(&mut self, mac: &syn::Macro) -> Result<Lowered> {
+        if !mac.path.is_ident("vec") {
+            return Err(crate::expr::macro_error(mac));
+        }
+        let group = proc_macro2::Group::new(proc_macro2::Delimiter::Bracket, mac.tokens.clone());
+        let inner: syn::Expr = syn::parse2(proc_macro2::TokenTree::Group(group).into())
+            .map_err(|_| invalid(mac.span(), "`vec!` takes `[x; n]` or `[a, b, c]` between its brackets"))?;
+        match &inner {
+            syn::Expr::Array(array) => self.lower_array_literal(array),
+            syn::Expr::Repeat(repeat) if crate::consts::const_int(self.ctx, &repeat.len, "").is_ok() => {
+                self.lower_array_repeat(repeat)
+            }
+            syn::Expr::Repeat(repeat) => self.lower_vec_of_length(repeat, mac),
+            _ => Err(invalid(mac.span(), "`vec!` takes `[x; n]` or `[a, b, c]` between its brackets")),
+        }
+    }
+
+    /// `[a, b, c]`: a local array (allocated once per call, in the entry block), filled here.
+    pub(crate) fn lower_array_literal(&mut self, array: &syn::ExprArray) -> Result<Lowered> {
+        let len = array.elems.len() as i64;
+        if len == 0 {
+            return Err(unsupported(array.span(), "empty arrays", "give the array at least one element"));
+        }
+        let mut values = vec![];
+        for elem in &array.elems {
+            values.push(self.scalar_of(elem, &Ty::F64)?.value);
+        }
+        let slice = self.ssa.alloc_in_entry(len);
+        for (k, value) in values.into_iter().enumerate() {
+            let index = self.ssa.iconst(k as i64);
+            self.ssa.store(slice, index, value);
+        }
+        Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }))
+    }
+
+    /// `[x; N]` with a constant `N`: a local array filled with `x` each time this runs.
+    pub(crate) fn lower_array_repeat(&mut self, repeat: &syn::ExprRepeat) -> Result<Lowered> {
+        let len = self.const_int(&repeat.len)?;
+        if !(1..=MAX_LOCAL_ARRAY).contains(&len) {
+            return Err(invalid(
+                repeat.len.span(),
+                format!(
+                    "a local array needs a length from 1 to {MAX_LOCAL_ARRAY}, not {len}; pass a `&mut [f64]` for larger buffers"
+                ),
+            ));
+        }
+        let fill = self.scalar_of(&repeat.expr, &Ty::F64)?.value;
+        let slice = self.ssa.alloc_in_entry(len);
+        if len <= UNROLLED_FILL {
+            for k in 0..len {
+                let index = self.ssa.iconst(k);
+                self.ssa.store(slice, index, fill);
+            }
+        } else {
+            let bound = self.ssa.iconst(len);
+            self.fill_loop(slice, bound, fill);
+        }
+        Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }))
+    }
+
+    /// `vec![x; n]` with `n` computed at run time: allocated where it is written, which must
+    /// be the entry block (the IR allocates once per call): before any loop or branch, and
+    /// before the fill loop of another such `vec!` whose value is not `0.0`.
+    fn lower_vec_of_length(&mut self, repeat: &syn::ExprRepeat, mac: &syn::Macro) -> Result<Lowered> {
+        if self.ssa.current != Block::ENTRY {
+            return Err(invalid(
+                mac.span(),
+                "`vec![x; n]` with a length computed at run time must come before any loop, `if` or `match` of the function, \
+                 and before another such `vec!` filled with a value other than `0.0` (local arrays are allocated once per \
+                 call); move the `let` up, or use a constant length",
+            ));
+        }
+        let fill = self.scalar_of(&repeat.expr, &Ty::F64)?.value;
+        let len = self.scalar_of(&repeat.len, &Ty::Int(IntKind::Usize))?.value;
+        let slice = self.ssa.op(Opcode::Alloc, &[len]);
+        // `alloc` zeroes (+0.0): only another fill needs stores.
+        let positive_zero = matches!(&*repeat.expr, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(f), .. })
+            if f.base10_parse::<f64>().is_ok_and(|v| v.to_bits() == 0));
+        if !positive_zero {
+            self.fill_loop(slice, len, fill);
+        }
+        Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }))
+    }
+
+    /// `for k in 0..len { slice[k] = fill }` (variables are unchanged: no carried state).
+    fn fill_loop(&mut self, slice: Value, len: Value, fill: Value) {
+        let zero = self.ssa.iconst(0);
+        let head = self.ssa.new_block("fill_head");
+        let k = self.ssa.func.add_block_param(head, jitdiff_ir::Type::I64, None);
+        let body = self.ssa.new_block("fill_body");
+        let done = self.ssa.new_block("fill_done");
+        let reachable = self.ssa.reachable;
+        self.ssa.jump(head, vec![zero]);
+        self.ssa.switch_to(head, reachable);
+        let more = self.ssa.icmp(CondCode::Lt, k, len);
+        self.ssa.branch(more, body, done);
+        self.ssa.switch_to(body, reachable);
+        self.ssa.store(slice, k, fill);
+        let one = self.ssa.iconst(1);
+        let next = self.ssa.op(Opcode::IAdd, &[k, one]);
+        self.ssa.jump(head, vec![next]);
+        self.ssa.switch_to(done, reachable);
+    }
+}
