@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Write docs/gradbench.md from GradBench run logs (`gradbench run -o LOG` JSONL files).
+
+Usage: gradbench_report.py LOGDIR REPORT [--settings TEXT] [EVAL ...]
+LOGDIR holds <eval>/<tool>.jsonl for the tools `jitdiff` and (optionally) `manual`. Times are
+medians of the per-run `evaluate` timings; jitdiff's compile time is its `define` timing.
+"""
+import json, re, statistics, subprocess, sys
+from pathlib import Path
+
+PRIMAL = {"hello": "square", "llsq": "primal", "lse": "primal", "det": "primal", "ode": "primal",
+          "gmm": "objective", "lstm": "objective", "ba": "objective", "ht": "objective",
+          "kmeans": "cost"}
+DERIV = {"hello": ["double"], "llsq": ["gradient"], "lse": ["gradient"], "det": ["gradient"],
+         "ode": ["gradient"], "gmm": ["jacobian"], "lstm": ["jacobian"], "ba": ["jacobian"],
+         "ht": ["jacobian"], "kmeans": ["dir"], "particle": ["ff", "fr", "rf", "rr"],
+         "saddle": ["ff", "fr", "rf", "rr"]}
+
+
+def read_log(path):
+    """Messages and responses by id, and the order of the messages."""
+    msgs, resps, order = {}, {}, []
+    if not path.exists():
+        return None
+    for line in path.read_text().splitlines():
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a capped run's last line
+        if "message" in obj:
+            msgs[obj["message"]["id"]] = obj["message"]
+            order.append(obj["message"]["id"])
+        elif "response" in obj:
+            resps[obj["response"]["id"]] = obj["response"]
+    return msgs, resps, order
+
+
+def tool_results(path):
+    """{'define': (ok, error, compile_ns), 'evals': {(function, size): dict}}."""
+    log = read_log(path)
+    if log is None:
+        return None
+    msgs, resps, order = log
+    valid = {m["of"]: (m["valid"], m.get("error")) for m in msgs.values() if m["kind"] == "analysis"}
+    out = {"define": None, "evals": {}, "sizes": []}
+    for mid in order:
+        m, r = msgs[mid], resps.get(mid)
+        if m["kind"] == "define":
+            if r is None:
+                out["define"] = (False, "no response (capped)", None)
+            else:
+                ns = [t["nanoseconds"] for t in r.get("timings") or [] if t["name"] == "compile"]
+                out["define"] = (bool(r.get("success")), r.get("error"), ns[0] if ns else None)
+        elif m["kind"] == "evaluate":
+            size = m.get("description") or "-"
+            if size not in out["sizes"]:
+                out["sizes"].append(size)
+            entry = {"status": "capped", "median": None, "runs": 0, "valid": None, "error": None}
+            if r is not None:
+                ts = [t["nanoseconds"] for t in r.get("timings") or [] if t["name"] == "evaluate"]
+                v = valid.get(mid)
+                entry = {"status": "ok" if r.get("success") else "failed",
+                         "median": statistics.median(ts) if ts else None, "runs": len(ts),
+                         "valid": None if v is None else v[0],
+                         "error": (v[1] if v and not v[0] else None) or r.get("error")}
+            out["evals"][(m["function"], size)] = entry
+    return out
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return "–"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def mark(entry):
+    if entry is None:
+        return "not run"
+    if entry["status"] == "capped":
+        return "capped"
+    if entry["status"] == "failed":
+        return "✗ " + short(entry["error"])
+    return {True: "✓", False: "✗ " + short(entry["error"]), None: "?"}[entry["valid"]]
+
+
+def short(text):
+    text = re.sub(r"/[A-Za-z0-9_.+-]+(/[A-Za-z0-9_.+-]+)+", "<path>", text or "")
+    return text.replace("|", "/").replace("\n", " ")[:120]
+
+
+def main():
+    args = sys.argv[1:]
+    settings = ""
+    if "--settings" in args:
+        i = args.index("--settings")
+        settings = args[i + 1]
+        del args[i:i + 2]
+    logdir, report, evals = Path(args[0]), Path(args[1]), args[2:] or list(DERIV)
+    cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
+                         capture_output=True, text=True).stdout.strip()
+    lines = [
+        "# GradBench: jitdiff against the hand-written reference",
+        "",
+        "[GradBench](https://github.com/gradbench/gradbench)'s evals run against `jitdiff-gradbench`",
+        "(`gradbench/`: each eval's functions as plain Rust in jitdiff's subset, `gradbench/models/`,",
+        "differentiated by jitdiff's handles) and GradBench's `manual` tool (hand-written C++",
+        "derivatives, `-O3 -march=native`), through the GradBench CLI. Regenerate with",
+        "`GRADBENCH_DIR=... VENV=... scripts/gradbench.sh` (see the script's header).",
+        "",
+        f"Settings: {settings}. Machine: {cpu or 'unknown'}, both tools single-threaded.",
+        "Times are medians of the per-run derivative times (the eval repeats each evaluation",
+        "until `--min-seconds` have passed). *ratio* = jitdiff / manual (lower is better for",
+        "jitdiff). *valid*: GradBench's validator on jitdiff's output (it compares with `manual`,",
+        "tolerance 1e-4). *compile*: jitdiff's `define` (lowering, derivation and Cranelift",
+        "compilation of the eval's functions), once per eval. *capped*: the per-eval time cap",
+        "ended the run before that size.",
+        "",
+        "| eval | size | jitdiff derivative | manual derivative | ratio | valid | jitdiff primal | jitdiff compile |",
+        "|---|---|---:|---:|---:|---|---:|---:|",
+    ]
+    notes = []
+    for ev in evals:
+        jd = tool_results(logdir / ev / "jitdiff.jsonl")
+        mn = tool_results(logdir / ev / "manual.jsonl")
+        if jd is None:
+            continue
+        ok, err, compile_ns = jd["define"] or (False, "no define", None)
+        if not ok:
+            notes.append(f"- **{ev}**: not run — {short(err) if err else 'no response'}")
+            continue
+        sizes = list(jd["sizes"])
+        for s in (mn or {"sizes": []})["sizes"]:
+            if s not in sizes:
+                sizes.append(s)
+        first = True
+        for size in sizes:
+            for d in DERIV[ev]:
+                j = jd["evals"].get((d, size))
+                m = mn["evals"].get((d, size)) if mn else None
+                jp = jd["evals"].get((PRIMAL.get(ev), size))
+                jt, mt = (j or {}).get("median"), (m or {}).get("median")
+                ratio = f"{jt / mt:.2f}" if jt and mt else "–"
+                comp = fmt_ns(compile_ns) if first else ""
+                first = False
+                lines.append(f"| {ev} | {size} | {fmt_ns(jt) if j and j['status'] == 'ok' else mark(j)} | "
+                             f"{fmt_ns(mt) if m and m['status'] == 'ok' else (mark(m) if mn else 'not run')} | "
+                             f"{ratio} | {mark(j)} | {fmt_ns((jp or {}).get('median'))} | {comp} |")
+    if notes:
+        lines += ["", "Evals jitdiff does not run (its answer to `define`):", ""] + notes
+    report.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
