@@ -129,7 +129,11 @@ impl Eval for Ba {
                 // Sparsity detection and colouring (once per input shape and data), like a tape's
                 // preparation: outside the timed runs, reported as `"prepare"`.
                 let start = std::time::Instant::now();
-                self.jacobian.info(&problem.args(&mut err))?;
+                let info = self.jacobian.info(&problem.args(&mut err))?;
+                eprintln!(
+                    "jitdiff-gradbench: ba: {} x {} Jacobian, {} nonzeros, {} colours, {} sweep(s) of {} lanes",
+                    info.rows, info.cols, info.nnz, info.colors, info.sweeps, info.lanes
+                );
                 let prepare = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
                 let mut csr = CsrMatrix::default();
                 let ((), mut timings) = repeat(runs, || {
