@@ -80,7 +80,7 @@ def fmt_ns(ns):
 
 def mark(entry):
     if entry is None:
-        return "not run"
+        return "not reached"
     if entry["status"] == "capped":
         return "capped"
     if entry["status"] == "failed":
@@ -88,9 +88,9 @@ def mark(entry):
     return {True: "✓", False: "✗ " + short(entry["error"]), None: "?"}[entry["valid"]]
 
 
-def short(text):
+def short(text, limit=120):
     text = re.sub(r"/[A-Za-z0-9_.+-]+(/[A-Za-z0-9_.+-]+)+", "<path>", text or "")
-    return text.replace("|", "/").replace("\n", " ")[:120]
+    return text.replace("|", "/").replace("\n", " ")[:limit]
 
 
 def main():
@@ -117,8 +117,8 @@ def main():
         "until `--min-seconds` have passed). *ratio* = jitdiff / manual (lower is better for",
         "jitdiff). *valid*: GradBench's validator on jitdiff's output (it compares with `manual`,",
         "tolerance 1e-4). *compile*: jitdiff's `define` (lowering, derivation and Cranelift",
-        "compilation of the eval's functions), once per eval. *capped*: the per-eval time cap",
-        "ended the run before that size. *prepare*: work jitdiff reports apart from the timed",
+        "compilation of the eval's functions), once per eval. *capped* / *not reached*: the",
+        "per-eval time cap ended the run during / before that evaluation. *prepare*: work jitdiff reports apart from the timed",
         "runs (ba: sparsity detection and colouring of the Jacobian, once per input).",
         "",
         "Reading the table:",
@@ -155,7 +155,7 @@ def main():
             continue
         ok, err, compile_ns = jd["define"] or (False, "no define", None)
         if not ok:
-            notes.append(f"- **{ev}**: not run — {short(err) if err else 'no response'}")
+            notes.append(f"- **{ev}**: {short(err, 2000) if err else 'no response'}")
             continue
         sizes = list(jd["sizes"])
         for s in (mn or {"sizes": []})["sizes"]:
@@ -173,7 +173,7 @@ def main():
                 first = False
                 def cell(e):
                     if e is None:
-                        return "not run"
+                        return "not reached"
                     return fmt_ns(e["median"]) if e["status"] == "ok" else e["status"]
                 prep = (j or {}).get("other")
                 lines.append(f"| {ev} | {size} | {cell(j)} | {cell(m) if mn else 'not run'} | "

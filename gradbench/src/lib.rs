@@ -10,6 +10,8 @@
 //! Evals the engine cannot express today answer `define` with `success: false` and an error
 //! naming the missing feature (see [`evals::define`]).
 
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod evals;
 pub mod input;

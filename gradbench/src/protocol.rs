@@ -114,9 +114,15 @@ impl Tool {
     }
 
     /// Answers every line of `input` on `output` (flushed per response) until end of input.
-    pub fn serve(&mut self, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
-        for line in input.lines() {
-            let line = line?;
+    /// A line that is not UTF-8 is answered as malformed, like any other unparsable line.
+    pub fn serve(&mut self, mut input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+        let mut bytes = Vec::new();
+        loop {
+            bytes.clear();
+            if input.read_until(b'\n', &mut bytes)? == 0 {
+                return Ok(());
+            }
+            let line = String::from_utf8_lossy(&bytes);
             if line.trim().is_empty() {
                 continue;
             }
@@ -124,7 +130,6 @@ impl Tool {
             writeln!(output, "{response}")?;
             output.flush()?;
         }
-        Ok(())
     }
 }
 

@@ -135,6 +135,14 @@ fn bad_messages_and_unsupported_evals_are_errors_not_crashes() {
     let mut s = Session::start();
     assert_eq!(s.raw("not json")["success"], json!(false));
     assert_eq!(s.raw("[1, 2]")["success"], json!(false));
+    {
+        let stdin = s.stdin.as_mut().expect("stdin");
+        stdin.write_all(b"{\"id\": \"\xff\"}\n").expect("write");
+        stdin.flush().expect("flush");
+        let mut line = String::new();
+        s.stdout.read_line(&mut line).expect("read");
+        assert!(line.starts_with("{\"id\""), "a non-UTF-8 line is answered: {line}");
+    }
     let r = s.send(json!({ "kind": "evaluate", "module": "llsq", "function": "primal", "input": {} }));
     assert!(r["error"].as_str().expect("error").contains("not been defined"), "{r}");
     for module in ["particle", "saddle", "nonesuch"] {
