@@ -45,6 +45,7 @@ impl Eval for Det {
                     self.gradient.value_and_grad(&mut args![&a, ell, &mut r, &mut c], &mut g)?;
                     Ok(())
                 })?;
+                eprintln!("jitdiff-gradbench: det: ell = {ell}: {} bytes of tape", self.gradient.tape_bytes());
                 (json_vector(&g), t)
             }
             other => return Err(unknown("det", other)),
