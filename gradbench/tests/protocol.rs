@@ -158,6 +158,24 @@ fn bad_messages_and_unsupported_evals_are_errors_not_crashes() {
     let r =
         s.send(json!({ "kind": "evaluate", "module": "llsq", "function": "hessian", "input": { "x": [1.0], "n": 3 } }));
     assert!(r["error"].as_str().expect("error").contains("hessian"), "{r}");
+    // Sizes that would overflow or exhaust memory are refused, not attempted.
+    let huge = [
+        ("det", json!({ "A": [1.0], "ell": 4_294_967_296u64 })),
+        (
+            "ba",
+            json!({ "n": 1u64 << 60, "m": 1, "p": 1, "cam": vec![0.0; 11], "x": [0.0, 0.0, 0.0], "w": 1.0, "feat": [0.0, 0.0] }),
+        ),
+        (
+            "gmm",
+            json!({ "d": 1u64 << 40, "k": 1, "n": 1, "m": 0, "gamma": 1.0, "alpha": [0.0], "mu": [], "q": [], "l": [], "x": [] }),
+        ),
+    ];
+    for (module, input) in huge {
+        assert_eq!(s.define(module)["success"], json!(true));
+        let function = if module == "det" { "gradient" } else { "jacobian" };
+        let r = s.send(json!({ "kind": "evaluate", "module": module, "function": function, "input": input }));
+        assert_eq!(r["success"], json!(false), "{r}");
+    }
     assert!(s.finish().success());
 }
 

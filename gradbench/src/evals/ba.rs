@@ -44,6 +44,9 @@ impl Problem {
         let m = count(field(input, "m")?, "m")?;
         let p = count(field(input, "p")?, "p")?;
         require(n >= 1 && m >= 1 && p >= 1, "n", "expected n, m, p >= 1")?;
+        // The replicated arrays are allocated here: refuse sizes no machine holds.
+        let limit = 1usize << 31;
+        require(n <= limit / 11 && m <= limit / 3 && p <= limit / 3, "p", "expected 11 n, 3 m and 3 p below 2^31")?;
         let cam = vector(field(input, "cam")?, "cam")?;
         require(cam.len() == 11, "cam", "expected 11 entries")?;
         let x = vector(field(input, "x")?, "x")?;

@@ -32,7 +32,7 @@ impl Eval for Det {
     fn evaluate(&self, function: &str, input: &Value, runs: Runs) -> Result<Evaluation, ToolError> {
         let a = vector(field(input, "A")?, "A")?;
         let ell = count(field(input, "ell")?, "ell")?;
-        require(ell >= 1 && a.len() == ell * ell, "A", "expected ell * ell entries, ell >= 1")?;
+        require(ell >= 1 && ell.checked_mul(ell) == Some(a.len()), "A", "expected ell * ell entries, ell >= 1")?;
         let (mut r, mut c) = (vec![0.0; ell + 1], vec![0.0; ell + 1]);
         let (output, timings) = match function {
             "primal" => {

@@ -44,6 +44,8 @@ impl Problem {
         let k = count(field(input, "k")?, "k")?;
         let n = count(field(input, "n")?, "n")?;
         require(d >= 1 && k >= 1 && n >= 1, "d", "expected d, k, n >= 1")?;
+        // Bounded before `d (d - 1) / 2` is formed; the arrays' lengths are checked below.
+        require(d <= 1 << 20, "d", "expected d <= 2^20")?;
         let gamma = number(field(input, "gamma")?, "gamma")?;
         let m = integer(field(input, "m")?, "m")?;
         let alpha = vector(field(input, "alpha")?, "alpha")?;
