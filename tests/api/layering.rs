@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The workspace members in data-flow order.
-const ORDER: [&str; 10] = [
+const ORDER: [&str; 11] = [
     "jitdiff-ir",
     "jitdiff-front",
     "jitdiff-macros",
@@ -17,6 +17,7 @@ const ORDER: [&str; 10] = [
     "jitdiff",
     "jitdiff-problems",
     "jitdiff-cli",
+    "jitdiff-gradbench",
     "jitdiff-peers",
 ];
 

@@ -1,0 +1,102 @@
+//! The evals: each lowers its model (`models/<eval>.rs`, plain Rust in jitdiff's subset),
+//! builds jitdiff's handles at `define`, and answers `evaluate` with them.
+
+use jitdiff::ir::{Module, RuntimeValue};
+use serde_json::Value;
+
+use crate::ToolError;
+use crate::input::Runs;
+use crate::protocol::Evaluation;
+
+mod ba;
+mod det;
+mod gmm;
+mod hello;
+mod ht;
+mod kmeans;
+mod lstm;
+mod scalar;
+
+/// An eval whose functions are compiled and ready.
+pub trait Eval {
+    /// The eval's name (`define`'s `module`).
+    fn name(&self) -> &'static str;
+    /// Runs `function` on `input` as often as `runs` asks.
+    fn evaluate(&self, function: &str, input: &Value, runs: Runs) -> Result<Evaluation, ToolError>;
+}
+
+/// What jitdiff lacks for the evals it does not run (answered at `define`).
+pub const GAPS: [(&str, &str); 2] = [
+    (
+        "particle",
+        "nested AD: the simulation's force is the gradient of a potential and the outer descent \
+         differentiates the simulation; jitdiff's Rust subset and IR have no operator that takes \
+         a derivative inside a function (nor a public way to link a derived function into a \
+         module and differentiate the result), so derivatives exist only as handles called \
+         from Rust",
+    ),
+    (
+        "saddle",
+        "nested AD: argmin over x of max over y, each by gradient descent inside the function; \
+         jitdiff's Rust subset and IR have no operator that takes a derivative inside a \
+         function (derivatives exist only as handles called from Rust)",
+    ),
+];
+
+/// Compiles the eval `module` (lowering, derivation and JIT compilation: the `"compile"` timing).
+pub fn define(module: &str) -> Result<Box<dyn Eval>, ToolError> {
+    Ok(match module {
+        "hello" => Box::new(hello::Hello::new()?),
+        "llsq" => Box::new(scalar::Llsq::new()?),
+        "lse" => Box::new(scalar::Lse::new()?),
+        "ode" => Box::new(scalar::Ode::new()?),
+        "gmm" => Box::new(gmm::Gmm::new()?),
+        "lstm" => Box::new(lstm::Lstm::new()?),
+        "kmeans" => Box::new(kmeans::Kmeans::new()?),
+        "det" => Box::new(det::Det::new()?),
+        "ba" => Box::new(ba::Ba::new()?),
+        "ht" => Box::new(ht::Ht::new()?),
+        other => {
+            return Err(match GAPS.iter().find(|(name, _)| *name == other) {
+                Some((module, gap)) => ToolError::Unsupported { module, gap },
+                None => ToolError::UnknownModule(other.to_string()),
+            });
+        }
+    })
+}
+
+/// A model's source lowered by jitdiff's front end.
+pub fn lower(source: &str) -> Result<Module, ToolError> {
+    Ok(jitdiff::front::lower_source(source)?)
+}
+
+/// The first result of a call, as `f64`.
+pub fn first_f64(values: &[RuntimeValue]) -> Result<f64, ToolError> {
+    values
+        .first()
+        .and_then(RuntimeValue::as_f64)
+        .ok_or_else(|| ToolError::Message("the function returned no f64 result".into()))
+}
+
+/// A number, or `null` for a non-finite one (JSON has no NaN).
+pub fn json_number(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// A flat vector as a JSON array.
+pub fn json_vector(v: &[f64]) -> Value {
+    Value::Array(v.iter().map(|&x| json_number(x)).collect())
+}
+
+/// A flat row-major matrix of `cols` columns as a JSON array of rows.
+pub fn json_matrix(v: &[f64], cols: usize) -> Value {
+    if cols == 0 {
+        return Value::Array(Vec::new());
+    }
+    Value::Array(v.chunks(cols).map(json_vector).collect())
+}
+
+/// The error for a function name an eval does not have.
+pub fn unknown(module: &'static str, function: &str) -> ToolError {
+    ToolError::UnknownFunction { module, function: function.to_string() }
+}
