@@ -54,7 +54,7 @@
 mod exec;
 mod sets;
 
-use exec::{DATA, Machine, Slot, Stop, VARIES};
+use exec::{DATA, MUTABLE_DATA, Machine, Slot, Stop, VARIES};
 use jitdiff_ir::{ExternRegistry, Fault, Module, Site, Type, VerifyError};
 use sets::{EMPTY, Sets};
 
@@ -162,6 +162,9 @@ pub struct Sparsity {
     /// Some decision (a branch, an index, a `select`) depended on the values of `f64` arguments
     /// that are not differentiated: the pattern holds for those values only.
     pub depends_on_data: bool,
+    /// Among those, the initial contents of an `mslice` argument (not differentiated) that the
+    /// function read before writing: a caller keying a pattern on its data must include them.
+    pub depends_on_mutable_data: bool,
 }
 
 /// Why sparsity detection failed.
@@ -334,7 +337,8 @@ impl<'a> SparsityDetector<'a> {
         let mut mslices = vec![];
         for (p, a) in args.iter().enumerate() {
             let on = self.wrt[p];
-            let input = |k: usize| if on { (Sets::singleton(k), VARIES) } else { (EMPTY, DATA) };
+            let data = if params[p] == Type::SliceMut { MUTABLE_DATA } else { DATA };
+            let input = |k: usize| if on { (Sets::singleton(k), VARIES) } else { (EMPTY, data) };
             slots.push(match *a {
                 ProbeArg::F64(x) => {
                     let (set, flags) = input(next_input);
@@ -397,7 +401,12 @@ impl<'a> SparsityDetector<'a> {
                 hessian_pattern(&mut machine.sets, &pairs, inputs, self.limit).ok_or_else(|| too_dense("Hessian"))?,
             ),
         };
-        Ok(Sparsity { jacobian, hessian, depends_on_data: machine.depends_on_data })
+        Ok(Sparsity {
+            jacobian,
+            hessian,
+            depends_on_data: machine.depends_on_data,
+            depends_on_mutable_data: machine.depends_on_mutable_data,
+        })
     }
 }
 

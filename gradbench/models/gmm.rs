@@ -2,7 +2,7 @@
 // the operation order of GradBench's C++ reference. Layout (flat, row-major): `alpha` k,
 // `mu` k x d, `q` k x d (logs of the diagonal of Q), `l` k x d(d-1)/2 (the strictly lower
 // triangle of Q, column by column), `x` n x d. `log_gamma_d` is ln Γ_d((d + m + 1) / 2),
-// computed by the caller; `qdiag` (k d), `qx` (d) and `main_term` (k) are work space.
+// computed by the caller.
 fn gmm(
     alpha: &[f64],
     mu: &[f64],
@@ -13,14 +13,14 @@ fn gmm(
     gamma: f64,
     m: i64,
     log_gamma_d: f64,
-    qdiag: &mut [f64],
-    qx: &mut [f64],
-    main_term: &mut [f64],
 ) -> f64 {
     let k = alpha.len();
     let n = x.len() / d;
     let l_sz = d * (d - 1) / 2;
     let constant = -((n * d) as f64) * 0.5 * (2.0 * std::f64::consts::PI).ln();
+    let mut qdiag = vec![0.0; d * k];
+    let mut qx = vec![0.0; d];
+    let mut main_term = vec![0.0; k];
     for i in 0..d * k {
         qdiag[i] = q[i].exp();
     }
@@ -48,7 +48,7 @@ fn gmm(
             }
             main_term[ik] = alpha[ik] + sum_q - 0.5 * sq;
         }
-        slse += logsumexp(main_term, k);
+        slse += logsumexp(&main_term, k);
     }
     let lse_alpha = logsumexp(alpha, k);
     let mut out = constant + slse - n as f64 * lse_alpha;

@@ -189,9 +189,9 @@ impl SparseHessianFn {
 
     fn plan(&self, args: &[Arg<'_>]) -> Result<Arc<HessianPlan>, Error> {
         self.plan.get(&self.user, args, || {
-            let (found, detect_time) = detect(&self.user, &self.rules, args, true)?;
+            let (mut found, detect_time) = detect(&self.user, &self.rules, args, true)?;
             let start = std::time::Instant::now();
-            let pattern = found.hessian.ok_or_else(|| self.user.internal("no Hessian pattern"))?;
+            let pattern = found.hessian.take().ok_or_else(|| self.user.internal("no Hessian pattern"))?;
             let n = pattern.rows;
             if pattern.nnz().max(self.width * n) >= u32::MAX as usize {
                 return Err(Error::Setting(format!(
@@ -230,7 +230,7 @@ impl SparseHessianFn {
                 color_time: start.elapsed() - compile_time,
                 compile_time,
             };
-            let key = Key::of(&self.user, args, found.depends_on_data);
+            let key = Key::of(&self.user, args, &found);
             Ok(HessianPlan { key, pattern: Arc::new(pattern), info, seeds, reads })
         })
     }

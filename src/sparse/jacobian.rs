@@ -208,9 +208,9 @@ impl SparseJacobianFn {
 
     fn plan(&self, args: &[Arg<'_>]) -> Result<Arc<JacobianPlan>, Error> {
         self.plan.get(&self.user, args, || {
-            let (found, detect_time) = detect(&self.user, &self.rules, args, false)?;
+            let (mut found, detect_time) = detect(&self.user, &self.rules, args, false)?;
             let start = std::time::Instant::now();
-            let pattern = found.jacobian.ok_or_else(|| self.user.internal("no Jacobian pattern"))?;
+            let pattern = found.jacobian.take().ok_or_else(|| self.user.internal("no Jacobian pattern"))?;
             if pattern.nnz().max(self.width * pattern.rows) >= u32::MAX as usize {
                 return Err(Error::Setting(format!(
                     "@{}: a sparse Jacobian of {} nonzeros in {} rows is too large (at most 2^32 / W)",
@@ -264,7 +264,7 @@ impl SparseJacobianFn {
                 color_time: start.elapsed() - compile_time,
                 compile_time,
             };
-            let key = Key::of(&self.user, args, found.depends_on_data);
+            let key = Key::of(&self.user, args, &found);
             Ok(JacobianPlan { key, pattern: Arc::new(pattern), info, seeds, reads })
         })
     }

@@ -77,6 +77,10 @@ pub(crate) struct Key {
     scalars: SmallVec<[u64; 8]>,
     /// The bits of every non-differentiated `f64` datum, when the pattern depends on them.
     data: Option<Vec<u64>>,
+    /// Whether `data` holds the contents of non-differentiated `mslice` arguments too: only
+    /// when the function read them before writing (an output buffer written by the first call
+    /// must not make the second miss the plan).
+    with_buffers: bool,
 }
 
 fn scalars<'a>(args: &'a [Arg<'_>]) -> impl Iterator<Item = u64> + 'a {
@@ -87,13 +91,13 @@ fn scalars<'a>(args: &'a [Arg<'_>]) -> impl Iterator<Item = u64> + 'a {
     })
 }
 
-/// The non-differentiated `f64` data, in parameter order.
-fn data<'a>(user: &'a UserFunction, args: &'a [Arg<'_>]) -> impl Iterator<Item = u64> + 'a {
-    args.iter().zip(&user.wrt).filter(|(_, on)| !**on).flat_map(|(a, _)| {
+/// The non-differentiated `f64` data, in parameter order (`mslice` contents if `with_buffers`).
+fn data<'a>(user: &'a UserFunction, args: &'a [Arg<'_>], with_buffers: bool) -> impl Iterator<Item = u64> + 'a {
+    args.iter().zip(&user.wrt).filter(|(_, on)| !**on).flat_map(move |(a, _)| {
         let (single, slice): (Option<f64>, &[f64]) = match a {
             Arg::F64(x) => (Some(*x), &[]),
             Arg::Slice(s) => (None, s),
-            Arg::SliceMut(s) => (None, s),
+            Arg::SliceMut(s) if with_buffers => (None, s),
             _ => (None, &[]),
         };
         single.into_iter().chain(slice.iter().copied()).map(f64::to_bits)
@@ -101,11 +105,13 @@ fn data<'a>(user: &'a UserFunction, args: &'a [Arg<'_>]) -> impl Iterator<Item =
 }
 
 impl Key {
-    pub fn of(user: &UserFunction, args: &[Arg<'_>], depends_on_data: bool) -> Key {
+    pub fn of(user: &UserFunction, args: &[Arg<'_>], found: &Sparsity) -> Key {
+        let with_buffers = found.depends_on_mutable_data;
         Key {
             sizes: user.scalar_sizes(args),
             scalars: scalars(args).collect(),
-            data: depends_on_data.then(|| data(user, args).collect()),
+            data: found.depends_on_data.then(|| data(user, args, with_buffers).collect()),
+            with_buffers,
         }
     }
 
@@ -113,7 +119,7 @@ impl Key {
     pub fn matches(&self, user: &UserFunction, args: &[Arg<'_>]) -> bool {
         self.sizes == user.scalar_sizes(args)
             && scalars(args).eq(self.scalars.iter().copied())
-            && self.data.as_ref().is_none_or(|d| data(user, args).eq(d.iter().copied()))
+            && self.data.as_ref().is_none_or(|d| data(user, args, self.with_buffers).eq(d.iter().copied()))
     }
 }
 

@@ -220,6 +220,15 @@ fn data_dependent_indices_are_exact_and_key_the_plan() {
         }
         assert!(sparse.info(&args![&x, &idx, 0.5, &mut o1]).unwrap().depends_on_data);
     }
+    // The output buffer's contents are not part of the key (the function only writes it): a
+    // call after the one that filled it reuses the plan rather than detecting again.
+    let (x, idx) = (random_vec(&mut rng, n, -1.0, 1.0), vec![1.0; n]);
+    let mut out = vec![0.0; n];
+    let first = sparse.info(&args![&x, &idx, 0.5, &mut out]).unwrap();
+    sparse.jacobian(&mut args![&x, &idx, 0.5, &mut out]).unwrap();
+    assert!(out.iter().any(|&o| o != 0.0));
+    let second = sparse.info(&args![&x, &idx, 0.5, &mut out]).unwrap();
+    assert_eq!(first.detect_time, second.detect_time, "the plan was detected again");
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! The abstract interpreter behind sparsity detection. It runs the function on concrete
 //! arguments — control flow, integer arithmetic, memory and float values exactly as the
 //! reference interpreter does — and carries with every `f64` the set of inputs it depends on,
-//! plus two flags: [`VARIES`] (the value may change when the inputs change) and [`DATA`] (it
-//! was computed from `f64` data that are not inputs).
+//! plus three flags: [`VARIES`] (the value may change when the inputs change), [`DATA`] (it
+//! was computed from `f64` data that are not inputs) and [`MUTABLE_DATA`] (from the initial
+//! contents of a buffer the function may write: an `mslice` that is not an input).
 //!
 //! What the pattern may rely on:
 //!
@@ -36,6 +37,9 @@ use std::collections::HashSet;
 pub(super) const VARIES: u8 = 1;
 /// The value was computed from `f64` data that are not inputs.
 pub(super) const DATA: u8 = 2;
+/// ... from the initial contents of an `mslice` argument that is not an input (a buffer the
+/// function may also write: its contents at the next call need not be these).
+pub(super) const MUTABLE_DATA: u8 = 4;
 
 /// A value: its concrete bits (`f64` bits, `i64`, `bool` as 0/1, or an array id for a slice),
 /// the inputs it depends on and its flags.
@@ -120,6 +124,8 @@ pub(super) struct Machine<'m> {
     pub pairs: Option<Vec<(SetId, SetId)>>,
     /// Some decision depended on non-input `f64` data.
     pub depends_on_data: bool,
+    /// ... on the initial contents of a non-input `mslice` among them.
+    pub depends_on_mutable_data: bool,
     tape: Vec<Slot>,
     cursor: usize,
     pool: Vec<Vec<Slot>>,
@@ -156,6 +162,7 @@ impl<'m> Machine<'m> {
             depth: 0,
             pairs: hessian.then(|| Vec::with_capacity(4 * inputs)),
             depends_on_data: false,
+            depends_on_mutable_data: false,
             tape: vec![],
             cursor: 0,
             pool: vec![],
@@ -195,8 +202,11 @@ impl<'m> Machine<'m> {
 
     /// Note a decision on `slot`.
     fn decide(&mut self, slot: Slot) {
-        if slot.flags & DATA != 0 {
+        if slot.flags & (DATA | MUTABLE_DATA) != 0 {
             self.depends_on_data = true;
+        }
+        if slot.flags & MUTABLE_DATA != 0 {
+            self.depends_on_mutable_data = true;
         }
     }
 
@@ -597,7 +607,7 @@ impl<'m> Machine<'m> {
                         return Err(Stop::Fault(Fault::OutOfBounds { site: at(), index: k, len }));
                     }
                     let loaded = self.arrays[array as usize].slots[k as usize];
-                    Some(Slot { flags: loaded.flags | (i.flags & DATA), ..loaded })
+                    Some(Slot { flags: loaded.flags | (i.flags & (DATA | MUTABLE_DATA)), ..loaded })
                 } else {
                     if !inside && self.trusted(i) {
                         return Err(Stop::Fault(Fault::OutOfBounds { site: at(), index: k, len }));
@@ -618,7 +628,7 @@ impl<'m> Machine<'m> {
                     if !inside {
                         return Err(Stop::Fault(Fault::OutOfBounds { site: at(), index: k, len }));
                     }
-                    self.write(array, k as usize, Slot { flags: x.flags | (i.flags & DATA), ..x });
+                    self.write(array, k as usize, Slot { flags: x.flags | (i.flags & (DATA | MUTABLE_DATA)), ..x });
                 } else {
                     if !inside && self.trusted(i) {
                         return Err(Stop::Fault(Fault::OutOfBounds { site: at(), index: k, len }));

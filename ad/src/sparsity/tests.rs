@@ -288,6 +288,32 @@ done:
         .unwrap();
     assert_eq!(rows(found.jacobian.as_ref().unwrap()), [vec![3], vec![1]]);
     assert!(found.depends_on_data);
+    // The indices came from a read-only slice; the output buffer was only written.
+    assert!(!found.depends_on_mutable_data);
+
+    // Indices read from the buffer's initial contents: the pattern depends on them too.
+    let found = SparsityDetector::new(&m, "g", &[true, false, false])
+        .hessian(false)
+        .run(&[ProbeArg::Slice(&x), ProbeArg::Slice(&idx), ProbeArg::Slice(&idx)])
+        .unwrap();
+    assert!(!found.depends_on_mutable_data, "`out` is written, never read");
+    let m = parse_module(
+        "func @h(x: slice, state: mslice) -> f64 {
+entry:
+    zero = iconst 0
+    fk = load state, zero
+    k = ftoi fk
+    a = load x, k
+    store state, zero, a
+    ret a
+}",
+    )
+    .unwrap();
+    let found = SparsityDetector::new(&m, "h", &[true, false])
+        .hessian(false)
+        .run(&[ProbeArg::Slice(&x), ProbeArg::Slice(&[2.0])])
+        .unwrap();
+    assert!(found.depends_on_data && found.depends_on_mutable_data);
 }
 
 #[test]

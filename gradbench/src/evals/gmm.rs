@@ -106,10 +106,9 @@ impl Eval for Gmm {
         let p = Problem::read(input)?;
         let (d, k) = (p.d, p.k);
         let lgd = log_gamma_distrib(0.5 * (d as f64 + p.m as f64 + 1.0), d);
-        let (mut qdiag, mut qx, mut terms) = (vec![0.0; k * d], vec![0.0; d], vec![0.0; k]);
         macro_rules! call_args {
             () => {
-                args![&p.alpha, &p.mu, &p.q, &p.l, &p.x, d, p.gamma, p.m, lgd, &mut qdiag, &mut qx, &mut terms]
+                args![&p.alpha, &p.mu, &p.q, &p.l, &p.x, d, p.gamma, p.m, lgd]
             };
         }
         let (output, timings) = match function {
