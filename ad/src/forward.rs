@@ -402,6 +402,11 @@ impl Deriver<'_> {
                 if inst.results.len() != 1 || !activity.is_active(inst.results[0]) {
                     return Ok(());
                 }
+                // An active operand without a tangent: a value of a kind forward mode does not
+                // carry tangents for (a vector result of a call), refused like `splat` is.
+                if inst.args.iter().zip(&active).any(|(a, &on)| on && !tangent.values.contains_key(a)) {
+                    return Err(unsupported());
+                }
                 let first_new_value = em.func().values.len();
                 let linearization = match (inst.op, inst.imm) {
                     (Opcode::Call, Imm::Callee(callee)) => {
