@@ -642,7 +642,8 @@ fn handles(
 /// `GradientFn::value_and_grad` by forward lanes (`GradientMode::Forward`, and `Auto`, which
 /// takes them for at most 4 inputs) against its reverse mode's `value` and `want` (checked
 /// against the interpreter): the same value, and the gradient to rounding (relative 1e-10, with
-/// an absolute floor of 1e-12 of the largest entry for entries that cancel) where both are
+/// an absolute floor for entries that cancel of 1e-12 times the largest entry or the unit seed,
+/// as the dot-product check allows: tests/regressions/forward_lanes_cancellation_atan2.ir) where both are
 /// finite. Past a value that is already infinite the modes may differ (docs/rules.md, "Singular
 /// points"): a NaN partial times the zero tangent of another input is NaN in forward lanes,
 /// where reverse mode passes that input no cotangent at all; so forced forward lanes may have a
@@ -675,7 +676,7 @@ fn forward_lanes(case: &Case, shape: &Shape, primal: &[ArgValue], value: f64, wa
         let scale = want.iter().chain(&grad).filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs()));
         let reached_infinity = mode == GradientMode::Forward && want.iter().any(|x| !x.is_finite());
         let close = |a: f64, b: f64| match (a.is_finite(), b.is_finite()) {
-            (true, true) => (a - b).abs() <= 1e-10 * a.abs().max(b.abs()) + 1e-12 * scale,
+            (true, true) => (a - b).abs() <= 1e-10 * a.abs().max(b.abs()) + 1e-12 * scale.max(1.0),
             (false, true) => reached_infinity,
             (_, false) => true,
         };
