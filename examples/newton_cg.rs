@@ -25,7 +25,7 @@
 //! (f ≈ 3.99 near x1 ≈ -1), which Newton-CG finds from this start while L-BFGS finds the global
 //! one. `tests/api/optim_examples.rs` runs [`compare`] in CI.
 
-use jitdiff::ir::parse_module;
+use jitdiff::front::lower_source;
 use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{
     CostFunction, Error, Executor, Gradient, Hessian, IterState, KV, Problem, Solver, State, TerminationReason,
@@ -37,7 +37,7 @@ use jitdiff::optim::argmin::solver::quasinewton::LBFGS;
 use jitdiff::optim::argmin::solver::trustregion::{Steihaug, TrustRegion};
 use jitdiff::optim::argmin_math::ArgminDot;
 use jitdiff::{Arg, GradientFn, HvpFn};
-use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, standard_start};
+use jitdiff_problems::rosenbrock::standard_start;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -86,7 +86,7 @@ impl ArgminDot<Vec<f64>, Vec<f64>> for HessianAt {
 impl Rosenbrock {
     /// Compile value-and-gradient and the HVP of the n-dimensional Extended Rosenbrock function.
     pub fn new(n: usize) -> Result<Rosenbrock, Box<dyn std::error::Error + Send + Sync>> {
-        let module = parse_module(ROSENBROCK_IR)?;
+        let module = lower_source(jitdiff_problems::rust::ROSENBROCK)?; // the model in plain Rust
         // The objective owns its handle: a closure over it, with the objective's caching.
         let gradient = GradientFn::builder(&module, "rosenbrock").wrt(["x"]).build()?;
         let objective = Objective::try_from_fn(n, move |x, g| gradient.value_and_grad(&mut [Arg::Slice(x)], g));

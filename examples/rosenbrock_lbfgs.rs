@@ -7,12 +7,12 @@
 //!
 //! `tests/api/optim_examples.rs` runs [`solve`] in CI.
 
-use jitdiff::ir::parse_module;
+use jitdiff::front::lower_source;
 use jitdiff::optim::Objective;
 use jitdiff::optim::argmin::core::{Executor, State, TerminationReason, TerminationStatus};
 use jitdiff::optim::argmin::solver::{linesearch::MoreThuenteLineSearch, quasinewton::LBFGS};
 use jitdiff::{GradientFn, args};
-use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, standard_start};
+use jitdiff_problems::rosenbrock::standard_start;
 use std::time::{Duration, Instant};
 
 /// What a solve reports.
@@ -37,7 +37,7 @@ pub struct Solution {
 /// L-BFGS (memory 7, More-Thuente line search) on the compiled gradient.
 pub fn solve(n: usize) -> Result<Solution, Box<dyn std::error::Error + Send + Sync>> {
     let start = Instant::now();
-    let module = parse_module(ROSENBROCK_IR)?;
+    let module = lower_source(jitdiff_problems::rust::ROSENBROCK)?; // the model in plain Rust
     let gradient = GradientFn::builder(&module, "rosenbrock").wrt(["x"]).build()?;
     let x0 = standard_start(n);
     let objective = Objective::new(&gradient, args![&x0])?;

@@ -95,6 +95,10 @@ pub(crate) struct Spec {
 
 /// Handles that a [`Builder`] builds.
 pub trait Build: Sized + sealed::Sealed {
+    /// Whether the handle differentiates something, so that `.wrt` must name a parameter.
+    #[doc(hidden)]
+    const NEEDS_WRT: bool = true;
+
     #[doc(hidden)]
     #[allow(private_interfaces)]
     fn build_from(spec: Spec) -> Result<Self, Error>;
@@ -224,7 +228,7 @@ impl<'m, K: Build> Builder<'m, K> {
                 });
             }
         }
-        if !wrt.iter().any(|&on| on) {
+        if K::NEEDS_WRT && !wrt.iter().any(|&on| on) {
             let candidates = (0..count)
                 .filter(|&p| user.params[p] == Type::F64 || user.params[p].is_slice())
                 .map(|p| format!("`{}`", user.param_names[p]))

@@ -116,6 +116,11 @@ impl ForwardFn {
         self.native.bounds_check_stats()
     }
 
+    /// The function's name.
+    pub fn name(&self) -> &str {
+        &self.user.name
+    }
+
     /// The tangent width W.
     pub fn width(&self) -> usize {
         self.width

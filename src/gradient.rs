@@ -10,8 +10,8 @@ use crate::pullback::{Pullback, run_pullback};
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
 use jitdiff_ir::passes::retain_reachable;
-use jitdiff_ir::{ExternRegistry, Module, RuntimeValue};
-use jitdiff_jit::{Arg, CompiledFn, CompiledModule, compile};
+use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Type};
+use jitdiff_jit::{Arg, CallError, CompiledFn, CompiledModule, FRAME_SLOTS, FrameResults, compile};
 use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
 use std::sync::Arc;
@@ -40,6 +40,8 @@ pub struct GradientFn {
     derived: Arc<ReverseDerivative>,
     _compiled: CompiledModule,
     value_and_grad: Option<CompiledFn>,
+    /// Where `value_and_grad`'s results are, when its calls fit an argument frame.
+    framed: Option<Arc<FramedCall>>,
     forward: CompiledFn,
     pullback: CompiledFn,
     last_tape_bytes: AtomicUsize,
@@ -53,6 +55,7 @@ impl Clone for GradientFn {
             derived: self.derived.clone(),
             _compiled: self._compiled.clone(),
             value_and_grad: self.value_and_grad.clone(),
+            framed: self.framed.clone(),
             forward: self.forward.clone(),
             pullback: self.pullback.clone(),
             last_tape_bytes: AtomicUsize::new(self.last_tape_bytes.load(Ordering::Relaxed)),
@@ -83,11 +86,13 @@ impl Build for GradientFn {
         let value_and_grad = derived.value_and_grad.as_deref().map(function).transpose()?;
         let forward = function(&derived.forward)?;
         let pullback = function(&derived.pullback)?;
+        let framed = value_and_grad.as_ref().and_then(|native| FramedCall::new(&user, native)).map(Arc::new);
         Ok(GradientFn {
             user,
             derived: Arc::new(derived),
             _compiled: compiled,
             value_and_grad,
+            framed,
             forward,
             pullback,
             last_tape_bytes: AtomicUsize::new(0),
@@ -155,6 +160,20 @@ impl GradientFn {
     /// The value of the first `f64` result and its gradient, written to `grad` (overwritten,
     /// not accumulated). One fused native call; `mslice` outputs get cotangent zero.
     pub fn value_and_grad(&self, args: &mut [Arg<'_>], grad: &mut [f64]) -> Result<f64, Error> {
+        if let (Some(native), Some(framed)) = (&self.value_and_grad, &self.framed) {
+            let mut lens = [0; FRAME_SLOTS];
+            if let Some(inputs) = framed.inputs(&self.user, args, &mut lens) {
+                if grad.len() != inputs {
+                    return Err(self.user.length_error(
+                        Buffer::Gradient,
+                        inputs,
+                        grad.len(),
+                        self.user.inputs_reason(),
+                    ));
+                }
+                return self.value_and_grad_framed(native, framed, args, &lens, grad);
+            }
+        }
         self.user.check_args(args)?;
         let Some(native) = &self.value_and_grad else {
             return Err(Error::NoFloatResult { function: self.user.name.clone(), what: "gradient" });
@@ -193,6 +212,58 @@ impl GradientFn {
             Ok(first_float(&s.results[..returned]))
         });
         outcome.map_err(|e| self.user.call_error(args, e))
+    }
+
+    /// [`GradientFn::value_and_grad`] through an argument frame: `args` checked and `grad` of
+    /// the right length; `lens` holds each parameter's scalar count.
+    fn value_and_grad_framed(
+        &self,
+        native: &CompiledFn,
+        framed: &FramedCall,
+        args: &mut [Arg<'_>],
+        lens: &[usize; FRAME_SLOTS],
+        grad: &mut [f64],
+    ) -> Result<f64, Error> {
+        grad.fill(0.0);
+        let derivation = self.user.derivation_wrt();
+        let mut results = FrameResults::new();
+        // Errors travel boxed: a large error type moved through the closure's result costs
+        // the successful calls too.
+        let outcome = (|| -> Result<(), Box<CallError>> {
+            let internal = || CallError::ArgCount { function: native.name().into(), expected: 0, got: 0 };
+            let mut frame = native.frame().ok_or_else(|| Box::new(internal()))?;
+            for a in args.iter_mut() {
+                frame.push(a.reborrow())?;
+            }
+            // The differential slices are the gradient's pieces, in parameter order; an `f64`
+            // parameter's piece is its one entry, written from its cotangent result below.
+            let mut rest: &mut [f64] = &mut *grad;
+            for (p, &on) in derivation.iter().enumerate() {
+                if on {
+                    let (piece, tail) = std::mem::take(&mut rest).split_at_mut(lens[p]);
+                    if self.user.params[p].is_slice() {
+                        frame.push(Arg::SliceMut(piece))?;
+                    }
+                    rest = tail;
+                }
+            }
+            with_scratch(|s| {
+                let called = frame.call(&mut s.tape, &mut results);
+                self.last_tape_bytes.store(s.tape.len() * 8, Ordering::Relaxed);
+                called.map_err(Box::new)
+            })
+        })();
+        outcome.map_err(|e| self.user.call_error(args, *e))?;
+        let (mut at, mut scalars) = (0, framed.cotangent_slots.iter());
+        for (p, &on) in derivation.iter().enumerate() {
+            if on {
+                if !self.user.params[p].is_slice() {
+                    grad[at] = results.f64(*scalars.next().expect("one cotangent per f64 input"));
+                }
+                at += lens[p];
+            }
+        }
+        Ok(results.f64(framed.value_slot))
     }
 
     /// A vector-Jacobian product: runs the function (its results are returned and its `mslice`
@@ -302,6 +373,61 @@ impl GradientFn {
             ));
         }
         Ok(())
+    }
+}
+
+/// How a `value_and_grad` call goes through an [`ArgFrame`](jitdiff_jit::ArgFrame): the user's
+/// arguments, then the gradient's pieces of the differentiated slices as their differentials;
+/// the value and the cotangents of the `f64` inputs come back in result slots.
+#[derive(Debug)]
+struct FramedCall {
+    /// The result slot of the value (the first `f64` result).
+    value_slot: usize,
+    /// The result slots of the cotangents of the differentiated `f64` parameters, in order.
+    cotangent_slots: Vec<usize>,
+}
+
+impl FramedCall {
+    /// `None` unless every call can go through a frame: the slots fit, and every parameter that
+    /// carries a derivative is an input (an `mslice` that is not differentiated needs a zeroed
+    /// buffer of its own for its differential).
+    fn new(user: &UserFunction, native: &CompiledFn) -> Option<FramedCall> {
+        native.frame()?;
+        if user.derivation_wrt() != user.wrt.as_slice() || user.params.len() > FRAME_SLOTS {
+            return None;
+        }
+        let value = user.returns.iter().position(|&t| t == Type::F64)?;
+        let returned = user.returns.len();
+        let scalars = user.params.iter().zip(&user.wrt).filter(|&(&t, &on)| on && t == Type::F64).count();
+        Some(FramedCall {
+            value_slot: native.result_slot(value),
+            cotangent_slots: (0..scalars).map(|k| native.result_slot(returned + k)).collect(),
+        })
+    }
+
+    /// Check `args` against the signature, write each one's scalar count to `lens` and return
+    /// the number of inputs; `None` when they do not fit (the general path reports why).
+    #[inline]
+    fn inputs(&self, user: &UserFunction, args: &[Arg<'_>], lens: &mut [usize; FRAME_SLOTS]) -> Option<usize> {
+        if args.len() != user.params.len() {
+            return None;
+        }
+        let mut inputs = 0;
+        for (p, (a, &ty)) in args.iter().zip(&user.params).enumerate() {
+            let len = match a {
+                Arg::Slice(v) => v.len(),
+                Arg::SliceMut(v) => v.len(),
+                _ => 1,
+            };
+            if !a.fits(ty) {
+                return None;
+            }
+            lens[p] = len;
+            if user.wrt[p] {
+                inputs += len;
+            }
+        }
+        Some(inputs)
     }
 }
 

@@ -52,13 +52,15 @@ impl Build for HvpFn {
         let Spec { user, rules, options, width, .. } = spec;
         let width = width.unwrap_or(1);
         user.require_float_result("Hessian")?;
-        let wrt = &user.wrt;
+        // Every `mslice` is differentiated as well (its final contents carry derivatives), as
+        // for gradients; the ones outside `wrt` get zero directions.
+        let wrt = user.derivation_wrt();
         let reverse = derive_reverse_with_rules(&user.module, &user.name, wrt, &rules)?;
         let vg = reverse.value_and_grad.as_deref().ok_or_else(|| user.internal("no value_and_grad derived"))?;
         // `f_value_and_grad(params..., d_slices...)`: differentiate every original parameter in
         // `wrt` and every d-slice (their tangents are the products).
         let slices = user.params.iter().zip(wrt).filter(|(t, on)| **on && t.is_slice()).count();
-        let mut forward_wrt = wrt.clone();
+        let mut forward_wrt = wrt.to_vec();
         forward_wrt.extend(std::iter::repeat_n(true, slices));
         let derived = derive_forward_with_rules(&reverse.module, vg, &forward_wrt, width, &rules)?;
         let needed = retain_reachable(&derived.module, &[&derived.name]);
@@ -122,6 +124,7 @@ impl HvpFn {
     ) -> Result<f64, Error> {
         self.user.check_args(args)?;
         let sizes = self.user.input_sizes(args);
+        let lengths = self.user.scalar_sizes(args);
         let n: usize = sizes.iter().sum();
         let w = self.width;
         let reason = |per: &str| format!("{w} direction(s) of {n} entries{per}: {}", self.user.inputs_reason());
@@ -142,16 +145,18 @@ impl HvpFn {
             offset += s;
         }
         let params = &self.user.params;
-        let active: SmallVec<[usize; 8]> = (0..params.len()).filter(|&i| self.user.wrt[i]).collect();
+        // The differentiated parameters of the derivation: `wrt` and every `mslice`.
+        let derivation = self.user.derivation_wrt();
+        let active: SmallVec<[usize; 8]> = (0..params.len()).filter(|&i| derivation[i]).collect();
         let slice_params: SmallVec<[usize; 8]> = active.iter().copied().filter(|&i| params[i].is_slice()).collect();
         let outcome = with_scratch(|s| {
             s.results_for(self.native.returns());
             // Buffers: the tangents of the differentiated parameters, lane-interleaved (element
             // `i` of a slice's tangent holds lanes `w * i .. w * i + w`), then the d-slices, then
             // their tangents (the products).
-            let tangent_sizes = active.iter().map(|&i| w * sizes[i]);
-            let d_sizes = slice_params.iter().map(|&i| sizes[i]);
-            let dt_sizes = slice_params.iter().map(|&i| w * sizes[i]);
+            let tangent_sizes = active.iter().map(|&i| w * lengths[i]);
+            let d_sizes = slice_params.iter().map(|&i| lengths[i]);
+            let dt_sizes = slice_params.iter().map(|&i| w * lengths[i]);
             s.zeroed_buffers(tangent_sizes.chain(d_sizes).chain(dt_sizes));
             let (tangents, rest) = s.buffers.split_at_mut(active.len());
             let (d_slices, d_tangents) = rest.split_at_mut(slice_params.len());
@@ -164,10 +169,11 @@ impl HvpFn {
             }
             let mut all: SmallVec<[Arg<'_>; 32]> = args.iter_mut().map(Arg::reborrow).collect();
             all.extend(d_slices.iter_mut().map(|d| Arg::SliceMut(d)));
-            for (&i, t) in active.iter().zip(tangents.iter()) {
+            for (&i, t) in active.iter().zip(tangents.iter_mut()) {
                 all.push(match (params[i], w) {
                     (Type::F64, 1) => Arg::F64(t[0]),
                     (Type::F64, _) => Arg::Vector(t),
+                    (Type::SliceMut, _) => Arg::SliceMut(t),
                     _ => Arg::Slice(t),
                 });
             }
@@ -178,7 +184,8 @@ impl HvpFn {
             // Slice parameters: gradient from the d-slices, products from their tangents.
             for ((&i, d), t) in slice_params.iter().zip(d_slices.iter()).zip(d_tangents.iter()) {
                 let o = offsets[i];
-                gradient[o..o + sizes[i]].copy_from_slice(d);
+                // (An `mslice` outside `wrt` has no entries: `sizes[i]` is 0.)
+                gradient[o..o + sizes[i]].copy_from_slice(&d[..sizes[i]]);
                 for e in 0..sizes[i] {
                     for k in 0..w {
                         products[k * n + o + e] = t[w * e + k];

@@ -31,6 +31,31 @@
 //! primal ([`fd`]) and checks of AD against them ([`check`]); objectives for argmin and a
 //! minimiser ([`optim`]); data-parallel sums ([`parallel`]). One error type, [`Error`].
 //! See docs/api.md and ARCHITECTURE.md.
+//!
+//! The function can also be written once, in Rust: [`macro@function`] (one `fn`) and
+//! [`macro@module`] (functions that call each other) lower it to IR while the crate compiles —
+//! source outside the subset of docs/rust.md is a compile error at the construct — and add typed
+//! handles that take the function's own parameter types ([`typed`]); [`front::lower_source`]
+//! does the same lowering at run time.
+//!
+//! ```
+//! #[jitdiff::function]
+//! fn rosenbrock(x: &[f64]) -> f64 {
+//!     let mut sum = 0.0;
+//!     for i in 0..x.len() - 1 {
+//!         let (d, e) = (x[i + 1] - x[i] * x[i], 1.0 - x[i]);
+//!         sum += 100.0 * d * d + e * e;
+//!     }
+//!     sum
+//! }
+//!
+//! let x = [-1.2, 1.0, 1.0];
+//! let g = rosenbrock::gradient()?; // still an ordinary fn too: rosenbrock(&x)
+//! let (f, df) = g.value_and_grad(&x)?;
+//! assert_eq!(f, rosenbrock(&x));
+//! assert_eq!(df.len(), 3);
+//! # Ok::<(), jitdiff::Error>(())
+//! ```
 
 #![warn(missing_docs)]
 
@@ -52,12 +77,14 @@ mod layout;
 #[cfg(feature = "argmin")]
 pub mod optim;
 pub mod parallel;
+mod primal;
 mod pullback;
 mod replay;
 mod rng;
 mod rule_test;
 mod scratch;
 pub mod sparse;
+pub mod typed;
 mod user;
 
 pub use builder::{Build, Builder, HasWidth, ParamRef};
@@ -69,7 +96,9 @@ pub use gradient::GradientFn;
 pub use hvp::HvpFn;
 pub use jacobian::{JacobianFn, JacobianMode};
 pub use jitdiff_jit::Arg;
+pub use jitdiff_macros::{function, module};
 pub use jitdiff_rules::{RuleError, RuleSet, ScalarRule};
+pub use primal::PrimalFn;
 pub use pullback::Pullback;
 pub use rng::SplitMix64;
 pub use rule_test::{RuleTestConfig, RuleTestError, RuleTestReport, test_rule};

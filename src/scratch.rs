@@ -4,7 +4,7 @@
 //! closure without a lock, and after the first call on a thread nothing is allocated.
 
 use jitdiff_ir::{RuntimeValue, Tape, Type};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// One call's working memory.
 #[derive(Default)]
@@ -51,20 +51,28 @@ const KEEP_TAPE_BYTES: usize = 64 << 20;
 
 thread_local! {
     // Boxed, so that taking one out and putting it back moves a pointer, not the struct.
+    /// The scratch the next call takes (that of the last outermost call): no borrow flag, no
+    /// vector to pop from.
+    static HOT: Cell<Option<Box<Scratch>>> = const { Cell::new(None) };
+    /// More scratches, for nested calls (from a closure extern that calls a handle); boxed like
+    /// the hot one, so that moving one between the two moves a pointer.
     #[allow(clippy::vec_box)]
     static POOL: RefCell<Vec<Box<Scratch>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Run `f` with a scratch of this thread (nested calls get distinct ones).
 /// (The native code applies the tape limit of its compile options itself.)
+#[inline]
 pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    let mut scratch = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+    let mut scratch = HOT.take().or_else(|| POOL.with(|p| p.borrow_mut().pop())).unwrap_or_default();
     scratch.tape.clear();
     let result = f(&mut scratch);
     if scratch.tape.bytes() > KEEP_TAPE_BYTES {
         scratch.tape.release();
     }
-    POOL.with(|p| p.borrow_mut().push(scratch));
+    if let Some(nested) = HOT.replace(Some(scratch)) {
+        POOL.with(|p| p.borrow_mut().push(nested));
+    }
     result
 }
 
@@ -77,6 +85,7 @@ pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 /// jitdiff::release_scratch(); // nothing to free: a no-op
 /// ```
 pub fn release_scratch() {
+    HOT.take();
     POOL.with(|p| p.borrow_mut().clear());
 }
 

@@ -2,7 +2,7 @@
 //!
 //! A value is *active* when it is a float (or, for slices, a differentiated slice parameter)
 //! that depends on a differentiated input through operations whose derivative is not identically
-//! zero. Integers and booleans are never active (`NoTangent`); piecewise-constant results such as
+//! zero. A data table (`table @y`) is a constant: never active, nor is anything loaded from it. Integers and booleans are never active (`NoTangent`); piecewise-constant results such as
 //! `floor x` are not active either (`ZeroTangent`), so nothing downstream of them pays for
 //! derivatives. A local array (`alloc`) is active when an active value is stored into it, or when
 //! it is passed to a call that has an active argument (the callee may store into it).
@@ -118,7 +118,7 @@ fn produces_active(op: Opcode, args: &[Value], active: &HashSet<Value>) -> bool 
         op if jitdiff_rules::is_piecewise_constant(op) => false,
         Opcode::IToF | Opcode::FToI | Opcode::Len => false,
         Opcode::FCmp | Opcode::ICmp | Opcode::And | Opcode::Or | Opcode::Not => false,
-        Opcode::FConst | Opcode::IConst | Opcode::BConst => false,
+        Opcode::FConst | Opcode::IConst | Opcode::BConst | Opcode::Table => false,
         // select: the condition carries no derivative; the arms do.
         Opcode::Select => any(&args[1..]),
         Opcode::Load | Opcode::VLoad => any(&args[..1]),

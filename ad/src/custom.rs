@@ -71,12 +71,13 @@ impl<'r> CustomRules<'r> {
         if let Some(&callee) = self.installed.get(&key) {
             return Ok(callee);
         }
-        // Rename the rule's functions where the output module has the name already.
+        // Rename the rule's functions where the output module has the name already (functions,
+        // externs and tables share one namespace).
         let mut module = rule.module().clone();
         for f in &mut module.functions {
             let base = f.name.clone();
             let mut k = 2;
-            while out.func_id(&f.name).is_some() {
+            while out.name_taken(&f.name) {
                 f.name = format!("{base}_{k}");
                 k += 1;
             }

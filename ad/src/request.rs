@@ -66,8 +66,9 @@ pub(super) fn optimize_derived(out: &mut Module, first_derived: usize) {
             }
         }
     }
-    for (function, _) in out.functions.iter_mut().zip(&reached).filter(|(_, r)| **r) {
-        passes::optimize_function(function);
+    let Module { tables, functions, .. } = out;
+    for (function, _) in functions.iter_mut().zip(&reached).filter(|(_, r)| **r) {
+        passes::optimize_function_in(function, tables);
     }
 }
 

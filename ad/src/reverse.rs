@@ -153,7 +153,18 @@ fn derive_reverse_with_rules_unguarded(
     let internal: Vec<FuncId> =
         callee_fwds.iter().chain(&pullbacks).copied().filter(|&g| g != fwd && g != pullback).collect();
     let mut differentials = differentials;
-    for (id, kept) in passes::remove_unused_params(&mut out, &internal) {
+    let trimmed = passes::remove_unused_params(&mut out, &internal);
+    // A slice the pullback re-created only to pass it on (a table) is dead once no callee takes
+    // it: clean up the derived callers of trimmed functions.
+    let trimmed_ids: Vec<Imm> = trimmed.iter().map(|(id, _)| Imm::Callee(Callee::Func(*id))).collect();
+    for function in &mut out.functions[module.functions.len()..] {
+        let calls_trimmed = function.blocks.iter().flat_map(|b| &b.insts).any(|i| trimmed_ids.contains(&i.imm));
+        let reads_table = function.blocks.iter().flat_map(|b| &b.insts).any(|i| i.op == Opcode::Table);
+        if calls_trimmed && reads_table {
+            passes::dce(function);
+        }
+    }
+    for (id, kept) in trimmed {
         let name = &out.func(id).name;
         let position = |old: usize| kept.iter().position(|&k| k == old);
         differentials = differentials
@@ -293,6 +304,12 @@ impl Deriver<'_> {
     }
 }
 
+/// The values of `func` that are data tables (`v = table @y`), with their immediates.
+fn table_values(func: &Function) -> HashMap<Value, Imm> {
+    let tables = func.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.op == Opcode::Table);
+    tables.flat_map(|i| i.results.iter().map(|&r| (r, i.imm))).collect()
+}
+
 /// The incoming edges of every merge block (a block entered by more than one edge), in a fixed
 /// order: `(predecessor, successor slot)`. The forward function pushes the edge's position.
 type MergeEdges = HashMap<Block, Vec<(Block, usize)>>;
@@ -318,6 +335,9 @@ struct Forward {
     /// The local arrays frozen at some call (source values, in push order): the pullback pops
     /// copies of them first thing and passes those to the callee pullbacks.
     frozen: Vec<Value>,
+    /// The source values that are data tables, with their immediates: the pullback re-creates
+    /// those it passes to callee pullbacks.
+    tables: HashMap<Value, Imm>,
 }
 
 impl Deriver<'_> {
@@ -333,6 +353,7 @@ impl Deriver<'_> {
         let shape = &self.shapes[id.index()];
         let cfg = &shape.cfg;
         let frozen_at = frozen::FrozenArrays::analyse(self.source, source, cfg);
+        let tables = table_values(source);
         // The local arrays some callee receives as stable (frozen at the call), in `alloc` order.
         let mut frozen: Vec<Value> = vec![];
         let mut func = self.out.functions[fwd_id.index()].clone();
@@ -388,7 +409,7 @@ impl Deriver<'_> {
                     source,
                     inst,
                     &primal,
-                    (activity, stable, frozen_here),
+                    (activity, stable, frozen_here, &tables),
                     &mut needs,
                     site,
                 )?;
@@ -500,7 +521,7 @@ impl Deriver<'_> {
                 em.emit_multi(Opcode::TPush, &[id], Imm::None, &[]);
             }
         }
-        Ok(Forward { func, plans, merge_edges, returns, state, loops, local_arrays, frozen })
+        Ok(Forward { func, plans, merge_edges, returns, state, loops, local_arrays, frozen, tables })
     }
 
     /// Copy one instruction into `f_fwd` and add the forward values its pullback needs to
@@ -512,7 +533,7 @@ impl Deriver<'_> {
         source: &Function,
         inst: &InstData,
         primal: &HashMap<Value, Value>,
-        (activity, stable, frozen_here): (&Activity, &[bool], &[Value]),
+        (activity, stable, frozen_here, tables): (&Activity, &[bool], &[Value], &HashMap<Value, Imm>),
         needs: &mut Vec<Value>,
         (func, block, index): (&str, &str, usize),
     ) -> Result<Plan, AdError> {
@@ -531,7 +552,8 @@ impl Deriver<'_> {
             let callee_fn = self.source.func(callee_id);
             // A callee's slice parameter is stable when the caller passes one of its own stable
             // `slice` parameters to a `slice` parameter (an `mslice` the caller may write later is
-            // not), or a local array frozen at this call (see `frozen.rs`).
+            // not), a local array frozen at this call (see `frozen.rs`), or a data table (which
+            // nothing writes; the pullback re-creates it).
             let callee_stable: Vec<bool> = inst
                 .args
                 .iter()
@@ -539,7 +561,8 @@ impl Deriver<'_> {
                 .map(|(a, p)| {
                     callee_fn.ty(*p) == Type::Slice
                         && (source.params.iter().position(|q| q == a).is_some_and(|k| stable[k])
-                            || frozen_here.contains(a))
+                            || frozen_here.contains(a)
+                            || tables.contains_key(a))
                 })
                 .collect();
             let (fwd, pullback) = self.derive(callee_id, &mask, &callee_stable)?;

@@ -4,10 +4,12 @@
 //!
 //! A reversed block gets each value it needs in one of four ways, cheapest first:
 //!
-//! - a **constant** is re-created (`100` in Rosenbrock's `100 * v^2`);
+//! - a **constant** is re-created (`100` in Rosenbrock's `100 * v^2`), and so is a data table
+//!   (`table @y`, constant too);
 //! - a **recomputed** value: a cheap pure instruction of the same block (float and integer
 //!   arithmetic, comparisons, `select`, `len`, and loads from a *stable* slice — a `slice`
-//!   parameter nothing can write while the forward function and its pullback run), replayed
+//!   parameter nothing can write while the forward function and its pullback run, or a data
+//!   table), replayed
 //!   at the start of the reversed block from its operands. A value is recomputed only when
 //!   that costs at most one recorded entry: Rosenbrock's loop body records `i` alone and
 //!   recomputes `x[i]`, `x[i+1]` and every partial from it, instead of recording five values;
@@ -360,8 +362,12 @@ impl StatePlan {
         self.stable_slices.contains(&v) || state.planned.contains(&v) || self.global.contains(&v)
     }
 
+    /// A constant the pullback re-creates rather than gets back: `fconst`, `iconst`, `bconst`,
+    /// and `table` (a table is constant data).
     fn is_constant(&self, v: Value) -> bool {
-        self.defs.get(&v).is_some_and(|i| matches!(i.op, Opcode::FConst | Opcode::IConst | Opcode::BConst))
+        self.defs
+            .get(&v)
+            .is_some_and(|i| matches!(i.op, Opcode::FConst | Opcode::IConst | Opcode::BConst | Opcode::Table))
     }
 
     /// A cheap pure instruction of block `b` whose replay gives the same value.
@@ -390,8 +396,9 @@ impl StatePlan {
             | Opcode::ICmp
             | Opcode::Select
             | Opcode::IToF => true,
-            // The pullback has the stable slices only; an `mslice` may have changed since.
-            Opcode::Len | Opcode::Load => self.stable_slices.contains(&inst.args[0]),
+            // The pullback has the stable slices and the tables only; an `mslice` may have
+            // changed since.
+            Opcode::Len | Opcode::Load => self.stable_slices.contains(&inst.args[0]) || self.is_constant(inst.args[0]),
             _ => false,
         }
     }

@@ -1,17 +1,32 @@
-//! The demo (`jitdiff` with no arguments): Extended Rosenbrock, n = 1,000, from embedded IR —
-//! parsed, verified, interpreted and JIT-compiled; its gradient by reverse mode, checked against
-//! central differences and timed against them; then a few steps of descent.
+//! The demo (`jitdiff` with no arguments): Extended Rosenbrock, n = 1,000, written once as a plain
+//! Rust function — rustc compiles it, `#[jitdiff::function]` lowers it to IR at compile time —
+//! interpreted and JIT-compiled; its gradient by reverse mode, checked against central
+//! differences and timed against them; then a few steps of descent.
 
 use super::error::CliError;
 use super::timing::{human, seconds_per_call};
 use jitdiff::GradientFn;
 use jitdiff::fd::{FdOptions, FiniteDiff};
-use jitdiff::ir::{
-    ArgValue, ExternRegistry, Interpreter, RuntimeValue, parse_module_with_spans, verify_module_with_spans,
-};
+use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue};
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff_problems::rosenbrock::{ENTRY, ROSENBROCK_IR, rosenbrock, standard_start};
+use jitdiff_problems::rosenbrock::standard_start;
 use std::time::{Duration, Instant};
+
+/// The model, written once. `#[jitdiff::function]` leaves it an ordinary Rust function and adds
+/// the module `rosenbrock` (its IR, typed handles).
+#[jitdiff::function]
+fn rosenbrock(x: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for i in 0..x.len() - 1 {
+        let xi = x[i];
+        let d = x[i + 1] - xi * xi;
+        let e = 1.0 - xi;
+        sum += 100.0 * (d * d) + e * e;
+    }
+    sum
+}
+
+const ENTRY: &str = "rosenbrock";
 
 /// Run the demo.
 pub fn demo() -> Result<(), CliError> {
@@ -19,18 +34,18 @@ pub fn demo() -> Result<(), CliError> {
     println!("jitdiff demo: Extended Rosenbrock, n = {n}, at the standard start (-1.2, 1, -1.2, 1, ...)");
     let demo_error = |e: String| CliError::Demo(e);
 
-    let (module, spans) = parse_module_with_spans(ROSENBROCK_IR)
-        .map_err(|error| CliError::Parse { path: "the embedded Rosenbrock IR".into(), error })?;
-    verify_module_with_spans(&module, Some(&spans))
-        .map_err(|error| CliError::Verify { path: "the embedded Rosenbrock IR".into(), error: Box::new(error) })?;
-    let func = module.func_by_name(ENTRY).ok_or_else(|| demo_error("the embedded module has no @rosenbrock".into()))?;
+    let module = rosenbrock::module();
+    let func = module.func_by_name(ENTRY).ok_or_else(|| demo_error("the lowered module has no @rosenbrock".into()))?;
     let instructions: usize = func.blocks.iter().map(|b| b.insts.len() + 1).sum();
-    println!("  IR          : parsed and verified @{ENTRY}: {} blocks, {instructions} instructions", func.blocks.len());
+    println!(
+        "  IR          : @{ENTRY} lowered from the Rust fn at compile time: {} blocks, {instructions} instructions",
+        func.blocks.len()
+    );
 
     let x = standard_start(n);
-    let interpreted = Interpreter::new(&module).call(ENTRY, &mut [ArgValue::Slice(x.clone())])?;
+    let interpreted = Interpreter::new(module).call(ENTRY, &mut [ArgValue::Slice(x.clone())])?;
     let start = Instant::now();
-    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new())?;
+    let compiled = compile(module, &ExternRegistry::new(), &JitOptions::new())?;
     let native = compiled.function(ENTRY)?;
     let compile_time = start.elapsed();
     let jitted = native.call(&mut [Arg::Slice(&x)])?;
@@ -49,7 +64,7 @@ pub fn demo() -> Result<(), CliError> {
     }
 
     let start = Instant::now();
-    let grad = GradientFn::builder(&module, ENTRY).wrt_mask(&[true]).build()?;
+    let grad = GradientFn::builder(module, ENTRY).wrt(["x"]).build()?;
     let derive_time = start.elapsed();
     let mut g = vec![0.0; n];
     let value = grad.value_and_grad(&mut [Arg::Slice(&x)], &mut g)?;

@@ -13,6 +13,7 @@ mod inputs;
 mod load;
 mod plot;
 mod report;
+mod rust_vs_ir;
 mod show;
 mod timing;
 mod values;

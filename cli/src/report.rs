@@ -55,6 +55,7 @@ pub fn report(out: &str, quick: bool, only: Option<&str>) -> Result<(), CliError
     progress.finish_and_clear();
     let mut text = markdown(&rows, quick || only.is_some());
     if only.is_none() {
+        text += &super::rust_vs_ir::rust_vs_ir(quick)?;
         text += &super::compile_curve::compile_curve(quick)?;
     }
     if let Some(dir) = std::path::Path::new(out).parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -1,9 +1,11 @@
 //! Constants: literals (with suffixes, underscores and overflow checks), `std::f64::consts::*`,
-//! `f64::INFINITY` and friends, integer `MAX`/`MIN`, and module-level `const` items, which are
-//! inlined at each use.
+//! `f64::INFINITY` and friends, integer `MAX`/`MIN`, and module-level `const` items: scalars are
+//! inlined at each use; `f64` arrays (`const Y: [f64; N] = [...]`) are evaluated here and become
+//! read-only data tables of the module, read through `table @Y`.
 
 use crate::error::{FrontError, FrontErrorKind, Result, invalid, unsupported};
 use crate::lower::{Lowered, Lowerer, Operand};
+use crate::module::ModuleCtx;
 use crate::scope::Scopes;
 use crate::types::{IntKind, Ty};
 use proc_macro2::Span;
@@ -161,21 +163,22 @@ impl Lowerer<'_> {
         Ok(Lowered::Value(self.constant_operand(constant)))
     }
 
-    /// A module-level `const`, inlined: its expression lowered here with no local in scope.
+    /// A module-level `const`, inlined: its expression lowered here with no local in scope. A
+    /// constant array is the module's table of that name, a read-only slice.
     pub(crate) fn lower_const(&mut self, name: &str, span: Span) -> Result<Lowered> {
         let Some(def) = self.ctx.consts.get(name) else {
             return Err(invalid(span, format!("`{name}` is not a constant")));
         };
         match &def.ty {
             Ty::Slice { .. } => {
-                return Err(FrontError::new(
-                    span,
-                    FrontErrorKind::NotYetSupported {
-                        construct: "a constant array".into(),
-                        why: "the IR has no read-only data tables yet".into(),
-                        instead: "pass the table as a `&[f64]` parameter".into(),
-                    },
-                ));
+                let Some(&table) = self.ctx.tables.get(name) else {
+                    return Err(FrontError::new(
+                        span,
+                        FrontErrorKind::Internal { message: format!("the table of constant `{name}` went missing") },
+                    ));
+                };
+                let value = self.ssa.table(table);
+                return Ok(Lowered::Value(Operand { value, ty: Ty::Slice { mutable: false } }));
             }
             ty if !ty.is_scalar() => {
                 return Err(unsupported(span, "constants of this type", "define `f64`, integer or `bool` constants"));
@@ -201,48 +204,209 @@ impl Lowerer<'_> {
         Ok(Lowered::Value(Operand { value: op.value, ty }))
     }
 
+    /// The error for writing to `expr` (a read-only slice), if `expr` names a constant array:
+    /// it cannot be written, not even after `let mut a = Y;` (which aliases the table here,
+    /// where Rust would copy it).
+    pub(crate) fn constant_array_write(&self, expr: &syn::Expr) -> Option<FrontError> {
+        let mut expr = expr;
+        while let syn::Expr::Paren(p) = expr {
+            expr = &p.expr;
+        }
+        let syn::Expr::Path(p) = expr else { return None };
+        let name = crate::types::name_of(p.path.get_ident()?);
+        if self.scopes.lookup(&name).is_some() || !self.ctx.tables.contains_key(&name) {
+            return None;
+        }
+        Some(invalid(
+            expr.span(),
+            format!(
+                "cannot write to the constant array `{name}`; to change a copy, make a local array and fill it: `let mut a = [0.0; N]; for i in 0..N {{ a[i] = {name}[i]; }}`"
+            ),
+        ))
+    }
+
     /// The value of a constant integer expression (a local array's length): literals, `const`s
     /// and `+ - * /` of those.
     pub(crate) fn const_int(&self, expr: &syn::Expr) -> Result<i64> {
-        self.const_int_at(expr, 0)
+        const_int(self.ctx, expr, "the length of a local array")
     }
+}
 
-    fn const_int_at(&self, expr: &syn::Expr, depth: usize) -> Result<i64> {
-        let not_constant = || {
-            invalid(
-                expr.span(),
-                "the length of a local array must be a constant: an integer literal, a `const` or arithmetic on those",
-            )
-        };
-        if depth > 64 {
-            return Err(not_constant());
+/// The most nested constant expressions are followed (constants defined through constants).
+const MAX_CONST_DEPTH: usize = 64;
+
+/// The value of a constant integer expression: literals, `const`s and `+ - * /` of those;
+/// `what` names what must be constant, for the error.
+pub(crate) fn const_int(ctx: &ModuleCtx, expr: &syn::Expr, what: &str) -> Result<i64> {
+    const_int_at(ctx, expr, what, 0)
+}
+
+fn const_int_at(ctx: &ModuleCtx, expr: &syn::Expr, what: &str, depth: usize) -> Result<i64> {
+    let not_constant = || {
+        invalid(expr.span(), format!("{what} must be a constant: an integer literal, a `const` or arithmetic on those"))
+    };
+    if depth > MAX_CONST_DEPTH {
+        return Err(not_constant());
+    }
+    let at = |e: &syn::Expr| const_int_at(ctx, e, what, depth + 1);
+    match expr {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+            i.base10_parse::<i64>().map_err(|_| not_constant())
         }
-        match expr {
-            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
-                i.base10_parse::<i64>().map_err(|_| not_constant())
+        syn::Expr::Paren(p) => at(&p.expr),
+        syn::Expr::Path(p) => {
+            let name = p.path.get_ident().map(crate::types::name_of).ok_or_else(not_constant)?;
+            let def = ctx.consts.get(&name).ok_or_else(not_constant)?;
+            if !matches!(def.ty, Ty::Int(_)) {
+                return Err(not_constant());
             }
-            syn::Expr::Paren(p) => self.const_int_at(&p.expr, depth + 1),
-            syn::Expr::Path(p) => {
-                let name = p.path.get_ident().map(crate::types::name_of).ok_or_else(not_constant)?;
-                let def = self.ctx.consts.get(&name).ok_or_else(not_constant)?;
-                if !matches!(def.ty, Ty::Int(_)) {
-                    return Err(not_constant());
+            at(&def.expr)
+        }
+        syn::Expr::Binary(b) => {
+            let (l, r) = (at(&b.left)?, at(&b.right)?);
+            let value = match b.op {
+                syn::BinOp::Add(_) => l.checked_add(r),
+                syn::BinOp::Sub(_) => l.checked_sub(r),
+                syn::BinOp::Mul(_) => l.checked_mul(r),
+                syn::BinOp::Div(_) => l.checked_div(r),
+                _ => None,
+            };
+            value.ok_or_else(not_constant)
+        }
+        _ => Err(not_constant()),
+    }
+}
+
+/// The values of a constant `f64` array (`const Y: [f64; N] = ...`, or `&[f64]` / `&[f64; N]`):
+/// `[a, b, c]` or `[x; N]` (behind a `&` for a reference type), each value a constant `f64`
+/// expression (see [`const_f64`]). `len` is the declared length, when the type has one; the
+/// values must match it, as rustc requires.
+pub(crate) fn table_values(ctx: &ModuleCtx, expr: &syn::Expr, len: Option<i64>) -> Result<Vec<f64>> {
+    let mut expr = expr;
+    while let syn::Expr::Paren(p) = expr {
+        expr = &p.expr;
+    }
+    if let syn::Expr::Reference(r) = expr
+        && r.mutability.is_none()
+    {
+        return table_values(ctx, &r.expr, len);
+    }
+    let values = match expr {
+        syn::Expr::Array(array) => array.elems.iter().map(|e| const_f64(ctx, e)).collect::<Result<Vec<f64>>>()?,
+        syn::Expr::Repeat(repeat) => {
+            let n = const_int(ctx, &repeat.len, "the length of an array repeat expression")?;
+            let n = usize::try_from(n).ok().filter(|&n| n <= MAX_TABLE_LEN).ok_or_else(|| {
+                invalid(repeat.len.span(), format!("a constant array holds 0 to {MAX_TABLE_LEN} values, not {n}"))
+            })?;
+            vec![const_f64(ctx, &repeat.expr)?; n]
+        }
+        other => {
+            return Err(unsupported(
+                other.span(),
+                "constant arrays given by other expressions",
+                "write the values out, `[0.14, 0.18, ...]`, or repeat one, `[0.0; N]`",
+            ));
+        }
+    };
+    if values.len() > MAX_TABLE_LEN {
+        return Err(invalid(expr.span(), format!("a constant array holds at most {MAX_TABLE_LEN} values")));
+    }
+    match len {
+        Some(n) if n != values.len() as i64 => Err(invalid(
+            expr.span(),
+            format!("mismatched types: expected an array of {n} values, found one of {}", values.len()),
+        )),
+        _ => Ok(values),
+    }
+}
+
+/// The most values one constant array may hold (128 MiB of `f64`s).
+const MAX_TABLE_LEN: usize = 1 << 24;
+
+/// The value of a constant `f64` expression, as rustc's constant evaluation gives it: float
+/// literals, `-`, parentheses, `const`s of type `f64`, `std::f64::consts::*` and `f64::INFINITY`
+/// ..., `as f64` of an integer constant, and `+ - * /` of those (IEEE arithmetic, as at run time).
+pub(crate) fn const_f64(ctx: &ModuleCtx, expr: &syn::Expr) -> Result<f64> {
+    const_f64_at(ctx, expr, 0)
+}
+
+fn const_f64_at(ctx: &ModuleCtx, expr: &syn::Expr, depth: usize) -> Result<f64> {
+    let not_constant = || {
+        unsupported(
+            expr.span(),
+            "values of constant arrays other than constant `f64` expressions",
+            "write float literals, `const`s and arithmetic on them (`2.0 * PI`, `N as f64`)",
+        )
+    };
+    if depth > MAX_CONST_DEPTH {
+        return Err(invalid(expr.span(), "this constant is defined in terms of itself; give it a value"));
+    }
+    let at = |e: &syn::Expr| const_f64_at(ctx, e, depth + 1);
+    match expr {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(f), .. }) => {
+            if !matches!(f.suffix(), "" | "f64") {
+                return Err(unsupported(f.span(), "`f32` values", "use `f64` (drop the suffix)"));
+            }
+            match float_literal(f.base10_digits(), f.span(), "")? {
+                Constant::F64(x) => Ok(x),
+                Constant::Int(..) => Err(not_constant()),
+            }
+        }
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.suffix() == "f64" => {
+            match float_literal(i.base10_digits(), i.span(), "")? {
+                Constant::F64(x) => Ok(x),
+                Constant::Int(..) => Err(not_constant()),
+            }
+        }
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => Err(invalid(
+            i.span(),
+            format!("mismatched types: expected `f64`, found an integer; write `{}.0`", i.base10_digits()),
+        )),
+        syn::Expr::Paren(p) => at(&p.expr),
+        syn::Expr::Group(g) => at(&g.expr),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => Ok(-at(&u.expr)?),
+        syn::Expr::Binary(b) => {
+            let (l, r) = (at(&b.left)?, at(&b.right)?);
+            match b.op {
+                syn::BinOp::Add(_) => Ok(l + r),
+                syn::BinOp::Sub(_) => Ok(l - r),
+                syn::BinOp::Mul(_) => Ok(l * r),
+                syn::BinOp::Div(_) => Ok(l / r),
+                _ => Err(not_constant()),
+            }
+        }
+        syn::Expr::Cast(c) if matches!(&*c.ty, syn::Type::Path(p) if p.path.is_ident("f64")) => {
+            match const_int(ctx, &c.expr, "the integer converted") {
+                Ok(k) => Ok(k as f64),
+                Err(_) => at(&c.expr),
+            }
+        }
+        syn::Expr::Path(p) => {
+            if let Some(ident) = p.path.get_ident() {
+                let name = crate::types::name_of(ident);
+                if let Some(def) = ctx.consts.get(&name) {
+                    return match def.ty {
+                        Ty::F64 => at(&def.expr),
+                        ref other => Err(invalid(
+                            p.span(),
+                            format!("mismatched types: expected `f64`, found `{other}`; convert with `as f64`"),
+                        )),
+                    };
                 }
-                self.const_int_at(&def.expr, depth + 1)
+                if let Some(x) = ctx.imported_constant(&name) {
+                    return Ok(x);
+                }
             }
-            syn::Expr::Binary(b) => {
-                let (l, r) = (self.const_int_at(&b.left, depth + 1)?, self.const_int_at(&b.right, depth + 1)?);
-                let value = match b.op {
-                    syn::BinOp::Add(_) => l.checked_add(r),
-                    syn::BinOp::Sub(_) => l.checked_sub(r),
-                    syn::BinOp::Mul(_) => l.checked_mul(r),
-                    syn::BinOp::Div(_) => l.checked_div(r),
-                    _ => None,
-                };
-                value.ok_or_else(not_constant)
+            match path_constant(&crate::types::path_text(&p.path)) {
+                Some(Ok(Constant::F64(x))) => Ok(x),
+                Some(Ok(Constant::Int(..))) => {
+                    Err(invalid(p.span(), "mismatched types: expected `f64`, found an integer; convert with `as f64`"))
+                }
+                Some(Err(message)) => Err(invalid(p.span(), message)),
+                None => Err(not_constant()),
             }
-            _ => Err(not_constant()),
         }
+        _ => Err(not_constant()),
     }
 }
 

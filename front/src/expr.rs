@@ -271,6 +271,9 @@ impl Lowerer<'_> {
         match self.lower_expr(inner, None)? {
             Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => {
                 if mutable && op.ty == (Ty::Slice { mutable: false }) {
+                    if let Some(e) = self.constant_array_write(inner) {
+                        return Err(e);
+                    }
                     return Err(invalid(
                         reference.span(),
                         "cannot borrow a read-only slice as mutable; take the parameter as `&mut [f64]` (or declare the local array `let mut`)",

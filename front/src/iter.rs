@@ -311,6 +311,9 @@ impl Lowerer<'_> {
                 let slice_mutable = slice.ty == Ty::Slice { mutable: true };
                 let mutable = mutable.unwrap_or(slice_mutable);
                 if mutable && !slice_mutable {
+                    if let Some(e) = self.constant_array_write(expr) {
+                        return Err(e);
+                    }
                     return Err(invalid(
                         expr.span(),
                         "cannot iterate mutably over a read-only slice; take the parameter as `&mut [f64]` (or declare the local array `let mut`)",

@@ -1,11 +1,12 @@
 //! The items of a source: `fn`s (IR functions), `extern "C"` blocks (IR externs), `const`s
-//! (inlined where used) and `use std::f64::consts::...`. Signatures are collected first, so
-//! functions may call each other in any order and recursively; then every body is lowered,
-//! cleaned up by the IR passes and the module verified.
+//! (scalars inlined where used, `f64` arrays as the module's read-only data tables) and
+//! `use std::f64::consts::...`. Signatures are collected first, so functions may call each other
+//! in any order and recursively; then every body is lowered, cleaned up by the IR passes and the
+//! module verified.
 
 use crate::error::{FrontError, FrontErrorKind, Result, invalid, unsupported};
 use crate::types::{Ty, TypePlace, parse_type};
-use jitdiff_ir::{Callee, ExternDecl, FuncId, Function, Module, passes};
+use jitdiff_ir::{Callee, ExternDecl, FuncId, Function, Module, Table, TableId, passes};
 use proc_macro2::Span;
 use std::collections::HashMap;
 use syn::spanned::Spanned;
@@ -30,6 +31,8 @@ pub(crate) struct ConstDef {
 pub(crate) struct ModuleCtx {
     pub functions: HashMap<String, FnSig>,
     pub consts: HashMap<String, ConstDef>,
+    /// The data table of each constant `f64` array, by the constant's name.
+    pub tables: HashMap<String, TableId>,
     /// `use std::f64::consts::{PI, E as EULER}`: local name → constant name.
     imports: HashMap<String, String>,
     /// `use std::f64::consts::*`.
@@ -53,6 +56,8 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
     let mut ctx = ModuleCtx::default();
     let mut names: HashMap<String, Span> = HashMap::new();
     let mut bodies: Vec<(&syn::ItemFn, FuncId)> = vec![];
+    // Constant arrays and their declared lengths, evaluated once every `const` is known.
+    let mut arrays: Vec<(&syn::ItemConst, Option<&syn::Expr>)> = vec![];
     let mut claim = |name: &syn::Ident| -> Result<()> {
         let text = crate::types::name_of(name);
         if names.insert(text.clone(), name.span()).is_some() {
@@ -64,7 +69,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
         match item {
             syn::Item::Fn(f) => {
                 claim(&f.sig.ident)?;
-                check_ir_name(&f.sig.ident)?;
+                check_ir_name(&f.sig.ident, "function")?;
                 let (params, ret) = signature(&f.sig)?;
                 let name = crate::types::name_of(&f.sig.ident);
                 let id = module.push_function(Function::new(&name, ret.ir_results()));
@@ -83,7 +88,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
                 for foreign in &block.items {
                     let sig = foreign_fn(foreign)?;
                     claim(&sig.ident)?;
-                    check_ir_name(&sig.ident)?;
+                    check_ir_name(&sig.ident, "function")?;
                     let (params, ret) = signature(&sig)?;
                     let name = crate::types::name_of(&sig.ident);
                     let decl = ExternDecl {
@@ -100,9 +105,13 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
                 if !c.generics.params.is_empty() {
                     return Err(unsupported(c.generics.span(), "generic constants", "write one `const` per type"));
                 }
-                let ty = match &*c.ty {
-                    syn::Type::Array(_) => Ty::Slice { mutable: false },
-                    other => parse_type(other, TypePlace::Local)?,
+                let ty = match const_array(&c.ty)? {
+                    Some(len) => {
+                        check_ir_name(&c.ident, "constant array")?;
+                        arrays.push((c, len));
+                        Ty::Slice { mutable: false }
+                    }
+                    None => parse_type(&c.ty, TypePlace::Local)?,
                 };
                 ctx.consts.insert(crate::types::name_of(&c.ident), ConstDef { ty, expr: (*c.expr).clone() });
             }
@@ -124,6 +133,13 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
             other => return Err(item_error(other)),
         }
     }
+    for (item, len) in arrays {
+        let len = len.map(|n| crate::consts::const_int(&ctx, n, "the length of a constant array")).transpose()?;
+        let values = crate::consts::table_values(&ctx, &item.expr, len)?;
+        let name = crate::types::name_of(&item.ident);
+        let id = module.push_table(Table::new(name.clone(), values));
+        ctx.tables.insert(name, id);
+    }
     for (item, id) in bodies {
         let Some(sig) = ctx.functions.get(&crate::types::name_of(&item.sig.ident)) else {
             let message = "a function's signature went missing".into();
@@ -131,7 +147,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
         };
         let mut function = crate::lower::lower_function(&ctx, item, sig)?;
         passes::remove_unreachable_blocks(&mut function);
-        passes::optimize_function(&mut function);
+        passes::optimize_function_in(&mut function, &module.tables);
         function.canonicalize();
         if let Some(slot) = module.functions.get_mut(id.index()) {
             *slot = function;
@@ -147,17 +163,56 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
     Ok(module)
 }
 
-/// Function and extern names are IR names: `[A-Za-z_][A-Za-z0-9_]*`.
-fn check_ir_name(ident: &syn::Ident) -> Result<()> {
+/// Function, extern and constant-array names are IR names: `[A-Za-z_][A-Za-z0-9_]*`. `what`
+/// names the item: "function", "constant array".
+fn check_ir_name(ident: &syn::Ident, what: &str) -> Result<()> {
     let name = crate::types::name_of(ident);
     if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Ok(());
     }
+    let ir_item = if what == "function" { "IR function" } else { "IR table" };
     Err(unsupported(
         ident.span(),
-        "non-ASCII function names",
-        format!("rename `{name}` with ASCII letters, digits and `_` (it becomes the IR function's name)"),
+        format!("non-ASCII {what} names"),
+        format!("rename `{name}` with ASCII letters, digits and `_` (it becomes the {ir_item}'s name)"),
     ))
+}
+
+/// Is a constant's type an `f64` array — `[f64; N]`, `&[f64; N]` or `&[f64]`, a data table? Its
+/// declared length, if it has one. Arrays of anything else are errors.
+fn const_array(ty: &syn::Type) -> Result<Option<Option<&syn::Expr>>> {
+    let (elem, len) = match ty {
+        syn::Type::Array(a) => (&*a.elem, Some(&a.len)),
+        syn::Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+            syn::Type::Array(a) => (&*a.elem, Some(&a.len)),
+            syn::Type::Slice(s) => (&*s.elem, None),
+            _ => return Ok(None),
+        },
+        syn::Type::Paren(p) => return const_array(&p.elem),
+        _ => return Ok(None),
+    };
+    match elem {
+        syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("f64") => Ok(Some(len)),
+        syn::Type::Path(p) if p.path.get_ident().is_some_and(|i| is_int_name(&i.to_string())) => Err(FrontError::new(
+            elem.span(),
+            FrontErrorKind::NotYetSupported {
+                construct: "a constant array of integers".into(),
+                why: "the IR's data tables hold `f64` values".into(),
+                instead: "make it a `[f64; N]` of the same values and convert an element with `as usize`".into(),
+            },
+        )),
+        syn::Type::Array(_) => Err(unsupported(
+            elem.span(),
+            "constant arrays of arrays",
+            "flatten it to one `[f64; R * C]` and index it `[r * C + c]`",
+        )),
+        _ => Err(unsupported(elem.span(), "constant arrays of anything but `f64`", "use `[f64; N]`")),
+    }
+}
+
+/// Is `name` an integer type (of the subset or not), for a helpful error on integer arrays?
+fn is_int_name(name: &str) -> bool {
+    crate::types::IntKind::from_name(name).is_some() || matches!(name, "i8" | "i16" | "u8" | "u16" | "i128" | "u128")
 }
 
 /// Parameter and result types of a signature, checked for the subset.

@@ -5,7 +5,10 @@
 //! operands do not fit would be a bug of the front end, which the verifier run on the finished
 //! module reports as an internal error — nothing here panics.
 
-use jitdiff_ir::{Block, BlockCall, Callee, CondCode, Function, Imm, InstData, Opcode, Terminator, Type, Value};
+use jitdiff_ir::{
+    Block, BlockCall, Callee, CondCode, Function, Imm, InstData, Opcode, TableId, Terminator, Type, Value,
+};
+use std::collections::HashMap;
 
 /// A function being built, and where instructions go.
 pub(crate) struct Ssa {
@@ -17,15 +20,17 @@ pub(crate) struct Ssa {
     /// then remove.
     pub reachable: bool,
     /// Instructions at the start of the entry block that must stay there (`alloc`s of local
-    /// arrays and their sizes); later entry instructions are inserted after them.
+    /// arrays and their sizes, `table`s); later entry instructions are inserted after them.
     entry_prefix: usize,
+    /// The `table` instruction of each table the function reads, in its entry block.
+    tables: HashMap<TableId, Value>,
 }
 
 impl Ssa {
     pub(crate) fn new(name: &str, returns: Vec<Type>) -> Ssa {
         let mut func = Function::new(name, returns);
         let entry = func.add_block("entry");
-        Ssa { func, current: entry, reachable: true, entry_prefix: 0 }
+        Ssa { func, current: entry, reachable: true, entry_prefix: 0, tables: HashMap::new() }
     }
 
     pub(crate) fn new_block(&mut self, name: &str) -> Block {
@@ -117,6 +122,23 @@ impl Ssa {
             .insert(at + 1, InstData { op: Opcode::Alloc, args: vec![size], imm: Imm::None, results: vec![array] });
         self.entry_prefix = at + 2;
         array
+    }
+
+    /// The module's table `table` as a slice: one `table` instruction per function, in the entry
+    /// block, so that it dominates every use.
+    pub(crate) fn table(&mut self, table: TableId) -> Value {
+        if let Some(&value) = self.tables.get(&table) {
+            return value;
+        }
+        let value = self.func.new_value(Type::Slice);
+        let entry = self.func.block_mut(Block::ENTRY);
+        let at = self.entry_prefix.min(entry.insts.len());
+        entry
+            .insts
+            .insert(at, InstData { op: Opcode::Table, args: vec![], imm: Imm::Table(table), results: vec![value] });
+        self.entry_prefix = at + 1;
+        self.tables.insert(table, value);
+        value
     }
 
     /// End the current block (unless it already ended) with `term`.

@@ -53,6 +53,13 @@ impl Lowerer<'_> {
             }
             other => (other, None),
         };
+        // `let mut a = Y;` copies a constant array in Rust; here it would alias the read-only table.
+        if let (syn::Pat::Ident(p), Some(init)) = (pat, &local.init)
+            && p.mutability.is_some()
+            && let Some(e) = self.constant_array_write(&init.expr)
+        {
+            return Err(e);
+        }
         let init = match &local.init {
             Some(init) => Some(self.lower_expr(&init.expr, annotated.as_ref())?),
             None => None,
@@ -313,6 +320,9 @@ impl Lowerer<'_> {
             syn::Expr::Index(index) => {
                 let (slice, i) = self.lower_element(index)?;
                 if slice.ty != (Ty::Slice { mutable: true }) {
+                    if let Some(e) = self.constant_array_write(&index.expr) {
+                        return Err(e);
+                    }
                     return Err(invalid(
                         index.expr.span(),
                         "cannot write to an element of a read-only slice; take the parameter as `&mut [f64]` (or declare the local array `let mut`)",

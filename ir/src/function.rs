@@ -4,6 +4,7 @@ use crate::opcode::{CondCode, Opcode};
 use crate::types::Type;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::{SmallVec, smallvec};
+use std::sync::Arc;
 
 // The entities below are indices, created only by the functions and modules that own what they
 // index (so no code outside this crate fabricates one from a raw integer); with the `testing`
@@ -25,6 +26,10 @@ pub struct FuncId(pub(crate) u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ExternId(pub(crate) u32);
 
+/// A read-only data table of a module: an index into [`Module::tables`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableId(pub(crate) u32);
+
 macro_rules! entity {
     ($($entity:ident),*) => {$(
         impl $entity {
@@ -41,7 +46,7 @@ macro_rules! entity {
         }
     )*};
 }
-entity!(Value, Block, FuncId, ExternId);
+entity!(Value, Block, FuncId, ExternId, TableId);
 
 impl Block {
     /// The entry block of every function.
@@ -76,6 +81,8 @@ pub enum Imm {
     Type(Type),
     /// The callee of `call`.
     Callee(Callee),
+    /// The data table of `table`.
+    Table(TableId),
 }
 
 impl PartialEq for Imm {
@@ -89,6 +96,7 @@ impl PartialEq for Imm {
             (Imm::Lane(a), Imm::Lane(b)) => a == b,
             (Imm::Type(a), Imm::Type(b)) => a == b,
             (Imm::Callee(a), Imm::Callee(b)) => a == b,
+            (Imm::Table(a), Imm::Table(b)) => a == b,
             _ => false,
         }
     }
@@ -109,6 +117,7 @@ impl std::hash::Hash for Imm {
             Imm::Lane(k) => k.hash(state),
             Imm::Type(t) => t.hash(state),
             Imm::Callee(c) => c.hash(state),
+            Imm::Table(t) => t.hash(state),
         }
     }
 }
@@ -520,11 +529,53 @@ pub struct ExternDecl {
     pub returns: Vec<Type>,
 }
 
-/// A module: extern declarations and functions. Calls refer to them by index.
+/// A read-only data table: `f64` constants a function reads as a `slice` (`t = table @name`),
+/// the way compiled code reads a Rust `const Y: [f64; N]`. The data is shared between clones of
+/// a module (derived modules carry every table of their source along).
+///
+/// Equality compares the values by bit pattern, as `fconst` does, so tables holding NaNs or
+/// `-0.0` round-trip through the text format.
+///
+/// ```
+/// use jitdiff_ir::Table;
+/// let y = Table::new("y", vec![0.14, 0.18, f64::NAN]);
+/// assert_eq!(y.data.len(), 3);
+/// assert_eq!(y, Table::new("y", vec![0.14, 0.18, f64::NAN]));
+/// assert_ne!(y, Table::new("y", vec![0.14, 0.18, 0.0]));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// The table's name (without the `@`); functions, externs and tables share one namespace.
+    pub name: String,
+    /// The values.
+    pub data: Arc<[f64]>,
+}
+
+impl Table {
+    /// A table named `name` holding `data`.
+    pub fn new(name: impl Into<String>, data: impl Into<Arc<[f64]>>) -> Table {
+        Table { name: name.into(), data: data.into() }
+    }
+    /// Same values, bit for bit?
+    pub fn same_data(&self, other: &[f64]) -> bool {
+        self.data.len() == other.len() && self.data.iter().zip(other).all(|(a, b)| a.to_bits() == b.to_bits())
+    }
+}
+
+impl PartialEq for Table {
+    fn eq(&self, other: &Table) -> bool {
+        self.name == other.name && self.same_data(&other.data)
+    }
+}
+
+/// A module: extern declarations, read-only data tables and functions. Calls and `table`
+/// instructions refer to them by index.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Module {
     /// Declared externs.
     pub externs: Vec<ExternDecl>,
+    /// Read-only data tables.
+    pub tables: Vec<Table>,
     /// Functions.
     pub functions: Vec<Function>,
 }
@@ -541,6 +592,30 @@ impl Module {
     /// Find an extern by name.
     pub fn extern_id(&self, name: &str) -> Option<ExternId> {
         self.externs.iter().position(|e| e.name == name).map(|i| ExternId(i as u32))
+    }
+    /// Find a table by name.
+    pub fn table_id(&self, name: &str) -> Option<TableId> {
+        self.tables.iter().position(|t| t.name == name).map(|i| TableId(i as u32))
+    }
+    /// A table by id, if it exists.
+    pub fn table(&self, id: TableId) -> Option<&Table> {
+        self.tables.get(id.index())
+    }
+    /// Is `name` taken by a function, an extern or a table (they share one namespace)?
+    pub fn name_taken(&self, name: &str) -> bool {
+        self.func_id(name).is_some() || self.extern_id(name).is_some() || self.table_id(name).is_some()
+    }
+    /// Append a table; its id.
+    ///
+    /// ```
+    /// use jitdiff_ir::{Module, Table};
+    /// let mut m = Module::new();
+    /// let id = m.push_table(Table::new("y", vec![1.0, 2.0]));
+    /// assert_eq!(m.table_id("y"), Some(id));
+    /// ```
+    pub fn push_table(&mut self, table: Table) -> TableId {
+        self.tables.push(table);
+        TableId(self.tables.len() as u32 - 1)
     }
     /// A function by id.
     pub fn func(&self, id: FuncId) -> &Function {
@@ -594,7 +669,9 @@ impl Module {
         ExternId(self.externs.len() as u32 - 1)
     }
     /// Append every function of `other` (calls among them renumbered, their externs declared
-    /// here by name, reusing a declaration of the same name); the ids they get, in order.
+    /// here by name, reusing a declaration of the same name; their tables added, reusing a table
+    /// of the same name and values, renamed where the name is taken); the ids they get, in
+    /// order.
     pub fn append(&mut self, other: &Module) -> Vec<FuncId> {
         let base = self.functions.len() as u32;
         let externs: Vec<ExternId> = other
@@ -602,18 +679,44 @@ impl Module {
             .iter()
             .map(|decl| self.extern_id(&decl.name).unwrap_or_else(|| self.push_extern(decl.clone())))
             .collect();
+        let tables: Vec<TableId> = other.tables.iter().map(|t| self.add_table(t)).collect();
         for f in &other.functions {
             let mut copy = f.clone();
             for inst in copy.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
-                if let Imm::Callee(callee) = &mut inst.imm {
-                    *callee = match *callee {
-                        Callee::Func(id) => Callee::Func(FuncId(base + id.0)),
-                        Callee::Extern(id) => Callee::Extern(externs[id.index()]),
-                    };
+                match &mut inst.imm {
+                    Imm::Callee(callee) => {
+                        *callee = match *callee {
+                            Callee::Func(id) => Callee::Func(FuncId(base + id.0)),
+                            Callee::Extern(id) => Callee::Extern(externs[id.index()]),
+                        };
+                    }
+                    Imm::Table(id) => {
+                        if let Some(&new) = tables.get(id.index()) {
+                            *id = new;
+                        }
+                    }
+                    _ => {}
                 }
             }
             self.functions.push(copy);
         }
         (0..other.functions.len() as u32).map(|k| FuncId(base + k)).collect()
+    }
+
+    /// The id of a table with `table`'s name and values: an existing one, or `table` added (under
+    /// a fresh name, `name_2` ..., when its name is taken).
+    fn add_table(&mut self, table: &Table) -> TableId {
+        if let Some(id) = self.table_id(&table.name)
+            && self.tables[id.index()].same_data(&table.data)
+        {
+            return id;
+        }
+        let mut name = table.name.clone();
+        let mut k = 2;
+        while self.name_taken(&name) {
+            name = format!("{}_{k}", table.name);
+            k += 1;
+        }
+        self.push_table(Table { name, data: table.data.clone() })
     }
 }

@@ -14,7 +14,7 @@
 //! let y = f.new_value(Type::F64);
 //! f.block_mut(entry).insts.push(InstData { op: Opcode::FAdd, args: vec![x, x], imm: Imm::None, results: vec![y] });
 //! f.block_mut(entry).term = Some(Terminator::Return(vec![y]));
-//! let m = Module { externs: vec![], functions: vec![f] };
+//! let m = Module { externs: vec![], tables: vec![], functions: vec![f] };
 //! assert_eq!(interpret(&m, "double", &mut [ArgValue::F64(1.25)]).unwrap(), vec![RuntimeValue::F64(2.5)]);
 //! ```
 

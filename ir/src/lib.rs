@@ -1,7 +1,8 @@
 //! # jitdiff-ir
 //!
 //! The IR of jitdiff: SSA values with types `f64`, `i64`, `bool`, `f64` slices and `f64xW` lane
-//! vectors; blocks with parameters; one op table ([`OP_TABLE`]) that defines every primitive once.
+//! vectors; blocks with parameters; modules of externs, read-only data tables ([`Table`]) and
+//! functions; one op table ([`OP_TABLE`]) that defines every primitive once.
 //! Around it: a text format (parser and printer that round-trip), a Rust builder, a verifier that
 //! names function, block, instruction and line:column, a reference interpreter (the oracle for
 //! every later stage), and IR passes (dead-code elimination, constant folding, CSE).
@@ -33,8 +34,8 @@ pub mod verifier;
 pub use contain::contain_panics;
 pub use externs::{ExternArg, ExternClosure, ExternError, ExternImpl, ExternRegistry};
 pub use function::{
-    Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Terminator,
-    Value, ValueData, is_anonymous_value_name,
+    Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Table, TableId,
+    Terminator, Value, ValueData, is_anonymous_value_name,
 };
 pub use interp::{ArgValue, Fault, InterpError, Interpreter, MAX_CALL_DEPTH, RuntimeValue, Site, interpret};
 pub use local_arrays::LocalArrays;

@@ -64,6 +64,8 @@ pub enum Shape {
     Call,
     /// `(i64) -> mslice`: a fresh local array.
     Alloc,
+    /// `() -> slice`: a read-only data table of the module (the immediate names it).
+    Table,
     /// `(T) -> ()` for `T` in `f64`, `i64`, `bool`: append to the call's tape.
     TapePush,
     /// `() -> T` for `T` in `f64`, `i64`, `bool` (the immediate): read the tape backwards.
@@ -188,6 +190,7 @@ op_table! {
     Insert => "insert", Insert, N, "`insert v, k, x`: `v` with lane `k` replaced by `x`.";
     Call => "call", Call, N, "`call @f(args)`: a module function or a declared extern.";
     Alloc => "alloc", Alloc, N, "`a = alloc n`: a local array of `n` zeros, an `mslice` owned by this call and freed when it returns. Only in the entry block (so it is allocated once per call and dominates every use); `n < 0` or a failed allocation is an error.";
+    Table => "table", Table, N, "`t = table @name`: the module's read-only data table `@name` as a `slice` (a constant: no operands, defined anywhere, never written).";
     TPush => "tpush", TapePush, N, "`tpush x`: append `x` (f64, i64 or bool) to the tape of this call; the tape grows without limit (allocation failure is an error).";
     TPop => "tpop", TapePop, N, "`x = tpop.T`: move the tape's read cursor back one entry and read it as `T`; reading before the start is an error. Entries stay, so a pullback can be run again.";
 }
@@ -311,6 +314,10 @@ impl Opcode {
                 _ => return None,
             },
             Alloc => (arity_ok(1) && t(0)? == Type::I64).then_some(Some(Type::SliceMut))?,
+            Table => match imm {
+                Imm::Table(_) if arity_ok(0) => Some(Type::Slice),
+                _ => return None,
+            },
             TapePush => (arity_ok(1) && matches!(t(0)?, Type::F64 | Type::I64 | Type::Bool)).then_some(None)?,
             TapePop => match imm {
                 Imm::Type(v @ (Type::F64 | Type::I64 | Type::Bool)) if arity_ok(0) => Some(*v),

@@ -31,11 +31,13 @@ pub struct FuncSpans {
     pub terms: Vec<Option<Pos>>,
 }
 
-/// Positions of a parsed module: per extern declaration and per function.
+/// Positions of a parsed module: per extern declaration, per table and per function.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SourceMap {
     /// Per extern: where `extern @name` starts.
     pub externs: Vec<Pos>,
+    /// Per table: where `const @name` starts.
+    pub tables: Vec<Pos>,
     /// Per function.
     pub funcs: Vec<FuncSpans>,
 }

@@ -115,8 +115,14 @@ error_kinds! {
     /// A function and an extern share a name.
     #[error("@{name} is both a function and an extern — rename one of them")]
     NameClash { name: String },
-    /// A function, extern, block or value name outside the grammar's charset (or a value name of
-    /// the reserved form `v<digits>`).
+    /// Two tables share a name, or a table shares its name with a function or an extern.
+    #[error("table @{name} clashes with another table, function or extern of that name — functions, externs and tables share one namespace; rename one")]
+    DuplicateTable { name: String },
+    /// A `table` instruction's table index is out of range.
+    #[error("the table {table} does not exist in the module — add it to Module::tables (in text, `const @name = [...]`)")]
+    InvalidTable { table: String },
+    /// A function, extern, table, block or value name outside the grammar's charset (or a value
+    /// name of the reserved form `v<digits>`).
     #[error("{what} name `{name}` is invalid — use [A-Za-z_][A-Za-z0-9_]* (value names v<digits> are reserved)")]
     InvalidName { what: &'static str, name: String },
     /// A call's callee index is out of range.
@@ -278,6 +284,17 @@ fn check_module_names(module: &Module, spans: Option<&SourceMap>, errors: &mut V
             errors.push(at(&f.name, pos, VerifyErrorKind::DuplicateFunction { name: f.name.clone() }));
         } else if extern_names.contains(f.name.as_str()) {
             errors.push(at(&f.name, pos, VerifyErrorKind::NameClash { name: f.name.clone() }));
+        }
+    }
+    let mut table_names = HashSet::new();
+    for (i, t) in module.tables.iter().enumerate() {
+        let pos = spans.and_then(|s| s.tables.get(i).copied());
+        if !is_valid_name(&t.name) {
+            errors.push(at(&t.name, pos, VerifyErrorKind::InvalidName { what: "table", name: t.name.clone() }));
+        }
+        let name = t.name.as_str();
+        if !table_names.insert(name) || func_names.contains(name) || extern_names.contains(name) {
+            errors.push(at(&t.name, pos, VerifyErrorKind::DuplicateTable { name: t.name.clone() }));
         }
     }
 }
@@ -542,6 +559,11 @@ impl<'a> FuncChecker<'a> {
             }
             return Ok(returns);
         }
+        if let Imm::Table(id) = inst.imm
+            && self.module.table(id).is_none()
+        {
+            return Err(VerifyErrorKind::InvalidTable { table: format!("#{}", id.index()) });
+        }
         if matches!(op, Opcode::Store | Opcode::VStore) && args.first() == Some(&Type::Slice) {
             return Err(VerifyErrorKind::StoreToReadOnlySlice { slice: self.label(inst.args[0]) });
         }
@@ -653,6 +675,7 @@ fn check_immediate(op: Opcode, imm: &Imm) -> Result<(), VerifyErrorKind> {
         Opcode::FCmp | Opcode::ICmp => ("a condition", matches!(imm, Imm::Cond(_))),
         Opcode::Extract | Opcode::Insert => ("a lane", matches!(imm, Imm::Lane(_))),
         Opcode::Call => ("a callee", matches!(imm, Imm::Callee(_))),
+        Opcode::Table => ("a table", matches!(imm, Imm::Table(_))),
         Opcode::Splat | Opcode::VLoad => match imm {
             Imm::Type(t @ Type::F64x(_)) => return width_error(*t).map_or(Ok(()), Err),
             _ => ("a vector type f64xW", false),
@@ -718,6 +741,7 @@ fn shape_description(shape: Shape) -> &'static str {
         Shape::TapePush => "one f64, i64 or bool operand",
         Shape::TapePop => "no operands",
         Shape::Alloc => "one i64 operand (the length)",
+        Shape::Table => "no operands",
     }
 }
 
@@ -738,7 +762,7 @@ mod tests {
         Some(Terminator::Return(values.to_vec()))
     }
     fn module_of(functions: Vec<Function>) -> Module {
-        Module { externs: vec![], functions }
+        Module { externs: vec![], tables: vec![], functions }
     }
     fn first_kind(functions: Vec<Function>) -> &'static str {
         verify_module(&module_of(functions)).expect_err("the module should be rejected").kind_name()
@@ -1099,7 +1123,7 @@ mod tests {
                 terms: (0..f.blocks.len()).map(|b| Some(p(100 * fi as u32 + 10 * b as u32 + 9, 5))).collect(),
             })
             .collect();
-        SourceMap { externs: vec![], funcs }
+        SourceMap { externs: vec![], tables: vec![], funcs }
     }
 
     #[test]

@@ -128,10 +128,11 @@ fn call_closure(ctx: &ClosureCtx, arg_slots: &[u64], result_slots: &mut [u64]) -
             Type::Slice => match &copies[k] {
                 Some(copy) => ExternArg::Slice(copy),
                 // SAFETY: slice parts are always a pointer and length that came from an `Arg`
-                // slice of the entry call (slices exist only as function parameters and are
-                // passed along unchanged), borrowed for the whole call, non-null and aligned even
-                // when empty. No `&mut` to overlapping memory exists: overlaps with mutable
-                // slices were given snapshots above.
+                // slice of the entry call (borrowed for the whole call), a local array of the call
+                // (alive until its frame returns, after this call) or a table of the compiled
+                // module (read-only data it owns while any of its code runs), passed along
+                // unchanged: non-null and aligned even when empty. No `&mut` to overlapping memory
+                // exists: overlaps with mutable slices were given snapshots above.
                 None => ExternArg::Slice(unsafe { std::slice::from_raw_parts(s[0] as *const f64, s[1] as usize) }),
             },
             // SAFETY: as above; the entry call received this memory as `&mut [f64]`, and no other

@@ -130,7 +130,7 @@ impl CompiledFn {
         self.module.tape_limit
     }
 
-    fn info(&self) -> &FnInfo {
+    pub(crate) fn info(&self) -> &FnInfo {
         &self.module.functions[self.index]
     }
     /// The function's name.
@@ -284,6 +284,7 @@ impl CompiledFn {
     /// length taken from a live Rust slice that stays borrowed (mutably, for an `mslice`
     /// parameter) until this returns; `results` must have room for its result slots, and for at
     /// least two (a failure writes its detail there).
+    #[inline]
     pub(crate) unsafe fn raw_call(&self, args: *const u64, results: *mut u64, tape: &mut NativeTape<'_>) -> i32 {
         // SAFETY: `entry` is the finalized entry trampoline of this function (signature
         // `extern "C" fn(*const u64, *mut u64, *mut TapeState) -> i32`); `self.module` keeps its
@@ -323,7 +324,7 @@ impl CompiledFn {
         let mut arg_stack = [0u64; N];
         let mut arg_heap = Vec::new();
         let arg_slots = buffer(&mut arg_stack, &mut arg_heap, info.arg_slots);
-        pack(info, args, arg_slots)?;
+        pack(self, args, arg_slots)?;
         let mut result_stack = [0u64; N];
         let mut result_heap = Vec::new();
         let result_slots = buffer(&mut result_stack, &mut result_heap, info.result_slots.max(MIN_OUT_SLOTS));
@@ -405,48 +406,54 @@ fn buffer<'b, const N: usize>(stack: &'b mut [u64; N], heap: &'b mut Vec<u64>, n
 
 /// Check `args` against the parameters and write them in slot layout.
 #[inline]
-fn pack(info: &FnInfo, args: &mut [Arg<'_>], slots: &mut [u64]) -> Result<(), CallError> {
+fn pack(f: &CompiledFn, args: &mut [Arg<'_>], slots: &mut [u64]) -> Result<(), CallError> {
+    let info = f.info();
     if args.len() != info.params.len() {
         return Err(CallError::ArgCount { function: info.name.clone(), expected: info.params.len(), got: args.len() });
     }
     let mut at = 0;
     for (index, (arg, &ty)) in args.iter_mut().zip(&info.params).enumerate() {
-        let s = &mut slots[at..at + slot_count(ty)];
-        at += slot_count(ty);
-        match (arg, ty) {
-            (Arg::F64(x), Type::F64) => s[0] = x.to_bits(),
-            (Arg::I64(x), Type::I64) => s[0] = *x as u64,
-            (Arg::Bool(x), Type::Bool) => s[0] = u64::from(*x),
-            (Arg::Vector(v), Type::F64x(w)) => {
-                if v.len() != w as usize {
-                    return Err(CallError::VectorLength {
-                        function: info.name.clone(),
-                        index,
-                        expected: ty,
-                        got: v.len(),
-                    });
-                }
-                s.iter_mut().zip(v.iter()).for_each(|(o, x)| *o = x.to_bits());
-            }
-            (Arg::Slice(v), Type::Slice) => {
-                s[0] = v.as_ptr() as u64;
-                s[1] = v.len() as u64;
-            }
-            (Arg::SliceMut(v), Type::Slice | Type::SliceMut) => {
-                s[0] = v.as_mut_ptr() as u64;
-                s[1] = v.len() as u64;
-            }
-            (arg, _) => {
-                return Err(CallError::ArgType {
-                    function: info.name.clone(),
-                    index,
-                    expected: ty,
-                    got: arg.kind_name(),
-                });
-            }
-        }
+        let n = slot_count(ty);
+        pack_one(f, index, arg, ty, &mut slots[at..at + n])?;
+        at += n;
     }
     debug_assert_eq!(at, slots_of(&info.params));
+    Ok(())
+}
+
+/// Check argument `index` against its parameter type `ty` and write it into its slots `s`
+/// (`slot_count(ty)` of them). A mutable slice's pointer is taken from the `&mut` borrow, so
+/// native code may write through it.
+#[inline(always)]
+pub(crate) fn pack_one(
+    f: &CompiledFn,
+    index: usize,
+    arg: &mut Arg<'_>,
+    ty: Type,
+    s: &mut [u64],
+) -> Result<(), CallError> {
+    match (arg, ty) {
+        (Arg::F64(x), Type::F64) => s[0] = x.to_bits(),
+        (Arg::I64(x), Type::I64) => s[0] = *x as u64,
+        (Arg::Bool(x), Type::Bool) => s[0] = u64::from(*x),
+        (Arg::Vector(v), Type::F64x(w)) => {
+            if v.len() != w as usize {
+                return Err(CallError::VectorLength { function: f.name().into(), index, expected: ty, got: v.len() });
+            }
+            s.iter_mut().zip(v.iter()).for_each(|(o, x)| *o = x.to_bits());
+        }
+        (Arg::Slice(v), Type::Slice) => {
+            s[0] = v.as_ptr() as u64;
+            s[1] = v.len() as u64;
+        }
+        (Arg::SliceMut(v), Type::Slice | Type::SliceMut) => {
+            s[0] = v.as_mut_ptr() as u64;
+            s[1] = v.len() as u64;
+        }
+        (arg, _) => {
+            return Err(CallError::ArgType { function: f.name().into(), index, expected: ty, got: arg.kind_name() });
+        }
+    }
     Ok(())
 }
 

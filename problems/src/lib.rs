@@ -29,6 +29,7 @@ pub mod mgh;
 pub mod mlp;
 pub mod pendulum;
 pub mod rosenbrock;
+pub mod rust;
 pub mod scaling;
 
 pub use gmm::Gmm;

@@ -211,3 +211,37 @@ fn hvp_keeps_the_curvature_where_a_residual_vanishes() {
         }
     }
 }
+
+/// A function writing a work array (`mslice`): its HVP with respect to the other parameter alone
+/// (the work array still carries derivatives), and with the work array differentiated too
+/// (whose tangent the derived code writes, so it is passed as a mutable slice). Both were
+/// errors once.
+#[test]
+fn hvp_of_a_function_with_a_work_array() {
+    // w[0] = x0^2; returns w[0] * x1: H = [[2 x1, 2 x0], [2 x0, 0]].
+    let m = parse_module(
+        "func @f(x: slice, w: mslice) -> f64 {
+entry:
+    i = iconst 0
+    j = iconst 1
+    a = load x, i
+    b = load x, j
+    sq = fmul a, a
+    store w, i, sq
+    c = load w, i
+    r = fmul c, b
+    ret r
+}",
+    )
+    .unwrap();
+    let (x, mut w) = ([3.0, 5.0], [0.0]);
+    let h = HvpFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+    let mut hv = [0.0; 2];
+    let value = h.hvp(&mut [Arg::Slice(&x), Arg::SliceMut(&mut w)], &[1.0, 0.0], &mut hv).unwrap();
+    assert_eq!((value, hv), (45.0, [10.0, 6.0]));
+    let h = HvpFn::builder(&m, "f").wrt(["x", "w"]).width(2).build().unwrap();
+    let mut hv = [0.0; 6];
+    h.hvp(&mut [Arg::Slice(&x), Arg::SliceMut(&mut w)], &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0], &mut hv).unwrap();
+    // Direction 0 is x1, direction 1 is x0 + w0 (w0 is overwritten: no second derivatives).
+    assert_eq!(hv, [6.0, 0.0, 0.0, 10.0, 6.0, 0.0]);
+}

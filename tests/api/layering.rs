@@ -1,15 +1,16 @@
-//! The workspace's layering, checked: crates in data-flow order (IR → Rust front end → rules →
-//! AD transforms → JIT → library → benchmark catalogue → command), and no crate depends (as a
-//! normal dependency) on one later in that order; the library embeds no file from outside its own
-//! sources (once it reached up into `examples/`).
+//! The workspace's layering, checked: crates in data-flow order (IR → Rust front end → its
+//! attribute macros → rules → AD transforms → JIT → library → benchmark catalogue → command),
+//! and no crate depends (as a normal dependency) on one later in that order; the library embeds
+//! no file from outside its own sources (once it reached up into `examples/`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The workspace members in data-flow order.
-const ORDER: [&str; 8] = [
+const ORDER: [&str; 9] = [
     "jitdiff-ir",
     "jitdiff-front",
+    "jitdiff-macros",
     "jitdiff-rules",
     "jitdiff-ad",
     "jitdiff-jit",

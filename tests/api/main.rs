@@ -36,4 +36,6 @@ mod reverse;
 mod reverse_api;
 mod reverse_state;
 mod rules;
+mod rust_functions;
 mod sparse;
+mod tables;

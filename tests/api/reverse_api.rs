@@ -189,3 +189,69 @@ fn a_tape_limit_stops_a_runaway_gradient() {
     g.value_and_grad(&mut [Arg::F64(0.3), Arg::I64(100)], &mut grad).unwrap();
     assert!(grad[0].is_finite());
 }
+
+/// `value_and_grad` takes one of two call paths: an argument frame for signatures of up to 16
+/// slots in which every parameter that carries a derivative is an input, the general argument
+/// list otherwise. Both give what a separate forward run and pullback give (`vjp` with
+/// cotangent 1), bit for bit, for f64 and slice inputs in any order.
+#[test]
+fn both_call_paths_of_value_and_grad_agree_with_vjp() {
+    let src = "func @f(a: f64, x: slice, n: i64, b: f64, y: slice) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fmul a, b
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, done
+body:
+    xi = load x, i
+    yi = load y, i
+    p = fmul xi, yi
+    s = sin p
+    t = fmul s, a
+    acc2 = fadd acc, t
+    i2 = iadd i, one
+    jump head(i2, acc2)
+done:
+    e = fmul acc, b
+    ret e
+}";
+    let module = parse_module(src).unwrap();
+    let (x, y) = ([0.3, -1.2, 2.5], [1.1, 0.4, -0.7]);
+    for wrt in [vec!["a", "x", "b", "y"], vec!["x"], vec!["b"], vec!["y", "a"]] {
+        let f = GradientFn::builder(&module, "f").wrt(wrt.clone()).build().unwrap();
+        let mut args = [Arg::F64(0.8), Arg::Slice(&x), Arg::I64(3), Arg::F64(-1.3), Arg::Slice(&y)];
+        let inputs = f.inputs(&args);
+        let (mut grad, mut want) = (vec![f64::NAN; inputs], vec![0.0; inputs]);
+        let value = f.value_and_grad(&mut args, &mut grad).unwrap();
+        let results = f.vjp(&mut args, &[1.0], &mut want).unwrap();
+        assert_eq!(results[0].as_f64(), Some(value), "{wrt:?}");
+        assert_eq!(grad, want, "{wrt:?}");
+        // Wrong lengths and kinds are the user's errors on the framed path too.
+        let err = f.value_and_grad(&mut args, &mut vec![0.0; inputs + 1]).unwrap_err();
+        assert!(matches!(err, jitdiff::Error::BufferLength { .. }), "{err}");
+        let err = f.value_and_grad(&mut args[..4], &mut grad).unwrap_err();
+        assert!(matches!(err, jitdiff::Error::ArgumentCount { .. }), "{err}");
+        let mut bad = [Arg::F64(0.8), Arg::F64(0.0), Arg::I64(3), Arg::F64(-1.3), Arg::Slice(&y)];
+        let err = f.value_and_grad(&mut bad, &mut grad).unwrap_err();
+        assert!(matches!(err, jitdiff::Error::ArgumentType { index: 1, .. }), "{err}");
+    }
+    // Nine slices: 18 argument slots, more than a frame holds, so the general path.
+    let params = (0..9).map(|k| format!("s{k}: slice")).collect::<Vec<_>>().join(", ");
+    let mut body = String::from("entry:\n    i = iconst 0\n    acc0 = fconst 0.0\n");
+    for k in 0..9 {
+        body += &format!("    v{k} = load s{k}, i\n    q{k} = fmul v{k}, v{k}\n    acc{} = fadd acc{k}, q{k}\n", k + 1);
+    }
+    let module = parse_module(&format!("func @wide({params}) -> f64 {{\n{body}    ret acc9\n}}")).unwrap();
+    let f = GradientFn::builder(&module, "wide").wrt_all().build().unwrap();
+    let data: Vec<[f64; 1]> = (0..9).map(|k| [k as f64 - 3.5]).collect();
+    let mut args: Vec<Arg<'_>> = data.iter().map(|d| Arg::Slice(d)).collect();
+    let (mut grad, mut want) = ([f64::NAN; 9], [0.0; 9]);
+    let value = f.value_and_grad(&mut args, &mut grad).unwrap();
+    f.vjp(&mut args, &[1.0], &mut want).unwrap();
+    assert_eq!(value, data.iter().map(|d| d[0] * d[0]).sum::<f64>());
+    assert_eq!(grad, want);
+    assert_eq!(grad[0], 2.0 * -3.5);
+}

@@ -507,3 +507,26 @@ entry:
     assert_eq!(j.nnz(), 2 + 1 + 2 + 1);
     assert_eq!(sparse.info(&args![&mut s1]).unwrap().sweeps, 2);
 }
+
+/// A data table is constant: `out[i] = w[i] x[i]^2` with `w` a table has a diagonal pattern,
+/// and the sparse Jacobian equals the dense one.
+#[test]
+fn data_tables_are_constants_in_the_pattern() {
+    let m = jitdiff::front::lower_source(
+        "const W: [f64; 4] = [0.5, -1.0, 2.0, 0.25];
+         fn weighted(x: &[f64], out: &mut [f64]) {
+             for i in 0..W.len() {
+                 out[i] = W[i] * x[i] * x[i];
+             }
+         }",
+    )
+    .unwrap();
+    let sparse = SparseJacobianFn::builder(&m, "weighted").wrt(["x"]).build().unwrap();
+    let dense = JacobianFn::builder(&m, "weighted").wrt(["x"]).build().unwrap();
+    let x = [1.0, 2.0, 3.0, 4.0];
+    let (mut r1, mut r2) = (vec![0.0; 4], vec![0.0; 4]);
+    let s = sparse.jacobian(&mut args![&x, &mut r1]).unwrap();
+    let d = dense.jacobian(&mut args![&x, &mut r2]).unwrap();
+    assert_eq!(s.nnz(), 4);
+    assert_eq!(s.to_dense(), d.data);
+}

@@ -146,7 +146,11 @@ pub fn zero_residual_hvp(case: &Case, wrt: &[bool], primal: &[ArgValue], base: &
     let tangents: Vec<&[f64]> = tangent_store.iter().map(Vec::as_slice).collect();
     let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
     let Ok((_, jv)) = forward.jvp(&mut args, &tangents) else { return Ok(0) };
-    let cotangents: Vec<f64> = jv.iter().map(|t| 2.0 * t).collect();
+    // The outputs are the `f64` results (the residuals), then the contents of every `mslice`
+    // (not residuals: cotangent zero).
+    let residuals =
+        case.module.func_by_name(&case.entry).map_or(0, |f| f.returns.iter().filter(|t| **t == Type::F64).count());
+    let cotangents: Vec<f64> = jv.iter().enumerate().map(|(k, t)| if k < residuals { 2.0 * t } else { 0.0 }).collect();
     let mut owned = primal.to_vec();
     let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
     let Ok((_, mut pullback)) = reverse.pullback(&mut args) else { return Ok(0) };

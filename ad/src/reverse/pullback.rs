@@ -24,7 +24,7 @@ impl Deriver<'_> {
         activity: &Activity,
         forward: &Forward,
     ) -> Function {
-        let Forward { func: fwd, plans, merge_edges, returns, state, loops, local_arrays, frozen } = forward;
+        let Forward { func: fwd, plans, merge_edges, returns, state, loops, local_arrays, frozen, tables } = forward;
         let cfg = ControlFlow::new(source);
         let liveness = Liveness::analyse(source, &cfg, activity);
         let mut func = self.out.functions[pb_id.index()].clone();
@@ -136,7 +136,7 @@ impl Deriver<'_> {
                 loop_state.iter().map(|(k, trip, _)| (loops.loops[*k].header, *trip)).collect();
             let mut em = BlockEmitter::new(&mut func, rb);
             let restored = state.restore_block(&mut em, fwd, b, &global, &loop_state);
-            let known = Known { state, restored: &restored, dslice: &dslice, primal_slice: &primal_slice };
+            let known = Known { state, restored: &restored, dslice: &dslice, primal_slice: &primal_slice, tables };
             for (index, inst) in block.insts.iter().enumerate().rev() {
                 self.reverse_inst(&mut em, source, inst, &plans[&(b, index)], &mut adj, &known);
             }
@@ -319,7 +319,13 @@ impl Deriver<'_> {
                 let mut args = vec![];
                 for (a, &on) in inst.args.iter().zip(stable) {
                     if on {
-                        args.push(known.primal_slice[a]);
+                        // A stable slice parameter or frozen array, or else a table, re-created.
+                        let slice = match (known.primal_slice.get(a), known.tables.get(a)) {
+                            (Some(&slice), _) => slice,
+                            (None, Some(&table)) => em.emit(Opcode::Table, &[], table),
+                            (None, None) => unreachable!("a stable callee slice is a parameter, an array or a table"),
+                        };
+                        args.push(slice);
                     }
                 }
                 for (a, &on) in inst.args.iter().zip(mask) {
@@ -401,6 +407,8 @@ struct Known<'a> {
     dslice: &'a HashMap<Value, Value>,
     /// Stable slice parameter (source) → the pullback's copy of it.
     primal_slice: &'a HashMap<Value, Value>,
+    /// The source values that are data tables, with their immediates.
+    tables: &'a HashMap<Value, Imm>,
 }
 
 /// A loop's trip count and carried values where the pullback computed them (`None`: popped).

@@ -687,6 +687,20 @@ impl<'m> Machine<'m> {
                 frame.locals.push(id);
                 Some(Slot { bits: u64::from(id), set: EMPTY, flags: 0 })
             }
+            Shape::Table => {
+                // A data table: constants, which depend on no input.
+                let table = match inst.imm {
+                    Imm::Table(id) => self.module.table(id),
+                    _ => None,
+                };
+                let Some(table) = table else {
+                    return Err(unsupported(func, block, index, "a table the module does not define"));
+                };
+                let slots = table.data.iter().map(|&x| Slot::of_f64(x, EMPTY, 0)).collect();
+                let id = self.new_array(slots);
+                frame.locals.push(id);
+                Some(Slot { bits: u64::from(id), set: EMPTY, flags: 0 })
+            }
             Shape::TapePush | Shape::TapePop if self.open_forks > 0 => {
                 return Err(unsupported(
                     func,

@@ -1,31 +1,31 @@
-//! The benchmark programs of `tests/programs/`: each file is compiled by rustc (as a module
+//! The benchmark programs of `problems/rust/`: each file is compiled by rustc (as a module
 //! here) and lowered by the front end (as text); the interpreter must agree with rustc on random
 //! inputs — bit for bit where only `+ - * /` and comparisons are involved, within 4 ulp where
 //! library math is (in practice they agree exactly: both call the same `libm`). Where
 //! `examples/ir/` has the hand-written IR of the same computation, that is run too.
 
-#[path = "../programs/gmm.rs"]
+#[path = "../../../problems/rust/gmm.rs"]
 mod gmm;
-#[path = "../programs/logistic.rs"]
+#[path = "../../../problems/rust/logistic.rs"]
 mod logistic;
-#[path = "../programs/lotka_volterra.rs"]
+#[path = "../../../problems/rust/lotka_volterra.rs"]
 mod lotka_volterra;
-#[path = "../programs/mlp.rs"]
+#[path = "../../../problems/rust/mlp.rs"]
 mod mlp;
-#[path = "../programs/pendulum.rs"]
+#[path = "../../../problems/rust/pendulum.rs"]
 mod pendulum;
-#[path = "../programs/rosenbrock.rs"]
+#[path = "../../../problems/rust/rosenbrock.rs"]
 mod rosenbrock;
 
 use crate::support::{Rng, lower, run, ulps};
 use jitdiff_ir::{ArgValue, Module, RuntimeValue, parse_module};
 
-const ROSENBROCK: &str = include_str!("../programs/rosenbrock.rs");
-const LOGISTIC: &str = include_str!("../programs/logistic.rs");
-const PENDULUM: &str = include_str!("../programs/pendulum.rs");
-const MLP: &str = include_str!("../programs/mlp.rs");
-const GMM: &str = include_str!("../programs/gmm.rs");
-const LOTKA_VOLTERRA: &str = include_str!("../programs/lotka_volterra.rs");
+const ROSENBROCK: &str = include_str!("../../../problems/rust/rosenbrock.rs");
+const LOGISTIC: &str = include_str!("../../../problems/rust/logistic.rs");
+const PENDULUM: &str = include_str!("../../../problems/rust/pendulum.rs");
+const MLP: &str = include_str!("../../../problems/rust/mlp.rs");
+const GMM: &str = include_str!("../../../problems/rust/gmm.rs");
+const LOTKA_VOLTERRA: &str = include_str!("../../../problems/rust/lotka_volterra.rs");
 
 /// The hand-written IR of the same computations.
 fn example_ir(name: &str) -> Module {

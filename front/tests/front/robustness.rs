@@ -61,12 +61,12 @@ const TOKENS: [&str; 48] = [
 /// The benchmark programs (valid) and the sources of the error cases (invalid).
 fn corpus() -> (Vec<String>, Vec<String>) {
     let valid: Vec<String> = [
-        include_str!("../programs/rosenbrock.rs"),
-        include_str!("../programs/logistic.rs"),
-        include_str!("../programs/pendulum.rs"),
-        include_str!("../programs/mlp.rs"),
-        include_str!("../programs/gmm.rs"),
-        include_str!("../programs/lotka_volterra.rs"),
+        include_str!("../../../problems/rust/rosenbrock.rs"),
+        include_str!("../../../problems/rust/logistic.rs"),
+        include_str!("../../../problems/rust/pendulum.rs"),
+        include_str!("../../../problems/rust/mlp.rs"),
+        include_str!("../../../problems/rust/gmm.rs"),
+        include_str!("../../../problems/rust/lotka_volterra.rs"),
     ]
     .iter()
     .map(|s| s.to_string())

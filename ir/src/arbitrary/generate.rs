@@ -3,7 +3,7 @@
 
 use super::{ArgSpec, ENTRY_NAME, GenConfig};
 use crate::builder::{FunctionBuilder, ModuleBuilder, Var};
-use crate::function::{ExternId, FuncId, Module};
+use crate::function::{ExternId, FuncId, Module, TableId};
 use crate::types::Type;
 
 /// Smooth mode keeps every float value below this magnitude (by `L*tanh(x/L)` squashing).
@@ -23,6 +23,10 @@ pub(crate) const RECORD: usize = 24;
 /// At most this many instructions go into producing one returned, joined, carried or passed
 /// value (a pick, squashing, an accumulation).
 pub(super) const PER_VALUE: u64 = 20;
+
+/// The data table of generated modules, in units of the interface magnitude: loads from it
+/// stay within what loads from parameters give.
+const TABLE: [f64; 5] = [0.5, -0.25, 1.0, 0.125, -0.75];
 
 /// A float or vector value with a bound on its magnitude (meaningful in smooth mode only).
 #[derive(Clone, Copy)]
@@ -92,6 +96,8 @@ pub(crate) struct Generator<'c> {
     pub touched: Vec<Vec<bool>>,
     pub funcs: Vec<FnInfo>,
     pub externs: Option<(ExternId, ExternId)>,
+    /// The module's data table, declared when slices are allowed (see [`TABLE`]).
+    pub table: Option<TableId>,
     /// Result types of the function being generated.
     pub returns: Vec<Type>,
     /// Per result of the function being generated: the largest bound of any returned value.
@@ -139,6 +145,7 @@ impl<'c> Generator<'c> {
             touched: streams.iter().map(|s| vec![false; s.len()]).collect(),
             funcs: vec![],
             externs: None,
+            table: None,
             returns: vec![],
             ret_bounds: vec![],
             cost: 0,
@@ -227,6 +234,13 @@ impl<'c> Generator<'c> {
             let scale = mb.declare_extern("ext_scale", &[Type::F64], &[Type::F64]);
             let mix = mb.declare_extern("ext_mix", &[Type::F64, Type::F64], &[Type::F64]);
             self.externs = Some((scale, mix));
+        }
+        // One data table, the same in every case (no choice read), scaled to the interface
+        // magnitude like the values loads give.
+        if self.cfg.allow_slices {
+            let scale = self.iface();
+            let values: Vec<f64> = TABLE.iter().map(|v| v * scale).collect();
+            self.table = Some(mb.table("tab", &values));
         }
         let nfuncs = self.streams.len().saturating_sub(1).clamp(1, self.cfg.max_functions.max(1));
         for k in 0..nfuncs {
@@ -350,6 +364,12 @@ impl<'c> Generator<'c> {
         if self.cfg.allow_slices && self.cfg.allow_stores && self.chance(30) {
             let len = f.int(1 + self.below(5) as i64);
             env.push(f.alloc(len), 0.0);
+        }
+        // Sometimes the module's data table, read like a `slice` parameter.
+        if let Some(table) = self.table
+            && self.chance(25)
+        {
+            env.push(f.table(table), 0.0);
         }
         let ret_cost = self.ret_cost();
         self.reserved += ret_cost;

@@ -16,11 +16,12 @@ pub(crate) struct CalleeSig {
     pub returns: Vec<Type>,
 }
 
-/// Signatures of every function and extern declared so far.
+/// Signatures of every function and extern declared so far, and the number of tables.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Signatures {
     pub funcs: Vec<CalleeSig>,
     pub externs: Vec<CalleeSig>,
+    pub tables: usize,
 }
 
 #[derive(Debug)]
@@ -159,6 +160,10 @@ impl FunctionBuilder {
                 Imm::Callee(c) => self.check_call(c, &arg_types),
                 _ => (Err("call needs an Imm::Callee immediate; use f.call(callee, args)".to_string()), vec![]),
             }
+        } else if let Imm::Table(t) = imm
+            && t.index() >= self.st.borrow().signatures.tables
+        {
+            (Err(format!("table {t:?} was not declared by this module builder")), vec![Type::Slice])
         } else {
             let typed = op.result_type(&arg_types, &imm).map(|r| r.into_iter().collect());
             (typed.ok_or_else(|| mismatch(op, &arg_types, &imm)), fallback_types(op, &arg_types, &imm))
@@ -357,6 +362,7 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
         Shape::TapePush => "(f64), (i64) or (bool)",
         Shape::TapePop => "no operands and a result type f64, i64 or bool",
         Shape::Alloc => "(i64)",
+        Shape::Table => "no operands and a table (use f.table(id))",
     };
     let hint = if args.contains(&Type::F64) && args.contains(&Type::I64) {
         "; convert between f64 and i64 with itof / ftoi"

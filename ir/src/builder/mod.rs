@@ -42,7 +42,7 @@ mod var;
 pub use function::{FunctionBuilder, IntoCallee};
 pub use var::{Operand, Var, VarList};
 
-use crate::function::{ExternDecl, ExternId, FuncId, Function, Module};
+use crate::function::{ExternDecl, ExternId, FuncId, Function, Module, Table, TableId};
 use crate::types::Type;
 use function::{CalleeSig, Signatures};
 
@@ -50,14 +50,16 @@ use function::{CalleeSig, Signatures};
 /// change.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum BuildError {
-    /// Two functions or externs share a name (they share the `@` namespace).
-    #[error("@{name} is declared twice; functions and externs need unique names")]
+    /// Two functions, externs or tables share a name (they share the `@` namespace).
+    #[error("@{name} is declared twice; functions, externs and tables need unique names")]
     DuplicateName {
         /// The clashing name.
         name: String,
     },
-    /// A function or extern name is not of the form `[A-Za-z_][A-Za-z0-9_]*`.
-    #[error("`{name}` is not a valid function or extern name: use letters, digits and '_', not starting with a digit")]
+    /// A function, extern or table name is not of the form `[A-Za-z_][A-Za-z0-9_]*`.
+    #[error(
+        "`{name}` is not a valid function, extern or table name: use letters, digits and '_', not starting with a digit"
+    )]
     InvalidName {
         /// The offending name.
         name: String,
@@ -169,6 +171,14 @@ impl ModuleBuilder {
         ExternId(self.module.externs.len() as u32 - 1)
     }
 
+    /// Declare a read-only data table: `f64` constants that function bodies read as a `slice`
+    /// with [`FunctionBuilder::table`]. Problems (duplicate or invalid name) are returned by
+    /// [`finish`](Self::finish).
+    pub fn table(&mut self, name: &str, data: &[f64]) -> TableId {
+        self.check_new_name(name);
+        self.module.push_table(Table::new(name, data.to_vec()))
+    }
+
     /// Declare a function so that it can be called (also by itself or by functions defined
     /// before it); give its body later with [`define`](Self::define). A parameter name `""`
     /// leaves the parameter unnamed. Problems are returned by [`finish`](Self::finish).
@@ -268,7 +278,7 @@ impl ModuleBuilder {
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
             self.record(BuildError::InvalidName { name: name.to_string() });
-        } else if self.module.func_id(name).is_some() || self.module.extern_id(name).is_some() {
+        } else if self.module.name_taken(name) {
             self.record(BuildError::DuplicateName { name: name.to_string() });
         }
     }
@@ -295,6 +305,6 @@ impl ModuleBuilder {
             .iter()
             .map(|e| CalleeSig { name: e.name.clone(), params: e.params.clone(), returns: e.returns.clone() })
             .collect();
-        Signatures { funcs, externs }
+        Signatures { funcs, externs, tables: self.module.tables.len() }
     }
 }

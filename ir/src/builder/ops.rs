@@ -3,7 +3,7 @@
 
 use super::function::FunctionBuilder;
 use super::var::Var;
-use crate::function::Imm;
+use crate::function::{Imm, TableId};
 use crate::opcode::{CondCode, Opcode};
 use crate::types::Type;
 
@@ -131,6 +131,26 @@ impl FunctionBuilder {
     /// ```
     pub fn tpop(&self, ty: Type) -> Var<'_> {
         self.single(Opcode::TPop, &[], Imm::Type(ty))
+    }
+
+    /// `table @name`: the module's read-only data table `table` (declared with
+    /// [`ModuleBuilder::table`](crate::builder::ModuleBuilder::table)) as a `slice`.
+    ///
+    /// ```
+    /// use jitdiff_ir::{Type, builder::ModuleBuilder};
+    /// let mut mb = ModuleBuilder::new();
+    /// let y = mb.table("y", &[1.0, 2.0, 4.0]);
+    /// mb.function("sum_y", &[], &[Type::F64], |f| {
+    ///     let t = f.table(y);
+    ///     let [s] = f.for_range(0, f.len(t), [f.float(0.0)], |f, i, [acc]| [acc + f.load(t, i)]);
+    ///     f.ret(&[s]);
+    /// })?;
+    /// let m = mb.finish()?;
+    /// assert_eq!(jitdiff_ir::interpret(&m, "sum_y", &mut []).unwrap()[0].as_f64(), Some(7.0));
+    /// # Ok::<(), jitdiff_ir::builder::BuildError>(())
+    /// ```
+    pub fn table(&self, table: TableId) -> Var<'_> {
+        self.single(Opcode::Table, &[], Imm::Table(table))
     }
 
     /// The vector type with `lanes` lanes; an unsupported width is recorded as an error.

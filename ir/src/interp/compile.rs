@@ -34,36 +34,169 @@ impl Span {
 /// offsets for their vector operands.
 #[derive(Clone, Debug)]
 pub(super) enum CInst {
-    Const { dst: u32, bits: u64 },
-    FUnary { op: Opcode, dst: u32, a: u32 },
-    FBinary { op: Opcode, dst: u32, a: u32, b: u32 },
-    Powi { dst: u32, a: u32, b: u32 },
-    Fma { dst: u32, a: u32, b: u32, c: u32 },
-    IUnary { op: Opcode, dst: u32, a: u32 },
-    IBinary { op: Opcode, dst: u32, a: u32, b: u32 },
-    BUnary { op: Opcode, dst: u32, a: u32 },
-    BBinary { op: Opcode, dst: u32, a: u32, b: u32 },
-    FCmp { cc: CondCode, dst: u32, a: u32, b: u32 },
-    ICmp { cc: CondCode, dst: u32, a: u32, b: u32 },
-    Select { dst: u32, c: u32, a: u32, b: u32 },
-    VSelect { dst: u32, c: u32, a: u32, b: u32, w: u8 },
-    IToF { dst: u32, a: u32 },
-    FToI { dst: u32, a: u32 },
-    Len { dst: u32, s: u32 },
-    Load { dst: u32, s: u32, i: u32 },
-    Store { s: u32, i: u32, x: u32 },
-    VUnary { op: Opcode, dst: u32, a: u32, w: u8 },
-    VBinary { op: Opcode, dst: u32, a: u32, b: u32, w: u8 },
-    VLoad { dst: u32, s: u32, i: u32, w: u8 },
-    VStore { s: u32, i: u32, x: u32, w: u8 },
-    Splat { dst: u32, a: u32, w: u8 },
-    Extract { dst: u32, a: u32, lane: u8 },
-    Insert { dst: u32, a: u32, x: u32, lane: u8, w: u8 },
-    Call { func: u32, args: Span, results: Span },
-    CallExtern { ext: u32, args: Span, results: Span },
-    TPush { a: u32 },
-    TPop { dst: u32, ty: Type },
-    Alloc { dst: u32, n: u32 },
+    Const {
+        dst: u32,
+        bits: u64,
+    },
+    FUnary {
+        op: Opcode,
+        dst: u32,
+        a: u32,
+    },
+    FBinary {
+        op: Opcode,
+        dst: u32,
+        a: u32,
+        b: u32,
+    },
+    Powi {
+        dst: u32,
+        a: u32,
+        b: u32,
+    },
+    Fma {
+        dst: u32,
+        a: u32,
+        b: u32,
+        c: u32,
+    },
+    IUnary {
+        op: Opcode,
+        dst: u32,
+        a: u32,
+    },
+    IBinary {
+        op: Opcode,
+        dst: u32,
+        a: u32,
+        b: u32,
+    },
+    BUnary {
+        op: Opcode,
+        dst: u32,
+        a: u32,
+    },
+    BBinary {
+        op: Opcode,
+        dst: u32,
+        a: u32,
+        b: u32,
+    },
+    FCmp {
+        cc: CondCode,
+        dst: u32,
+        a: u32,
+        b: u32,
+    },
+    ICmp {
+        cc: CondCode,
+        dst: u32,
+        a: u32,
+        b: u32,
+    },
+    Select {
+        dst: u32,
+        c: u32,
+        a: u32,
+        b: u32,
+    },
+    VSelect {
+        dst: u32,
+        c: u32,
+        a: u32,
+        b: u32,
+        w: u8,
+    },
+    IToF {
+        dst: u32,
+        a: u32,
+    },
+    FToI {
+        dst: u32,
+        a: u32,
+    },
+    Len {
+        dst: u32,
+        s: u32,
+    },
+    Load {
+        dst: u32,
+        s: u32,
+        i: u32,
+    },
+    Store {
+        s: u32,
+        i: u32,
+        x: u32,
+    },
+    VUnary {
+        op: Opcode,
+        dst: u32,
+        a: u32,
+        w: u8,
+    },
+    VBinary {
+        op: Opcode,
+        dst: u32,
+        a: u32,
+        b: u32,
+        w: u8,
+    },
+    VLoad {
+        dst: u32,
+        s: u32,
+        i: u32,
+        w: u8,
+    },
+    VStore {
+        s: u32,
+        i: u32,
+        x: u32,
+        w: u8,
+    },
+    Splat {
+        dst: u32,
+        a: u32,
+        w: u8,
+    },
+    Extract {
+        dst: u32,
+        a: u32,
+        lane: u8,
+    },
+    Insert {
+        dst: u32,
+        a: u32,
+        x: u32,
+        lane: u8,
+        w: u8,
+    },
+    Call {
+        func: u32,
+        args: Span,
+        results: Span,
+    },
+    CallExtern {
+        ext: u32,
+        args: Span,
+        results: Span,
+    },
+    TPush {
+        a: u32,
+    },
+    TPop {
+        dst: u32,
+        ty: Type,
+    },
+    Alloc {
+        dst: u32,
+        n: u32,
+    },
+    /// The slice handle of table `table` (tables are the first handles of every run).
+    Table {
+        dst: u32,
+        table: u32,
+    },
 }
 
 /// A jump target with its block-parameter moves.
@@ -257,6 +390,10 @@ impl Compiler<'_> {
             Shape::TapePush => CInst::TPush { a: r(0) },
             Shape::TapePop => CInst::TPop { dst, ty: result_types[0] },
             Shape::Alloc => CInst::Alloc { dst, n: r(0) },
+            Shape::Table => match *imm {
+                Imm::Table(t) if self.module.table(t).is_some() => CInst::Table { dst, table: t.index() as u32 },
+                _ => return Err(format!("`table` of a table that does not exist ({imm:?})")),
+            },
             Shape::Call => return Err("unreachable: calls are compiled separately".into()),
         })
     }

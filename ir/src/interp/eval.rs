@@ -120,7 +120,8 @@ pub fn float_to_int(x: f64) -> i64 {
 
 /// Evaluate a pure, memory-free instruction on known operands: the single definition of every
 /// such op's result. Returns `None` for ops that read memory, call out or use the tape (`len load
-/// vload store vstore call tpush tpop`), when the evaluation would fail (`idiv` by zero) and when the operands do not
+/// vload store vstore call tpush tpop alloc table`; reads of tables fold in
+/// [`fold_table_reads`](crate::passes::fold_table_reads)), when the evaluation would fail (`idiv` by zero) and when the operands do not
 /// fit the op's shape.
 ///
 /// ```
@@ -229,7 +230,8 @@ pub fn eval_pure(op: Opcode, imm: &Imm, args: &[RuntimeValue]) -> Option<Runtime
         | Shape::VectorStore
         | Shape::Call
         | Shape::TapePush
-        | Shape::TapePop => None,
+        | Shape::TapePop
+        | Shape::Table => None,
     }
 }
 

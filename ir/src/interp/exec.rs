@@ -1,10 +1,11 @@
 //! The run loop: an explicit frame stack over one flat register file and one lane file, so that
 //! recursion costs heap, never Rust stack.
 //!
-//! Slices are handles: a slice-typed register holds an index into the table of the entry call's
-//! slice arguments followed by the local arrays (`alloc`) of the live frames, so a callee given a
-//! slice reads and writes the caller's very memory. A frame's local arrays are dropped when it
-//! returns (they are the last entries of the table, since frames form a stack).
+//! Slices are handles: a slice-typed register holds an index into the list of the module's data
+//! tables, then the entry call's slice arguments, then the local arrays (`alloc`) of the live
+//! frames, so a callee given a slice reads and writes the caller's very memory. A frame's local
+//! arrays are dropped when it returns (they are the last entries of the list, since frames form
+//! a stack).
 
 use super::compile::{CBlock, CInst, CTerm, CompiledFunc, Edge, Operand, Span};
 use super::eval::{self, EvalError};
@@ -19,10 +20,12 @@ struct SliceRef<'s> {
     mutable: bool,
 }
 
-/// The memory of a [`SliceRef`]: the caller's, or a local array the machine owns.
+/// The memory of a [`SliceRef`]: the caller's, a local array the machine owns, or a data table
+/// of the module (never written: tables are read-only slices).
 enum SliceData<'s> {
     Borrowed(&'s mut [f64]),
     Local(Vec<f64>),
+    Table(&'s [f64]),
 }
 
 impl std::ops::Deref for SliceData<'_> {
@@ -31,15 +34,18 @@ impl std::ops::Deref for SliceData<'_> {
         match self {
             SliceData::Borrowed(data) => data,
             SliceData::Local(data) => data,
+            SliceData::Table(data) => data,
         }
     }
 }
 
-impl std::ops::DerefMut for SliceData<'_> {
-    fn deref_mut(&mut self) -> &mut [f64] {
+impl SliceData<'_> {
+    /// The memory to write, if it may be written (not a table).
+    fn writable(&mut self) -> Option<&mut [f64]> {
         match self {
-            SliceData::Borrowed(data) => data,
-            SliceData::Local(data) => data,
+            SliceData::Borrowed(data) => Some(data),
+            SliceData::Local(data) => Some(data),
+            SliceData::Table(_) => None,
         }
     }
 }
@@ -108,11 +114,11 @@ fn copy_operand(
 }
 
 /// Run function `entry` of `interp` on `args` (already checked against its parameters).
-pub(super) fn run(
-    interp: &Interpreter<'_>,
+pub(super) fn run<'m: 's, 's>(
+    interp: &'s Interpreter<'m>,
     entry: usize,
-    args: &mut [ArgValue],
-    tape: &mut Tape,
+    args: &'s mut [ArgValue],
+    tape: &'s mut Tape,
 ) -> Result<Vec<RuntimeValue>, InterpError> {
     let mut m = Machine {
         interp,
@@ -126,6 +132,10 @@ pub(super) fn run(
         steps: 0,
         limit: interp.step_limit.unwrap_or(u64::MAX),
     };
+    let module: &'s crate::function::Module = interp.module;
+    for table in &module.tables {
+        m.slices.push(SliceRef { data: SliceData::Table(&table.data), mutable: false });
+    }
     let cf = m.func(entry)?;
     m.regs.resize(cf.nregs, 0);
     m.lanes.resize(cf.nlanes, 0.0);
@@ -316,11 +326,11 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                     }
                     CInst::Store { s, i, x } => {
                         let sl = slices.get_mut(regs[s as usize] as usize).ok_or_else(|| bad_handle(here(frame.pc)))?;
-                        if !sl.mutable {
-                            return Err(malformed(here(frame.pc), "store to a read-only slice"));
-                        }
-                        let (index, len) = (i!(i), sl.data.len());
-                        let slot = usize::try_from(index).ok().and_then(|k| sl.data.get_mut(k));
+                        let len = sl.data.len();
+                        let data = sl.data.writable().filter(|_| sl.mutable);
+                        let data = data.ok_or_else(|| malformed(here(frame.pc), "store to a read-only slice"))?;
+                        let index = i!(i);
+                        let slot = usize::try_from(index).ok().and_then(|k| data.get_mut(k));
                         *slot.ok_or_else(|| {
                             InterpError::Fault(Fault::OutOfBounds { site: here(frame.pc), index, len })
                         })? = f!(x);
@@ -346,14 +356,14 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                     }
                     CInst::VStore { s, i, x, w } => {
                         let sl = slices.get_mut(regs[s as usize] as usize).ok_or_else(|| bad_handle(here(frame.pc)))?;
-                        if !sl.mutable {
-                            return Err(malformed(here(frame.pc), "store to a read-only slice"));
-                        }
-                        let (index, len) = (i!(i), sl.data.len());
+                        let len = sl.data.len();
+                        let data = sl.data.writable().filter(|_| sl.mutable);
+                        let data = data.ok_or_else(|| malformed(here(frame.pc), "store to a read-only slice"))?;
+                        let index = i!(i);
                         let range = vector_range(index, w, len).ok_or_else(|| {
                             InterpError::Fault(Fault::OutOfBounds { site: here(frame.pc), index, len })
                         })?;
-                        sl.data[range].copy_from_slice(&lanes[x as usize..x as usize + w as usize]);
+                        data[range].copy_from_slice(&lanes[x as usize..x as usize + w as usize]);
                     }
                     CInst::Splat { dst, a, w } => lanes[dst as usize..dst as usize + w as usize].fill(f!(a)),
                     CInst::Extract { dst, a, lane } => regs[dst as usize] = lanes[a as usize + lane as usize].to_bits(),
@@ -378,6 +388,7 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         regs[dst as usize] = slices.len() as u64;
                         slices.push(SliceRef { data: SliceData::Local(data), mutable: true });
                     }
+                    CInst::Table { dst, table } => regs[dst as usize] = u64::from(table),
                     CInst::Call { func, args, .. } => return Ok(Exit::Call { func, args }),
                     CInst::CallExtern { ext, args, results } => {
                         let call = ExternCall { interp, cf, ext: ext as usize, args, results };
@@ -551,6 +562,12 @@ impl ExternCall<'_, '_> {
     }
 }
 
+/// A slice as lent to an extern closure: a table's memory (shared), or memory lent mutably once.
+enum Lent<'a> {
+    Shared(&'a [f64]),
+    Mutable(Option<&'a mut [f64]>),
+}
+
 /// The closure type behind [`crate::ExternClosure`].
 type ExternFn = dyn Fn(&mut [ExternArg<'_>]) -> Result<Vec<RuntimeValue>, String> + Send + Sync;
 
@@ -578,7 +595,14 @@ fn call_closure(
         .zip(registers)
         .map(|(&ty, &h)| (ty == Type::Slice && uses[h as usize] > 1).then(|| slices[h as usize].data.to_vec()))
         .collect();
-    let mut lent: Vec<Option<&mut [f64]>> = slices.iter_mut().map(|s| Some(&mut *s.data)).collect();
+    // Tables are shared, never lent mutably (a table is never passed as an `mslice`: checked above).
+    let mut lent: Vec<Lent<'_>> = slices
+        .iter_mut()
+        .map(|s| match &mut s.data {
+            SliceData::Table(data) => Lent::Shared(data),
+            other => Lent::Mutable(other.writable()),
+        })
+        .collect();
     let mut args = Vec::with_capacity(params.len());
     for ((&ty, &bits), snapshot) in params.iter().zip(registers).zip(&snapshots) {
         args.push(match ty {
@@ -587,14 +611,17 @@ fn call_closure(
             Type::Bool => ExternArg::Bool(bits != 0),
             Type::Slice | Type::SliceMut => match snapshot {
                 Some(copy) => ExternArg::Slice(copy),
-                None => {
-                    let data = lent[bits as usize].take().ok_or_else(|| {
-                        ExternCallError::Failed(
-                            "the same mslice is passed twice; externs cannot alias mutable slices".into(),
-                        )
-                    })?;
-                    if ty == Type::SliceMut { ExternArg::SliceMut(data) } else { ExternArg::Slice(data) }
-                }
+                None => match &mut lent[bits as usize] {
+                    Lent::Shared(data) => ExternArg::Slice(data),
+                    Lent::Mutable(data) => {
+                        let data = data.take().ok_or_else(|| {
+                            ExternCallError::Failed(
+                                "the same mslice is passed twice; externs cannot alias mutable slices".into(),
+                            )
+                        })?;
+                        if ty == Type::SliceMut { ExternArg::SliceMut(data) } else { ExternArg::Slice(data) }
+                    }
+                },
             },
             Type::F64x(_) => {
                 return Err(ExternCallError::Failed("vector arguments are not supported for externs".into()));

@@ -89,5 +89,6 @@ fn imm_key(imm: &Imm) -> (u8, u64) {
         ),
         Imm::Callee(crate::Callee::Func(f)) => (7, f.0 as u64),
         Imm::Callee(crate::Callee::Extern(e)) => (8, e.0 as u64),
+        Imm::Table(t) => (9, t.0 as u64),
     }
 }

@@ -3,7 +3,7 @@
 use crate::function::{Block, Function};
 use crate::opcode::Opcode;
 
-/// Move every `fconst`, `iconst` and `bconst` to the end of the entry block (before its
+/// Move every `fconst`, `iconst`, `bconst` and `table` to the end of the entry block (before its
 /// terminator). A constant has no operands, so the entry block — which dominates every block —
 /// is always a valid place for it; defined there, it is materialised once per call instead of
 /// once per loop iteration (derivative rules re-create constants inside loop bodies), and
@@ -35,5 +35,5 @@ pub fn hoist_constants(func: &mut Function) {
 }
 
 fn is_constant(op: Opcode) -> bool {
-    matches!(op, Opcode::FConst | Opcode::IConst | Opcode::BConst)
+    matches!(op, Opcode::FConst | Opcode::IConst | Opcode::BConst | Opcode::Table)
 }

@@ -122,9 +122,9 @@ pub fn licm(func: &mut Function) {
 /// Pure, cannot fail, one result, and not a constant (constants are hoisted to the entry block
 /// already; see [`hoist_constants`](super::hoist_constants)).
 fn movable(inst: &InstData) -> bool {
-    use crate::opcode::Opcode::{BConst, FConst, IConst};
+    use crate::opcode::Opcode::{BConst, FConst, IConst, Table};
     inst.results.len() == 1
         && !inst.op.has_side_effects()
         && !inst.op.can_fail()
-        && !matches!(inst.op, FConst | IConst | BConst)
+        && !matches!(inst.op, FConst | IConst | BConst | Table)
 }

@@ -1,6 +1,7 @@
-//! IR passes: dead-code elimination, constant folding, constant hoisting, common-subexpression
-//! elimination, negation folding, redundant block parameters, loop-invariant code motion,
-//! redundant loop counters and merging of block chains; unused parameters of internal functions.
+//! IR passes: dead-code elimination, constant folding (reads of data tables included), constant
+//! hoisting, common-subexpression elimination, negation folding, redundant block parameters,
+//! loop-invariant code motion, redundant loop counters and merging of block chains; unused
+//! parameters of internal functions.
 //!
 //! Every pass takes a function (or, for [`optimize`] and [`run_pass`], a module), preserves what
 //! the interpreter computes — results, stores, errors and their order — and leaves the function
@@ -26,6 +27,7 @@ mod merge;
 mod negate;
 mod params;
 mod reachable;
+mod tables;
 mod unused_params;
 
 pub use counters::eliminate_counters;
@@ -39,9 +41,10 @@ pub use merge::{merge_blocks, thread_jumps};
 pub use negate::fold_negations;
 pub use params::remove_redundant_params;
 pub use reachable::retain_reachable;
+pub use tables::fold_table_reads;
 pub use unused_params::remove_unused_params;
 
-use crate::function::{Function, Module, Value};
+use crate::function::{Function, Module, Table, Value};
 
 /// The passes [`run_pass`] knows, by name.
 pub const PASS_NAMES: [&str; 12] =
@@ -65,9 +68,24 @@ const MAX_ROUNDS: usize = 32;
 
 /// Fold constants, hoist them, fold negations, remove redundant block parameters, CSE, move
 /// loop-invariant code out of loops, remove redundant loop counters, DCE, jump past empty blocks
-/// and merge block chains in every function of `module`, repeated until nothing changes.
+/// and merge block chains in every function of `module`, repeated until nothing changes; reads
+/// of the module's tables at constant indices are folded too.
 pub fn optimize(module: &mut Module) {
-    module.functions.iter_mut().for_each(optimize_function);
+    let Module { tables, functions, .. } = module;
+    functions.iter_mut().for_each(|f| optimize_function_in(f, tables));
+}
+
+/// [`optimize_function`] for a function of a module with these `tables`: reads of them at
+/// constant indices are folded too (see [`fold_table_reads`]).
+pub fn optimize_function_in(function: &mut Function, tables: &[Table]) {
+    optimize_function(function);
+    // Folding a read may make another index constant: a few rounds at most, in practice one.
+    for _ in 0..MAX_ROUNDS {
+        if !fold_table_reads(function, tables) {
+            break;
+        }
+        optimize_function(function);
+    }
 }
 
 /// [`optimize`] for one function.
@@ -115,7 +133,8 @@ fn fingerprint(function: &Function) -> u64 {
 }
 
 /// Run the pass called `name` (one of [`PASS_NAMES`]) on every function of
-/// `module` (`"inline"` inlines every call it may, see [`inline_calls`] and [`INLINE_LIMIT`]).
+/// `module` (`"inline"` inlines every call it may, see [`inline_calls`] and [`INLINE_LIMIT`];
+/// `"fold"` folds reads of the module's tables too, see [`fold_table_reads`]).
 /// Used by the file tests and the command-line tool.
 ///
 /// ```
@@ -127,7 +146,16 @@ fn fingerprint(function: &Function) -> u64 {
 pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
     let per_function: fn(&mut Function) = match name {
         "dce" => dce,
-        "fold" => fold_constants,
+        "fold" => {
+            let Module { tables, functions, .. } = module;
+            for f in functions {
+                fold_constants(f);
+                if fold_table_reads(f, tables) {
+                    fold_constants(f);
+                }
+            }
+            return Ok(());
+        }
         "hoist" => hoist_constants,
         "cse" => cse,
         "negate" => fold_negations,

@@ -1,11 +1,11 @@
 //! Module-level pruning: keep only the functions some root can call.
 
-use crate::function::{Callee, FuncId, Imm, Module};
+use crate::function::{Callee, FuncId, Imm, Module, TableId};
 
 /// The functions of `module` reachable through calls from the functions named in `roots`
-/// (unknown names are ignored), in their original order, with calls renumbered. Compiling a
-/// derivative needs its derived functions and what they call, not every original function
-/// the module also holds.
+/// (unknown names are ignored), in their original order, with calls renumbered, and the tables
+/// they read (in their original order, renumbered too). Compiling a derivative needs its derived
+/// functions and what they call, not every original function the module also holds.
 ///
 /// ```
 /// use jitdiff_ir::{parse_module, passes::retain_reachable};
@@ -37,12 +37,38 @@ pub fn retain_reachable(module: &Module, roots: &[&str]) -> Module {
             next += 1;
         }
     }
-    let mut out = Module { externs: module.externs.clone(), functions: Vec::with_capacity(next as usize) };
-    for f in module.functions.iter().zip(&keep).filter(|(_, k)| **k).map(|(f, _)| f) {
+    let kept = || module.functions.iter().zip(&keep).filter(|(_, k)| **k).map(|(f, _)| f);
+    let mut table_used = vec![false; module.tables.len()];
+    for inst in kept().flat_map(|f| &f.blocks).flat_map(|b| &b.insts) {
+        if let Imm::Table(t) = inst.imm
+            && let Some(used) = table_used.get_mut(t.index())
+        {
+            *used = true;
+        }
+    }
+    let mut out =
+        Module { externs: module.externs.clone(), tables: vec![], functions: Vec::with_capacity(next as usize) };
+    let mut new_table = vec![None; module.tables.len()];
+    for (k, table) in module.tables.iter().enumerate() {
+        if table_used[k] {
+            new_table[k] = Some(out.push_table(table.clone()));
+        }
+    }
+    for f in kept() {
         let mut f = f.clone();
         for inst in f.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
-            if let Imm::Callee(Callee::Func(callee)) = &mut inst.imm {
-                *callee = new_id[callee.index()].expect("a kept function only calls kept functions");
+            match &mut inst.imm {
+                Imm::Callee(Callee::Func(callee)) => {
+                    *callee = new_id[callee.index()].expect("a kept function only calls kept functions");
+                }
+                Imm::Table(t) => {
+                    // An index that names no table (unverified IR) is left as it is.
+                    let fresh: Option<TableId> = new_table.get(t.index()).copied().flatten();
+                    if let Some(fresh) = fresh {
+                        *t = fresh;
+                    }
+                }
+                _ => {}
             }
         }
         out.functions.push(f);

@@ -22,6 +22,8 @@ pub(super) enum TokenKind {
     RParen,
     LBrace,
     RBrace,
+    LBracket,
+    RBracket,
     Arrow,
     Dot,
     /// A `-` not followed by a digit (as in `-inf`).
@@ -47,6 +49,8 @@ impl TokenKind {
             TokenKind::RParen => "`)`".into(),
             TokenKind::LBrace => "`{`".into(),
             TokenKind::RBrace => "`}`".into(),
+            TokenKind::LBracket => "`[`".into(),
+            TokenKind::RBracket => "`]`".into(),
             TokenKind::Arrow => "`->`".into(),
             TokenKind::Dot => "`.`".into(),
             TokenKind::Minus => "`-`".into(),
@@ -146,6 +150,8 @@ impl Lexer {
             ')' => Some(TokenKind::RParen),
             '{' => Some(TokenKind::LBrace),
             '}' => Some(TokenKind::RBrace),
+            '[' => Some(TokenKind::LBracket),
+            ']' => Some(TokenKind::RBracket),
             '.' => Some(TokenKind::Dot),
             _ => None,
         };

@@ -110,14 +110,17 @@ pub enum ParseErrorKind {
     /// A call to a name that is neither a function nor an extern of the module.
     #[error("unknown callee `@{0}`: define it with `func @{0}(...)` or declare it with `extern @{0}(...)`")]
     UnknownCallee(String),
+    /// A `table` instruction naming no table of the module.
+    #[error("unknown table `@{0}`: define it at module level with `const @{0} = [1.0, 2.0, ...]`")]
+    UnknownTable(String),
     /// Two definitions of one value name in a function.
     #[error("value `{0}` is defined twice in this function: rename one of the definitions")]
     DuplicateValue(String),
     /// Two blocks with one label in a function.
     #[error("block label `{0}` is used twice in this function: rename one of the blocks")]
     DuplicateBlock(String),
-    /// Two functions or externs with one name (they share one namespace).
-    #[error("`@{0}` is defined twice: functions and externs share one namespace, rename one")]
+    /// Two functions, externs or tables with one name (they share one namespace).
+    #[error("`@{0}` is defined twice: functions, externs and tables share one namespace, rename one")]
     DuplicateFunction(String),
     /// A line after the block's terminator, before the next label.
     #[error(
@@ -167,6 +170,7 @@ impl ParseErrorKind {
             ParseErrorKind::UnknownValue(_) => "UnknownValue",
             ParseErrorKind::UnknownBlock(_) => "UnknownBlock",
             ParseErrorKind::UnknownCallee(_) => "UnknownCallee",
+            ParseErrorKind::UnknownTable(_) => "UnknownTable",
             ParseErrorKind::DuplicateValue(_) => "DuplicateValue",
             ParseErrorKind::DuplicateBlock(_) => "DuplicateBlock",
             ParseErrorKind::DuplicateFunction(_) => "DuplicateFunction",
@@ -269,6 +273,7 @@ mod tests {
             ParseErrorKind::UnknownValue(s()),
             ParseErrorKind::UnknownBlock(s()),
             ParseErrorKind::UnknownCallee(s()),
+            ParseErrorKind::UnknownTable(s()),
             ParseErrorKind::DuplicateValue(s()),
             ParseErrorKind::DuplicateBlock(s()),
             ParseErrorKind::DuplicateFunction(s()),

@@ -6,8 +6,8 @@
 use super::lexer::{Token, TokenKind, tokenize};
 use super::{ParseError, ParseErrorKind as K};
 use crate::function::{
-    Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Terminator,
-    Value, ValueData, is_anonymous_value_name,
+    Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Table, TableId,
+    Terminator, Value, ValueData, is_anonymous_value_name,
 };
 use crate::opcode::{CondCode, Opcode, Shape};
 use crate::spans::{FuncSpans, Pos, SourceMap};
@@ -33,6 +33,7 @@ struct Name {
 
 enum Item {
     Extern { pos: Pos, name: Name, params: Vec<Type>, returns: Vec<Type> },
+    Table { pos: Pos, name: Name, data: Vec<f64> },
     Func(FuncAst),
 }
 
@@ -59,10 +60,11 @@ struct InstAst {
     imm: ImmAst,
 }
 
-/// An immediate; everything but the callee is already final.
+/// An immediate; everything but the callee and the table is already final.
 enum ImmAst {
     Final(Imm),
     Callee(Name),
+    Table(Name),
 }
 
 enum TermAst {
@@ -231,12 +233,39 @@ impl Parser {
                     self.end_of_line()?;
                     items.push(Item::Extern { pos, name, params, returns });
                 }
+                TokenKind::Ident(word) if word == "const" => {
+                    self.advance();
+                    let name = self.global("the table's name, as in `const @y = [1.0, 2.5]`")?;
+                    self.expect(&TokenKind::Equals, "`=` and the table's values in brackets")?;
+                    let data = self.table_values()?;
+                    self.end_of_line()?;
+                    items.push(Item::Table { pos, name, data });
+                }
                 TokenKind::Ident(word) if word == "func" => {
                     self.advance();
                     items.push(Item::Func(self.function(pos)?));
                 }
-                _ => return Err(self.unexpected("`extern` or `func`")),
+                _ => return Err(self.unexpected("`extern`, `const` or `func`")),
             }
+        }
+    }
+
+    /// `[ float {, float} [,] ]`, possibly empty; line breaks are allowed after `[` and `,` and
+    /// before `]`, so long tables can be wrapped.
+    fn table_values(&mut self) -> Result<Vec<f64>, ParseError> {
+        self.expect(&TokenKind::LBracket, "`[` and the table's values")?;
+        let mut data = vec![];
+        loop {
+            while self.eat(&TokenKind::Newline) {}
+            if self.eat(&TokenKind::RBracket) {
+                return Ok(data);
+            }
+            data.push(self.float()?);
+            while self.eat(&TokenKind::Newline) {}
+            if self.eat(&TokenKind::RBracket) {
+                return Ok(data);
+            }
+            self.expect(&TokenKind::Comma, "`,` or `]`")?;
         }
     }
 
@@ -371,6 +400,10 @@ impl Parser {
                 let args = self.paren_list(Self::value)?;
                 return Ok((args, ImmAst::Callee(callee)));
             }
+            Shape::Table => {
+                let table = self.global("the table's name, as in `t = table @y`")?;
+                return Ok((vec![], ImmAst::Table(table)));
+            }
             _ => Imm::None,
         };
         Ok((self.values_to_line_end()?, ImmAst::Final(imm)))
@@ -453,34 +486,45 @@ impl Parser {
 
 // ---- Name resolution and result typing ----
 
-/// A callee's id and result types, by name.
-type Callees = HashMap<String, (Callee, Vec<Type>)>;
+/// What a global name (`@name`) stands for: a callee with its result types, or a table.
+enum Global {
+    Callee(Callee, Vec<Type>),
+    Table(TableId),
+}
+
+/// The module's global names: functions, externs and tables share one namespace.
+type Globals = HashMap<String, Global>;
 
 fn resolve(items: Vec<Item>) -> Result<(Module, SourceMap), ParseError> {
     let mut module = Module::new();
     let mut spans = SourceMap::default();
-    let mut callees = Callees::new();
+    let mut globals = Globals::new();
     let mut bodies = vec![];
     for item in items {
-        let (name, callee, returns) = match item {
+        let (name, global) = match item {
             Item::Extern { pos, name, params, returns } => {
                 let id = ExternId(module.externs.len() as u32);
                 module.externs.push(ExternDecl { name: name.text.clone(), params, returns: returns.clone() });
                 spans.externs.push(pos);
-                (name, Callee::Extern(id), returns)
+                (name, Global::Callee(Callee::Extern(id), returns))
+            }
+            Item::Table { pos, name, data } => {
+                let id = module.push_table(Table::new(name.text.clone(), data));
+                spans.tables.push(pos);
+                (name, Global::Table(id))
             }
             Item::Func(func) => {
                 let signature = (Name { text: func.name.text.clone(), pos: func.name.pos }, func.returns.clone());
                 bodies.push(func);
-                (signature.0, Callee::Func(FuncId(bodies.len() as u32 - 1)), signature.1)
+                (signature.0, Global::Callee(Callee::Func(FuncId(bodies.len() as u32 - 1)), signature.1))
             }
         };
-        if callees.insert(name.text.clone(), (callee, returns)).is_some() {
+        if globals.insert(name.text.clone(), global).is_some() {
             return Err(err(name.pos, K::DuplicateFunction(name.text)));
         }
     }
     for body in bodies {
-        let (func, func_spans) = resolve_function(body, &callees)?;
+        let (func, func_spans) = resolve_function(body, &globals)?;
         module.functions.push(func);
         spans.funcs.push(func_spans);
     }
@@ -522,7 +566,7 @@ impl Scope {
     }
 }
 
-fn resolve_function(ast: FuncAst, callees: &Callees) -> Result<(Function, FuncSpans), ParseError> {
+fn resolve_function(ast: FuncAst, globals: &Globals) -> Result<(Function, FuncSpans), ParseError> {
     let mut func = Function::new(ast.name.text, ast.returns);
     let mut scope = Scope { values: HashMap::new(), blocks: HashMap::new() };
     let mut spans = FuncSpans { func: ast.pos, ..FuncSpans::default() };
@@ -544,14 +588,21 @@ fn resolve_function(ast: FuncAst, callees: &Callees) -> Result<(Function, FuncSp
         for (i, inst) in block.insts.iter().enumerate() {
             let (imm, types) = match &inst.imm {
                 ImmAst::Callee(name) => {
-                    let (callee, returns) =
-                        callees.get(&name.text).ok_or_else(|| err(name.pos, K::UnknownCallee(name.text.clone())))?;
+                    let Some(Global::Callee(callee, returns)) = globals.get(&name.text) else {
+                        return Err(err(name.pos, K::UnknownCallee(name.text.clone())));
+                    };
                     if returns.len() != inst.results.len() {
                         let op = format!("call @{}", name.text);
                         let kind = K::WrongResultCount { op, expected: returns.len(), found: inst.results.len() };
                         return Err(err(inst.pos, kind));
                     }
                     (Imm::Callee(*callee), returns.clone())
+                }
+                ImmAst::Table(name) => {
+                    let Some(&Global::Table(id)) = globals.get(&name.text) else {
+                        return Err(err(name.pos, K::UnknownTable(name.text.clone())));
+                    };
+                    (Imm::Table(id), vec![Type::Slice; inst.results.len()])
                 }
                 ImmAst::Final(imm) => {
                     untyped.push((b, i));

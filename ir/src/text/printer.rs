@@ -1,10 +1,11 @@
-//! The printer: externs first, then functions, one blank line between items; labels at column 0
-//! and instructions indented by four spaces. Its output parses back to the same module.
+//! The printer: externs first, then tables, then functions, one blank line between items; labels
+//! at column 0 and instructions indented by four spaces. Its output parses back to the same
+//! module.
 //!
 //! Unverified IR (dangling value, block or callee indices, immediates that do not fit the
 //! opcode) still prints without panicking, as something close to the text format.
 
-use crate::function::{BlockCall, Callee, Function, Imm, InstData, Module, Terminator, Value};
+use crate::function::{BlockCall, Callee, Function, Imm, InstData, Module, Table, TableId, Terminator, Value};
 use crate::opcode::Shape;
 use crate::types::Type;
 use std::fmt::Write;
@@ -25,8 +26,37 @@ pub fn print_module(module: &Module) -> String {
             format!("extern @{}({}){}\n", e.name, params.join(", "), arrow(&e.returns))
         })
         .collect();
+    items.extend(module.tables.iter().map(table));
     items.extend(module.functions.iter().map(|f| print_function(module, f)));
     items.join("\n")
+}
+
+/// Lines of a wrapped table are at most this long.
+const TABLE_WIDTH: usize = 100;
+
+/// `const @name = [v0, v1, ...]`: on one line when it fits, else one indented line of values
+/// after another, each ending in a comma but the last.
+fn table(t: &Table) -> String {
+    let values: Vec<String> = t.data.iter().map(|&x| float_literal(x)).collect();
+    let one_line = format!("const @{} = [{}]\n", t.name, values.join(", "));
+    if one_line.len() <= TABLE_WIDTH + 1 {
+        return one_line;
+    }
+    let mut out = format!("const @{} = [\n", t.name);
+    let mut line = String::new();
+    for (k, v) in values.iter().enumerate() {
+        if !line.is_empty() && 4 + line.len() + 1 + v.len() + 1 > TABLE_WIDTH {
+            let _ = writeln!(out, "    {}", line.trim_end());
+            line.clear();
+        }
+        line.push_str(v);
+        if k + 1 < values.len() {
+            line.push_str(", ");
+        }
+    }
+    let _ = writeln!(out, "    {}", line.trim_end());
+    out.push_str("]\n");
+    out
 }
 
 /// The text of one function of `module` (the module names the callees of its calls).
@@ -101,6 +131,7 @@ fn imm_text(module: &Module, imm: &Imm) -> String {
         Imm::Lane(k) => k.to_string(),
         Imm::Type(t) => t.spelling().into(),
         Imm::Callee(c) => format!("@{}", callee_name(module, *c)),
+        Imm::Table(t) => format!("@{}", table_name(module, *t)),
     }
 }
 
@@ -129,6 +160,10 @@ fn instruction(module: &Module, func: &Function, inst: &InstData) -> String {
             };
             format!(" @{callee}({args})")
         }
+        Shape::Table => match inst.imm {
+            Imm::Table(t) => format!(" @{}", table_name(module, t)),
+            _ => " @?".into(),
+        },
         _ => with_args(String::new()),
     };
     out.push_str(&rest);
@@ -141,6 +176,10 @@ fn callee_name(module: &Module, callee: Callee) -> String {
         Callee::Extern(id) if id.index() >= module.externs.len() => format!("bad_extern_{}", id.0),
         _ => module.callee_name(callee).to_string(),
     }
+}
+
+fn table_name(module: &Module, id: TableId) -> String {
+    module.table(id).map_or_else(|| format!("bad_table_{}", id.index()), |t| t.name.clone())
 }
 
 fn destination(func: &Function, dest: &BlockCall) -> String {

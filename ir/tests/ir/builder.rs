@@ -303,12 +303,14 @@ fn operands<'a>(f: &'a FunctionBuilder, op: Opcode) -> (Vec<Var<'a>>, Imm) {
         Shape::TapePush => (vec![b], Imm::None),
         Shape::TapePop => (vec![], Imm::Type(Type::I64)),
         Shape::Alloc => (vec![k], Imm::None),
+        Shape::Table => (vec![], Imm::Table(jitdiff_ir::TableId::from_index(0))),
     }
 }
 
 #[test]
 fn every_opcode_of_the_table_can_be_emitted() {
     let mut mb = ModuleBuilder::new();
+    mb.table("t", &[1.0, 2.0]);
     mb.function("id", &[("x", Type::F64)], &[Type::F64], |f| f.ret(&[f.param(0)])).unwrap();
     let params = [("x", Type::F64), ("k", Type::I64), ("b", Type::Bool), ("s", Type::SliceMut), ("v", Type::F64x(4))];
     mb.function("all_ops", &params, &[], |f| {

@@ -629,7 +629,7 @@ fn malformed_functions_are_errors_not_panics() {
     cases.push(f);
     for (k, f) in cases.into_iter().enumerate() {
         let nparams = f.params.len();
-        let m = Module { externs: vec![], functions: vec![f] };
+        let m = Module { externs: vec![], tables: vec![], functions: vec![f] };
         let mut args: Vec<ArgValue> = (0..nparams).map(|_| ArgValue::I64(1)).collect();
         let err = interpret(&m, "f", &mut args).unwrap_err();
         assert_eq!(err.kind_name(), "Malformed", "case {k}: {err}");

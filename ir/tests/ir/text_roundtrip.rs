@@ -185,6 +185,91 @@ entry:
 }
 ";
 
+/// Data tables: one empty, one with the float spellings that need care (signed zero, infinities,
+/// NaNs, subnormals), read in a branch (a `table` is a constant, defined anywhere).
+const TABLES: &str = "\
+extern @e(slice) -> f64
+
+const @empty = []
+
+const @odd = [-0.0, inf, -inf, NaN, -NaN, 0x7ff0000000000001, 5e-324, 1e300]
+
+const @y = [0.14, 0.18, 0.22]
+
+func @tables(k: i64, c: bool) -> f64, i64 {
+entry:
+    t = table @y
+    n = len t
+    br c, other, done(n)
+other:
+    u = table @odd
+    x = load u, k
+    m = len u
+    v = table @empty
+    z = call @e(v)
+    jump done(m)
+done(r: i64):
+    a = load t, k
+    ret a, r
+}
+";
+
+#[test]
+fn tables_round_trip_bit_for_bit_and_yield_slices() {
+    let m = round_trip(TABLES);
+    assert_eq!(print_module(&m), TABLES);
+    assert_eq!(m.tables.len(), 3);
+    let odd = &m.tables[m.table_id("odd").unwrap().index()];
+    let bits: Vec<u64> = odd.data.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(bits[0], (-0.0f64).to_bits());
+    assert_eq!(bits[4], (-f64::NAN).to_bits());
+    assert_eq!(bits[5], 0x7ff0_0000_0000_0001);
+    assert!(m.tables[m.table_id("empty").unwrap().index()].data.is_empty());
+    let f = &m.functions[0];
+    let first = &f.blocks[0].insts[0];
+    assert_eq!((first.op, first.imm), (Opcode::Table, Imm::Table(m.table_id("y").unwrap())));
+    assert_eq!(f.ty(first.results[0]), Type::Slice);
+    assert!(jitdiff_ir::verify_module(&m).is_ok());
+}
+
+#[test]
+fn long_tables_are_wrapped_and_line_breaks_inside_brackets_are_allowed() {
+    let values: Vec<String> = (0..40).map(|k| format!("{}.25", k * 1000)).collect();
+    let text = format!("const @long = [{}]\n", values.join(", "));
+    let m = round_trip(&text);
+    let printed = print_module(&m);
+    assert!(printed.lines().count() > 3, "{printed}");
+    assert!(printed.lines().all(|l| l.len() <= 100), "{printed}");
+    // Free-form wrapping, a trailing comma and comments inside the brackets read the same.
+    let loose = "const @long = [  ; the first values\n  0.25,\n\n 1000.25 , 2000.25,\n]\n";
+    let m = parse_module(loose).unwrap();
+    assert_eq!(m.tables[0].data.to_vec(), vec![0.25, 1000.25, 2000.25]);
+}
+
+#[test]
+fn table_errors_point_at_the_offending_token() {
+    let at = |text: &str| {
+        let e = parse_module(text).unwrap_err();
+        (e.pos.line, e.pos.col, e.kind.kind_name())
+    };
+    let func = |body: &str| format!("const @y = [1.0]\nfunc @f() -> f64 {{\nentry:\n{body}}}\n");
+    assert_eq!(at(&func("    t = table @z\n    ret\n")), (4, 15, "UnknownTable"));
+    assert_eq!(at(&func("    t = table @f\n    ret\n")), (4, 15, "UnknownTable"));
+    assert_eq!(at(&func("    t = call @y()\n    ret\n")), (4, 14, "UnknownCallee"));
+    assert_eq!(at(&func("    t = table y\n    ret\n")), (4, 15, "UnexpectedToken"));
+    assert_eq!(at(&func("    table @y\n    ret\n")), (4, 5, "WrongResultCount"));
+    assert_eq!(at("const @y = [1.0]\nconst @y = [2.0]\n"), (2, 7, "DuplicateFunction"));
+    assert_eq!(at("const @f = [1.0]\nfunc @f() {\nentry:\n    ret\n}\n"), (2, 6, "DuplicateFunction"));
+    assert_eq!(at("const @y = [1.0 2.0]\n"), (1, 17, "UnexpectedToken"));
+    assert_eq!(at("const @y = [1.0, x]\n"), (1, 18, "BadNumber"));
+    assert_eq!(at("const @y = [1.0, ,]\n"), (1, 18, "UnexpectedToken"));
+    assert_eq!(at("const @y = [1.0, 1e]\n"), (1, 18, "BadNumber"));
+    assert_eq!(at("const @y = [1.0\n"), (2, 1, "UnexpectedEof"));
+    assert_eq!(at("const y = [1.0]\n"), (1, 7, "UnexpectedToken"));
+    assert_eq!(at("const @y [1.0]\n"), (1, 10, "UnexpectedToken"));
+    assert_eq!(at("const @y = [1.0] x\n"), (1, 18, "UnexpectedToken"));
+}
+
 #[test]
 fn alloc_round_trips_and_yields_an_mslice() {
     let m = round_trip(LOCAL_ARRAYS);
@@ -246,7 +331,7 @@ fn every_vector_opcode_and_width_round_trips() {
 #[test]
 fn the_corpus_covers_every_opcode() {
     let mut seen = std::collections::HashSet::new();
-    for text in [SCALARS, VECTORS, CALLS_AND_CONTROL, TAPE, LOCAL_ARRAYS] {
+    for text in [SCALARS, VECTORS, CALLS_AND_CONTROL, TAPE, LOCAL_ARRAYS, TABLES] {
         for f in parse_module(text).unwrap().functions {
             for b in &f.blocks {
                 seen.extend(b.insts.iter().map(|i| i.op));

@@ -90,6 +90,8 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub(super) unchecked_pops: usize,
     pub(super) reserved_pushes: usize,
     refs: HashMap<ClifFuncId, FuncRef>,
+    /// The global value of each table data object this function reads (see `tables.rs`).
+    pub(super) table_refs: HashMap<cranelift_module::DataId, clif::GlobalValue>,
     /// The IR control flow (dominators, for redundant bounds checks).
     pub cfg: ControlFlow,
     /// How many natural loops contain each IR block (see `lower_terminator`).
@@ -177,6 +179,7 @@ pub(crate) fn lower_function(
         unchecked_pops: 0,
         reserved_pushes: 0,
         refs: HashMap::new(),
+        table_refs: HashMap::new(),
         cfg: ControlFlow::new(f),
         loop_depth: vec![],
         used: used_values(f),

@@ -230,6 +230,10 @@ impl FuncLowerer<'_, '_> {
                 None
             }
             Alloc => Some(self.lower_alloc(a.ok_or_else(missing)?)?),
+            Table => {
+                let Imm::Table(t) = inst.imm else { return Err(self.internal("table without a table".into())) };
+                Some(self.lower_table(t)?)
+            }
             TPush => {
                 self.lower_tpush(a.ok_or_else(missing)?)?;
                 None
@@ -288,7 +292,7 @@ impl FuncLowerer<'_, '_> {
         let width = width.max(1);
         let shift = i64::from(width.trailing_zeros());
         if self.m.bounds_checks {
-            // Slices are always parameters (an IR invariant); anything else is simply checked.
+            // Facts are kept for parameters; anything else (local arrays, tables) is simply checked.
             let param = self.f.params.iter().position(|&p| p == slice);
             let at = self.at_block;
             // In the fast copy of a versioned loop, the pre-check proved the affine accesses.

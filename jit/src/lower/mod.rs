@@ -10,6 +10,7 @@
 //! - [`checks`]: which bounds checks an earlier check makes redundant; shadow-length checks.
 //! - [`versioning`]: counted loops lowered twice, with and without bounds checks, and a pre-check
 //!   choosing the copy.
+//! - [`tables`]: the module's data tables as read-only data objects.
 
 mod calls;
 mod checks;
@@ -20,6 +21,7 @@ mod entry;
 mod func;
 mod inst;
 mod local_arrays;
+mod tables;
 mod tape;
 mod versioning;
 
@@ -87,6 +89,8 @@ pub(crate) struct ModuleLowering<'m> {
     pub check_stats: Vec<BoundsCheckStats>,
     pub frontend_config: TargetFrontendConfig,
     pub constants: ConstantPool,
+    /// The read-only data object of each table some function reads.
+    pub table_data: Vec<Option<cranelift_module::DataId>>,
     internal_ids: Vec<ClifFuncId>,
     math_ids: HashMap<Opcode, ClifFuncId>,
     extern_ids: HashMap<usize, ClifFuncId>,
@@ -122,6 +126,7 @@ pub(crate) fn lower_module(
         ir,
         frontend_config: jit.module.target_config(),
         constants: ConstantPool::of(ir),
+        table_data: vec![],
         jit,
         externs,
         sites: SiteTable::default(),
@@ -137,6 +142,7 @@ pub(crate) fn lower_module(
         tape_grow_preserving_id: None,
         local_array_ids: None,
     };
+    m.table_data = tables::define_tables(&mut m, ir)?;
     let template = m.jit.get().make_signature();
     let mut entry_ids = Vec::with_capacity(ir.functions.len());
     for f in &ir.functions {

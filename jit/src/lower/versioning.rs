@@ -15,7 +15,8 @@
 //! The dispatch also computes, per access, the address of its element at `i = 0`; the fast copy
 //! addresses `base + a i` and needs neither the slice pointer nor the invariant part of the
 //! index in a register. A shadow slice with one entry per element of its primal (length checked
-//! on entry) shares the primal's checks.
+//! on entry) shares the primal's checks. Accesses to slice parameters and to data tables defined
+//! before the loop are versioned; those to local arrays are not.
 //!
 //! Why the pre-check is exact although indices are wrapping `i64` arithmetic: every operation an
 //! affine index goes through (`iadd`, `isub`, `ineg`, `imul` by a constant) is a ring operation
@@ -66,7 +67,7 @@ impl Affine {
 /// One access whose check the fast copy drops.
 #[derive(Clone, Debug, PartialEq)]
 struct Access {
-    /// The slice (a function parameter).
+    /// The slice: a function parameter, or a data table defined before the loop.
     slice: Value,
     /// Elements per index step (`W` of `vload`/`vstore`, else 1).
     width: u8,
@@ -255,7 +256,11 @@ fn plan_loop(
                 _ => continue,
             };
             let (Some(&slice), Some(&index)) = (inst.args.first(), inst.args.get(1)) else { continue };
-            if !f.params.contains(&slice) || !width.is_power_of_two() {
+            // A table defined before the loop is a slice like a parameter there: its pointer and
+            // length are known in the dispatch block (its definition dominates the header).
+            let table_before_loop = defined_outside(slice)
+                && matches!(def.get(slice.index()).copied().flatten(), Some(Ok((b, k))) if f.block(b).insts[k].op == Opcode::Table);
+            if !(f.params.contains(&slice) || table_before_loop) || !width.is_power_of_two() {
                 continue;
             }
             let lockstep = Lockstep { iv: iv_value, secondary: &secondary };

@@ -141,7 +141,7 @@ fn unverified_modules_are_rejected_with_the_verifier_error() {
         Some(Terminator::Return(vec![r])),
         &mut f,
     );
-    let module = Module { externs: vec![], functions: vec![f] };
+    let module = Module { externs: vec![], tables: vec![], functions: vec![f] };
     let err = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap_err();
     assert!(matches!(err, JitError::Verify(_)), "{err}");
     assert!(err.to_string().contains("@bad"), "{err}");
@@ -152,8 +152,54 @@ fn unverified_modules_are_rejected_with_the_verifier_error() {
     let empty = Function::new("empty", vec![]);
     for func in [g, empty] {
         let name = func.name.clone();
-        let module = Module { externs: vec![], functions: vec![func] };
+        let module = Module { externs: vec![], tables: vec![], functions: vec![func] };
         let err = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap_err();
         assert!(matches!(err, JitError::Verify(_)), "{name}: {err}");
     }
+}
+
+/// An argument frame checks each push against the next parameter and the count at the call;
+/// a well-formed frame gives the results of `call`.
+#[test]
+fn an_argument_frame_refuses_wrong_kinds_and_counts_before_native_code_runs() {
+    let f = compiled().function("f").unwrap();
+    let (x, mut y, v) = ([1.5, 2.0], [0.0; 2], [1.0, 2.0, 3.0, 4.0]);
+    let mut tape = jitdiff_ir::Tape::new();
+    let mut results = jitdiff_jit::FrameResults::new();
+
+    let mut frame = f.frame().unwrap();
+    let err = frame.push(Arg::F64(1.0)).unwrap_err();
+    assert!(matches!(err, CallError::ArgType { index: 0, expected: Type::Slice, got: "Arg::F64", .. }), "{err}");
+    frame.push(Arg::Slice(&x)).unwrap();
+    let err = frame.push(Arg::Slice(&x)).unwrap_err();
+    assert!(matches!(err, CallError::ArgType { index: 1, expected: Type::SliceMut, .. }), "{err}");
+    let err = frame.call(&mut tape, &mut results).unwrap_err();
+    assert_eq!(err, CallError::ArgCount { function: "f".into(), expected: 6, got: 1 });
+
+    let mut frame = f.frame().unwrap();
+    frame.push(Arg::Slice(&x)).unwrap();
+    frame.push(Arg::SliceMut(&mut y)).unwrap();
+    assert!(matches!(frame.push(Arg::Vector(&v[..2])).unwrap_err(), CallError::VectorLength { index: 2, .. }));
+    for arg in [Arg::Vector(&v), Arg::I64(1), Arg::F64(0.5), Arg::Bool(true)] {
+        frame.push(arg).unwrap();
+    }
+    let err = frame.push(Arg::F64(0.0)).unwrap_err();
+    assert_eq!(err, CallError::ArgCount { function: "f".into(), expected: 6, got: 7 });
+    frame.call(&mut tape, &mut results).unwrap();
+    assert_eq!(results.f64(f.result_slot(0)), 2.0 + 4.0 + 0.5);
+    assert_eq!(y, [0.0, 2.0]);
+
+    // A fault in native code is the same error as through `call`.
+    let mut frame = f.frame().unwrap();
+    for arg in [Arg::Slice(&x), Arg::SliceMut(&mut y), Arg::Vector(&v), Arg::I64(5), Arg::F64(0.5), Arg::Bool(true)] {
+        frame.push(arg).unwrap();
+    }
+    let err = frame.call(&mut tape, &mut results).unwrap_err();
+    assert!(matches!(err, CallError::Runtime(Fault::OutOfBounds { index: 5, len: 2, .. })), "{err}");
+
+    // A signature of more slots than a frame holds has none.
+    let wide = (0..9).map(|k| format!("s{k}: slice")).collect::<Vec<_>>().join(", ");
+    let m = parse_module(&format!("func @wide({wide}) {{\nentry:\n    ret\n}}\n")).unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    assert!(compiled.function("wide").unwrap().frame().is_none());
 }

@@ -1,7 +1,9 @@
 //! Every opcode of the op table, at edge values, gives exactly what the interpreter gives:
 //! results bit for bit, errors with the same kind and site, and the same final mslice contents.
 
-use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, Module, OP_TABLE, Opcode, RuntimeValue, Shape, parse_module};
+use jitdiff_ir::{
+    ArgValue, ExternArg, ExternRegistry, Interpreter, Module, OP_TABLE, Opcode, RuntimeValue, Shape, Type, parse_module,
+};
 use jitdiff_jit::{Agreement, Arg, JitOptions, compile, differential_call};
 
 const EDGE_F64: [f64; 16] = [
@@ -484,12 +486,89 @@ done(t: f64):
 }
 
 #[test]
+fn tables_are_read_only_data_with_bounds_checked_reads() {
+    // Reads at variable and constant indices (in and out of bounds), `len`, vector loads, a table
+    // defined in a branch, passed to a callee and to an extern closure, an empty table, and NaN
+    // bit patterns that must come back exactly.
+    let text = "extern @sum(slice) -> f64
+
+const @y = [0.14, 0.18, 0.22, 0.25, 0.29, 0.32, 0.35, 0.39, 0.37, 0.58, 0.73, 0.96, 1.34, 2.1, 4.39]
+
+const @empty = []
+
+const @odd = [-0.0, NaN, 0x7ff0000000000001, -inf, 5e-324]
+
+func @t(k: i64, c: bool) -> f64, i64, f64, f64 {
+entry:
+    t = table @y
+    x = load t, k
+    n = len t
+    two = iconst 2
+    fixed = load t, two
+    u = fadd x, fixed
+    v = vload.f64x4 t, k
+    w = extract v, 3
+    s = call @total(t)
+    e = call @sum(t)
+    r = fadd s, e
+    br c, other, done(u, n)
+other:
+    o = table @odd
+    z = load o, k
+    m = table @empty
+    mn = len m
+    jump done(z, mn)
+done(a: f64, b: i64):
+    ret a, b, w, r
+}
+
+func @total(s: slice) -> f64 {
+entry:
+    n = len s
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    x = load s, i
+    acc2 = fadd acc, x
+    i2 = iadd i, one
+    jump head(i2, acc2)
+exit:
+    ret acc
+}
+";
+    let mut externs = ExternRegistry::new();
+    externs.register_closure("sum", vec![Type::Slice], vec![Type::F64], |args: &mut [ExternArg<'_>]| {
+        Ok(vec![RuntimeValue::F64(args[0].as_slice().map_or(f64::NAN, |s| s.iter().rev().sum()))])
+    });
+    let mut cases = vec![];
+    for k in [-1, 0, 1, 2, 3, 4, 5, 14, 15, i64::MAX, i64::MIN] {
+        for c in [false, true] {
+            cases.push(vec![i(k), ArgValue::Bool(c)]);
+        }
+    }
+    let failed = check_with(text, "t", &cases, &externs);
+    assert!(failed >= 10, "{failed}");
+    let module = parse_module(text).unwrap();
+    let compiled = compile(&module, &externs, &JitOptions::new()).unwrap();
+    let out = compiled.function("t").unwrap().call(&mut [Arg::I64(1), Arg::Bool(true)]).unwrap();
+    assert_eq!(out[0].as_f64().map(f64::to_bits), Some(f64::NAN.to_bits()));
+    assert_eq!(out[1], RuntimeValue::I64(0));
+    let out = compiled.function("t").unwrap().call(&mut [Arg::I64(2), Arg::Bool(true)]).unwrap();
+    assert_eq!(out[0].as_f64().map(f64::to_bits), Some(0x7ff0_0000_0000_0001));
+}
+
+#[test]
 fn every_opcode_is_covered_by_these_tests() {
     // Guard: a new opcode added to the table must get a lowering and a test here.
     let covered = [
         "fconst", "iconst", "bconst", "fadd", "fsub", "fmul", "fdiv", "fneg", "powi", "iadd", "isub", "imul", "idiv",
         "irem", "ineg", "and", "or", "not", "fcmp", "icmp", "select", "itof", "ftoi", "len", "load", "store", "vload",
-        "vstore", "splat", "extract", "insert", "call", "alloc",
+        "vstore", "splat", "extract", "insert", "call", "alloc", "table",
         // Covered by jit/tests/jit/tape.rs and jit/tests/memory/tape.rs (they need tapes shared across calls).
         "tpush", "tpop",
     ];

@@ -9,3 +9,4 @@ mod calls;
 mod control;
 mod iterators;
 mod math;
+mod tables;

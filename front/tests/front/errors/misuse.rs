@@ -302,6 +302,70 @@ fn f(x: f64) -> f64 {
         r#"3:30: `step_by(0)` panics in Rust; step by at least 1"#,
     ),
     (
+        "const_array_length",
+        r#"const Y: [f64; 3] = [1.0, 2.0];
+fn f() -> f64 {
+    Y[0]
+}"#,
+        r#"1:21: mismatched types: expected an array of 3 values, found one of 2"#,
+    ),
+    (
+        "const_array_int_literal",
+        r#"const Y: [f64; 2] = [1.0, 2];
+fn f() -> f64 {
+    Y[0]
+}"#,
+        r#"1:27: mismatched types: expected `f64`, found an integer; write `2.0`"#,
+    ),
+    (
+        "const_array_int_const",
+        r#"const N: usize = 2;
+const Y: [f64; 2] = [1.0, N];
+fn f() -> f64 {
+    Y[0]
+}"#,
+        r#"2:27: mismatched types: expected `f64`, found `usize`; convert with `as f64`"#,
+    ),
+    (
+        "const_array_write",
+        r#"const Y: [f64; 2] = [1.0, 2.0];
+fn f() {
+    Y[0] = 3.0;
+}"#,
+        r#"3:5: cannot write to the constant array `Y`; to change a copy, make a local array and fill it: `let mut a = [0.0; N]; for i in 0..N { a[i] = Y[i]; }`"#,
+    ),
+    (
+        "const_array_mut_ref",
+        r#"const Y: [f64; 2] = [1.0, 2.0];
+fn g(a: &mut [f64]) {
+    a[0] = 1.0;
+}
+fn f() {
+    g(&mut Y);
+}"#,
+        r#"6:12: cannot write to the constant array `Y`; to change a copy, make a local array and fill it: `let mut a = [0.0; N]; for i in 0..N { a[i] = Y[i]; }`"#,
+    ),
+    (
+        "const_array_copy_mut",
+        r#"const Y: [f64; 2] = [1.0, 2.0];
+fn f() -> f64 {
+    let mut a: [f64; 2] = Y;
+    a[0] = 3.0;
+    a[0] + a[1]
+}"#,
+        r#"3:27: cannot write to the constant array `Y`; to change a copy, make a local array and fill it: `let mut a = [0.0; N]; for i in 0..N { a[i] = Y[i]; }`"#,
+    ),
+    (
+        "const_array_iter_mut",
+        r#"const Y: [f64; 2] = [1.0, 2.0];
+fn f() {
+    for y in Y.iter_mut() {
+        *y = 0.0;
+    }
+}"#,
+        r#"3:14: cannot write to the constant array `Y`; to change a copy, make a local array and fill it: `let mut a = [0.0; N]; for i in 0..N { a[i] = Y[i]; }`"#,
+    ),
+    (
         "self_const",
         r#"const A: f64 = A + 1.0;
 fn f() -> f64 {

@@ -155,12 +155,37 @@ fn g(x: &[f64]) -> f64 {
         r#"1:6: methods (`self` parameters) are not supported; write a free `fn` and pass the fields"#,
     ),
     (
-        "const_array",
-        r#"const Y: [f64; 3] = [1.0, 2.0, 3.0];
-fn f(i: usize) -> f64 {
-    Y[i]
+        "const_int_array",
+        r#"const K: [usize; 3] = [1, 2, 3];
+fn f(i: usize) -> usize {
+    K[i]
 }"#,
-        r#"3:5: a constant array is not supported yet: the IR has no read-only data tables yet; pass the table as a `&[f64]` parameter"#,
+        r#"1:11: a constant array of integers is not supported yet: the IR's data tables hold `f64` values; make it a `[f64; N]` of the same values and convert an element with `as usize`"#,
+    ),
+    (
+        "const_array_2d",
+        r#"const M: [[f64; 2]; 2] = [[1.0, 2.0], [3.0, 4.0]];
+fn f() -> f64 {
+    1.0
+}"#,
+        r#"1:11: constant arrays of arrays are not supported; flatten it to one `[f64; R * C]` and index it `[r * C + c]`"#,
+    ),
+    (
+        "const_array_call",
+        r#"const Y: [f64; 2] = [1.0, g()];
+fn g() -> f64 {
+    1.0
+}"#,
+        r#"1:27: values of constant arrays other than constant `f64` expressions are not supported; write float literals, `const`s and arithmetic on them (`2.0 * PI`, `N as f64`)"#,
+    ),
+    (
+        "const_array_copy",
+        r#"const Y: [f64; 2] = [1.0, 2.0];
+const Z: [f64; 2] = Y;
+fn f() -> f64 {
+    Z[0]
+}"#,
+        r#"2:21: constant arrays given by other expressions are not supported; write the values out, `[0.14, 0.18, ...]`, or repeat one, `[0.0; N]`"#,
     ),
     (
         "slice_ret",

@@ -1,0 +1,156 @@
+//! The per-call fast path of the handles: [`ArgFrame`] packs a call's arguments straight into a
+//! slot buffer on the stack as they are given, one type check per argument, with no argument
+//! list to build and no result values to decode; [`FrameResults`] hands back the result slots.
+//! The handles of the `jitdiff` crate use it for their own argument lists (the user's arguments
+//! followed by differential slices) on calls whose slots fit [`FRAME_SLOTS`].
+
+use crate::abi::{MIN_OUT_SLOTS, slot_count};
+use crate::arg::Arg;
+use crate::error::CallError;
+use crate::handle::{CompiledFn, pack_one};
+use crate::tape::NativeTape;
+use jitdiff_ir::{Tape, Type};
+use std::marker::PhantomData;
+
+/// The most argument slots, and result slots, of a call through an [`ArgFrame`] (a slice takes
+/// two, a scalar one, an `f64xW` W).
+pub const FRAME_SLOTS: usize = 16;
+
+/// The arguments of one call of a [`CompiledFn`], packed as they are pushed (see
+/// [`CompiledFn::frame`]). Each push is checked against the next parameter's type; the slices
+/// stay borrowed (mutably, for an `mslice`) for `'a`, which outlives the call.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, ExternRegistry, Tape};
+/// use jitdiff_jit::{compile, Arg, FrameResults, JitOptions};
+/// let ir = parse_module("func @f(x: slice, y: f64) -> f64 {\nentry:\n    i = iconst 0\n    v = load x, i\n    p = fmul v, y\n    ret p\n}\n").unwrap();
+/// let f = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap().function("f").unwrap();
+/// let x = [3.0];
+/// let mut frame = f.frame().unwrap();
+/// frame.push(Arg::Slice(&x)).unwrap();
+/// frame.push(Arg::F64(2.0)).unwrap();
+/// let mut results = FrameResults::new();
+/// frame.call(&mut Tape::new(), &mut results).unwrap();
+/// assert_eq!(results.f64(f.result_slot(0)), 6.0);
+/// // A push of the wrong kind is refused before any native code runs.
+/// assert!(f.frame().unwrap().push(Arg::F64(1.0)).is_err());
+/// ```
+pub struct ArgFrame<'f, 'a> {
+    f: &'f CompiledFn,
+    /// The parameter types (kept here: a push need not reach them through the module).
+    params: &'f [Type],
+    slots: [u64; FRAME_SLOTS],
+    /// The next free slot.
+    at: usize,
+    /// The next parameter.
+    next: usize,
+    _borrows: PhantomData<&'a mut [f64]>,
+}
+
+/// The result slots of a call through an [`ArgFrame`]; result `k` starts at slot
+/// [`CompiledFn::result_slot`]`(k)`. The caller owns them (so that a call need not move them).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrameResults {
+    slots: [u64; FRAME_SLOTS],
+}
+
+impl FrameResults {
+    /// Zeroed slots.
+    #[inline]
+    pub fn new() -> FrameResults {
+        FrameResults::default()
+    }
+    /// The raw bits of slot `slot` (0 past the results).
+    #[inline]
+    pub fn bits(&self, slot: usize) -> u64 {
+        self.slots.get(slot).copied().unwrap_or(0)
+    }
+    /// Slot `slot` as an `f64` (an `f64` result, or a lane of an `f64xW` result).
+    #[inline]
+    pub fn f64(&self, slot: usize) -> f64 {
+        f64::from_bits(self.bits(slot))
+    }
+}
+
+impl CompiledFn {
+    /// An empty argument frame for a call of this function, or `None` when its arguments or its
+    /// results need more than [`FRAME_SLOTS`] slots (call through [`CompiledFn::call_into`] then).
+    #[inline(always)]
+    pub fn frame<'a>(&self) -> Option<ArgFrame<'_, 'a>> {
+        let info = self.info();
+        (info.arg_slots <= FRAME_SLOTS && info.result_slots.max(MIN_OUT_SLOTS) <= FRAME_SLOTS).then_some(ArgFrame {
+            f: self,
+            params: &info.params,
+            slots: [0; FRAME_SLOTS],
+            at: 0,
+            next: 0,
+            _borrows: PhantomData,
+        })
+    }
+
+    /// The first slot of result `k` in [`FrameResults`] (results are laid out in order: one slot
+    /// per scalar, W per `f64xW`).
+    pub fn result_slot(&self, k: usize) -> usize {
+        self.returns().iter().take(k).map(|&t| slot_count(t)).sum()
+    }
+}
+
+impl<'a> ArgFrame<'_, 'a> {
+    /// Append the next argument, checked against its parameter's type.
+    #[inline(always)]
+    pub fn push(&mut self, mut arg: Arg<'a>) -> Result<(), CallError> {
+        let Some(&ty) = self.params.get(self.next) else {
+            let info = self.f.info();
+            return Err(CallError::ArgCount {
+                function: info.name.clone(),
+                expected: info.params.len(),
+                got: self.next + 1,
+            });
+        };
+        let n = slot_count(ty);
+        // `frame` checked that all parameters' slots fit, so this range is in bounds.
+        pack_one(self.f, self.next, &mut arg, ty, &mut self.slots[self.at..self.at + n])?;
+        self.at += n;
+        self.next += 1;
+        Ok(())
+    }
+
+    /// Call the function on `tape` (see [`CompiledFn::call_with_tape`]) with the pushed
+    /// arguments, its results into `results`: an error unless every parameter got one. (Taking
+    /// `&mut self` rather than `self` spares a copy of the slots; calling again repeats the call
+    /// with the same arguments.)
+    #[inline]
+    pub fn call(&mut self, tape: &mut Tape, results: &mut FrameResults) -> Result<(), CallError> {
+        if self.next != self.params.len() {
+            let info = self.f.info();
+            return Err(CallError::ArgCount {
+                function: info.name.clone(),
+                expected: info.params.len(),
+                got: self.next,
+            });
+        }
+        // SAFETY: every parameter was pushed and checked against its type by `pack_one`, which
+        // wrote exactly its slots, in order, so `self.slots` holds the function's arguments in
+        // slot layout; every slice pointer and length in them was taken from a borrow of
+        // lifetime `'a` (a `&mut` one for an `mslice`), which outlives `self` and so this call;
+        // `frame` checked that the results (and the two failure-detail slots) fit in
+        // `FRAME_SLOTS`.
+        let status = unsafe {
+            self.f.raw_call(
+                self.slots.as_ptr(),
+                results.slots.as_mut_ptr(),
+                &mut NativeTape::new(tape, self.f.tape_limit()),
+            )
+        };
+        if status != 0 {
+            return Err(self.f.runtime_error(status, [results.slots[0], results.slots[1]]));
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for ArgFrame<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgFrame").field("function", &self.f).field("pushed", &self.next).finish()
+    }
+}
