@@ -8,8 +8,8 @@
 //! assert_eq!(r, [-2.0, -1.0, -3.0]);
 //! ```
 
-/// The IR text (`examples/ir/broyden_residuals.ir`): `@broyden(x: slice, r: mslice)`.
-pub const BROYDEN_RESIDUALS_IR: &str = include_str!("../../examples/ir/broyden_residuals.ir");
+/// The IR text (`problems/ir/broyden_residuals.ir`): `@broyden(x: slice, r: mslice)`.
+pub const BROYDEN_RESIDUALS_IR: &str = include_str!("../ir/broyden_residuals.ir");
 
 /// The reference: `r[i] = (3 - 2 x[i]) x[i] - x[i-1] - 2 x[i+1] + 1`, with `x[-1] = x[n] = 0`
 /// (same operation order as the IR).

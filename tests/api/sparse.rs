@@ -487,6 +487,36 @@ fn the_sparse_newton_example_converges() {
     assert!(outcome.x.iter().all(|v| (v - 1.0).abs() < 1e-8));
 }
 
+#[test]
+fn a_differentiated_mslice_is_an_input_and_an_output() {
+    // s[1] = s[0] * s[1] in place; returns s[0] + s[1] (the new s[1]).
+    let m = parse_module(
+        "func @f(s: mslice) -> f64 {
+entry:
+    i = iconst 0
+    j = iconst 1
+    a = load s, i
+    b = load s, j
+    p = fmul a, b
+    store s, j, p
+    r = fadd a, p
+    ret r
+}",
+    )
+    .unwrap();
+    let sparse = SparseJacobianFn::builder(&m, "f").wrt(["s"]).width(1).build().unwrap();
+    let dense = JacobianFn::builder(&m, "f").wrt(["s"]).build().unwrap();
+    let (mut s1, mut s2) = ([2.0, 5.0, 7.0], [2.0, 5.0, 7.0]);
+    let j = sparse.jacobian(&mut args![&mut s1]).unwrap();
+    let d = dense.jacobian(&mut args![&mut s2]).unwrap();
+    assert_eq!(s1, s2, "the mslice ends as one call leaves it");
+    assert_eq!(s1, [2.0, 10.0, 7.0]);
+    // Rows: the result, s[0], s[1], s[2] (final); columns: s[0], s[1], s[2] (initial).
+    assert_matches_dense("in place", &j, &d.data);
+    assert_eq!(j.nnz(), 2 + 1 + 2 + 1);
+    assert_eq!(sparse.info(&args![&mut s1]).unwrap().sweeps, 2);
+}
+
 /// A data table is constant: `out[i] = w[i] x[i]^2` with `w` a table has a diagonal pattern,
 /// and the sparse Jacobian equals the dense one.
 #[test]
