@@ -314,8 +314,16 @@ impl Deriver<'_> {
                 let zero = em.fconst(-0.0);
                 em.emit_multi(Opcode::Store, &[d, index, zero], Imm::None, &[]);
             }
-            Plan::Call { pullback, mask, stable } => {
+            Plan::Call { pullback, mask, stable, joint } => {
                 let callee = self.out.func(*pullback).clone();
+                // Joint mode: record the callee's state now, above the entries still to be read.
+                let split = joint.as_ref().map(|(fwd, saved_args)| {
+                    let split = em.emit(Opcode::TSplit, &[], Imm::None);
+                    let fwd_args: Vec<Value> = saved_args.iter().map(|&a| saved(em, a)).collect();
+                    let returns = self.out.func(*fwd).returns.clone();
+                    em.emit_multi(Opcode::Call, &fwd_args, Imm::Callee(Callee::Func(*fwd)), &returns);
+                    split
+                });
                 let mut args = vec![];
                 for (a, &on) in inst.args.iter().zip(stable) {
                     if on {
@@ -340,6 +348,9 @@ impl Deriver<'_> {
                     }
                 }
                 let grads = em.emit_multi(Opcode::Call, &args, Imm::Callee(Callee::Func(*pullback)), &callee.returns);
+                if let Some(split) = split {
+                    em.emit_multi(Opcode::TRejoin, &[split], Imm::None, &[]);
+                }
                 let mut grads = grads.into_iter();
                 for (a, &on) in inst.args.iter().zip(mask) {
                     if on && source.ty(*a) == Type::F64 {

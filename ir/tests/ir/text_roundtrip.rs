@@ -167,6 +167,10 @@ entry:
     tpush x
     tpush n
     tpush b
+    s = tsplit
+    tpush x
+    d = tpop.f64
+    trejoin s
     c = tpop.bool
     k = tpop.i64
     y = tpop.f64
