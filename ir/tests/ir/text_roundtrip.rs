@@ -167,13 +167,13 @@ entry:
     tpush x
     tpush n
     tpush b
+    c = tpop.bool
+    k = tpop.i64
+    y = tpop.f64
     s = tsplit
     tpush x
     d = tpop.f64
     trejoin s
-    c = tpop.bool
-    k = tpop.i64
-    y = tpop.f64
     ret y, k, c
 }
 ";
