@@ -151,3 +151,31 @@ done:
         .unwrap();
     assert!(g.checkpoints().is_empty());
 }
+
+#[test]
+fn vjp_and_pullback_agree_with_the_unbounded_handle() {
+    let m = parse_module(PENDULUM_IR).unwrap();
+    let wrt = ["params", "theta0", "omega0", "dt"];
+    let (plain, bounded) = (handle(&m, ENTRY, &wrt, Checkpoint::Off), handle(&m, ENTRY, &wrt, Checkpoint::Segments));
+    let args = || vec![Arg::Slice(&PARAMS), Arg::F64(0.4), Arg::F64(-0.2), Arg::F64(0.01), Arg::I64(321)];
+    let (mut expected, mut got) = ([0.0; 6], [0.0; 6]);
+    let v1 = plain.vjp(&mut args(), &[1.5], &mut expected).unwrap();
+    let v2 = bounded.vjp(&mut args(), &[1.5], &mut got).unwrap();
+    assert_eq!(format!("{v1:?}"), format!("{v2:?}"));
+    assert_eq!(bits(&got), bits(&expected));
+    // A pullback applied twice recomputes its segments each time, on the tape it left as it was.
+    let (_, mut pb) = bounded.pullback(&mut args()).unwrap();
+    for _ in 0..2 {
+        assert_eq!(bits(&pb.apply(&[1.5]).unwrap()), bits(&expected));
+    }
+}
+
+#[test]
+fn the_pendulum_written_in_rust_is_checkpointed_too() {
+    let m = jitdiff::front::lower_source(jitdiff_problems::rust::PENDULUM).unwrap();
+    for steps in [0i64, 1, 2, 37] {
+        same_gradient(&m, "pendulum", &["params", "theta0", "omega0", "dt"], 6, &mut || {
+            vec![Arg::Slice(&PARAMS), Arg::F64(1.0), Arg::F64(0.0), Arg::F64(0.01), Arg::I64(steps)]
+        });
+    }
+}
