@@ -14,7 +14,9 @@
 //! no slice, allocates nothing and reads no slice).
 
 use super::error::AdError;
+use super::request::differentiation_source;
 use super::reverse::{ReverseDerivative, derive_reverse_joint};
+use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{
     Block, BlockCall, Callee, CondCode, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value,
     passes,
@@ -88,13 +90,22 @@ pub fn derive_reverse_checkpointed(
         return Ok((super::derive_reverse_with_rules(module, func, wrt, rules)?, vec![]));
     }
     jitdiff_ir::verify_module(module)?;
-    let mut m = module.clone();
+    // Outline from the cleaned source, so that work hoisted out of the loop there (and its
+    // adjoint, accumulated across every iteration) stays out of the segments.
+    let mut m = differentiation_source(module);
     let schedule = match m.func_id(func) {
         Some(id) => outline_loops(&mut m, id, checkpoint),
         None => vec![],
     };
+    if schedule.is_empty() {
+        return Ok((super::derive_reverse_with_rules(module, func, wrt, rules)?, vec![]));
+    }
     let joint: Vec<FuncId> = schedule.iter().filter_map(|l| m.func_id(&l.steps)).collect();
-    Ok((derive_reverse_joint(&m, func, wrt, rules, &joint)?, schedule))
+    match derive_reverse_joint(&m, func, wrt, rules, &joint) {
+        Ok(d) => Ok((d, schedule)),
+        // An error names the instruction as written: the plain derivation reports it.
+        Err(e) => Err(super::derive_reverse_with_rules(module, func, wrt, rules).err().unwrap_or(e)),
+    }
 }
 
 /// Outline every loop of `@id` that qualifies, outermost first.
@@ -343,6 +354,32 @@ fn rewrite(f: &mut Function, found: &Found, steps: FuncId, rule: Checkpoint) {
         })
         .collect();
     let carry: HashMap<Value, Value> = floats.iter().copied().zip(carried.iter().copied()).collect();
+    // After the loop the invariants are read as carried (the header dominates what its exit
+    // alone enters), so their adjoints from after the loop start the chain the segments extend.
+    let cfg = ControlFlow::new(f);
+    let exit = match &hb.term {
+        Some(Terminator::Branch { else_dest, .. }) => else_dest.block,
+        _ => found.header,
+    };
+    let after: Vec<Block> = if cfg.predecessors(exit) == [found.header] {
+        f.block_ids().filter(|&b| cfg.dominates(exit, b)).collect()
+    } else {
+        vec![]
+    };
+    let swap = |v: &mut Value| *v = carry.get(v).copied().unwrap_or(*v);
+    for b in after {
+        let data = f.block_mut(b);
+        data.insts.iter_mut().for_each(|i| i.args.iter_mut().for_each(swap));
+        if let Some(term) = &mut data.term {
+            term.map_uses(|mut v| {
+                swap(&mut v);
+                v
+            });
+        }
+    }
+    if let Some(Terminator::Branch { else_dest, .. }) = &mut f.block_mut(found.header).term {
+        else_dest.args.iter_mut().for_each(swap);
+    }
     // Entering edges pass the invariants' values.
     for b in f.block_ids() {
         if b == found.header || found.blocks.contains(&b) {

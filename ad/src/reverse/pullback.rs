@@ -343,7 +343,10 @@ impl Deriver<'_> {
                 }
                 for &r in &inst.results {
                     if source.ty(r) == Type::F64 {
-                        let bar = adj.remove(&r).unwrap_or_else(|| em.fconst(0.0));
+                        // A joint call's missing cotangent is -0.0, the additive identity, so
+                        // that its segment's accumulations match the unbounded pullback's.
+                        let zero = if joint.is_some() { -0.0 } else { 0.0 };
+                        let bar = adj.remove(&r).unwrap_or_else(|| em.fconst(zero));
                         args.push(bar);
                     }
                 }
