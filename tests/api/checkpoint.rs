@@ -223,7 +223,7 @@ fn random_loop(rng: &mut jitdiff::SplitMix64) -> String {
     };
     let count = 1 + (rng.next_u64() % 6) as usize;
     straight(rng, &mut pool, &mut body, "v", count);
-    let (next_y, next_z) = if rng.next_u64() % 2 == 0 {
+    let (next_y, next_z) = if rng.next_u64().is_multiple_of(2) {
         let c = pick(rng, &pool);
         body.push_str(&format!("    pos = fcmp gt {c}, zero\n    br pos, left, right\nleft:\n"));
         let mut l = pool.clone();
