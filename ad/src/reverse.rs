@@ -130,7 +130,7 @@ fn derive_reverse_unguarded(
     // A `slice` parameter cannot be written by `f` or anything it calls (only `mslice` can), and
     // the safe API cannot alias it with an `mslice`: it is stable, and the pullback reads it again.
     let stable: Vec<bool> = f.params.iter().map(|&p| f.ty(p) == Type::Slice).collect();
-    let (fwd, pullback, value_and_grad, pullbacks, differentials, mut out) = derive_from_source(module, |source| {
+    let run = |source: &Module| {
         let custom = CustomRules::new(rules);
         let shapes = Shape::of_module(source);
         let mut deriver = Deriver {
@@ -151,7 +151,12 @@ fn derive_reverse_unguarded(
         };
         let pullbacks: Vec<(FuncId, FuncId)> = deriver.cache.values().copied().collect();
         Ok((fwd, pullback, value_and_grad, pullbacks, deriver.differentials, deriver.out))
-    })?;
+    };
+    // A module with joint callees is already the cleaned source (`checkpoint.rs` outlined its
+    // loops from it): cleaning it again could hoist work out of a segment's loop, which would
+    // change the order in which adjoints are summed.
+    let (fwd, pullback, value_and_grad, pullbacks, differentials, mut out) =
+        if joint.is_empty() { derive_from_source(module, run)? } else { run(module)? };
     let (callee_fwds, pullbacks): (Vec<FuncId>, Vec<FuncId>) = pullbacks.into_iter().unzip();
     optimize_derived(&mut out, module.functions.len());
     for &pb in &pullbacks {
