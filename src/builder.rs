@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::fd::FdOptions;
 use crate::gradient::GradientMode;
 use crate::user::UserFunction;
+use jitdiff_ad::Checkpoint;
 use jitdiff_ir::{ExternRegistry, Module, SourceMap, Type};
 use jitdiff_jit::JitOptions;
 use jitdiff_rules::RuleSet;
@@ -83,6 +84,7 @@ pub struct Builder<'m, K> {
     width: Option<u8>,
     fd: FdOptions,
     gradient_mode: GradientMode,
+    checkpoint: Checkpoint,
     kind: PhantomData<fn() -> K>,
 }
 
@@ -94,6 +96,8 @@ pub(crate) struct Spec {
     pub width: Option<u8>,
     pub fd: FdOptions,
     pub gradient_mode: GradientMode,
+    /// How reverse mode bounds the tape of loops (`GradientFn` only).
+    pub checkpoint: Checkpoint,
     /// Inline the derived function's calls before compiling (forward lanes of `GradientFn`).
     pub inline_calls: bool,
 }
@@ -126,6 +130,7 @@ impl<'m, K: Build> Builder<'m, K> {
             width: None,
             fd: FdOptions::central(),
             gradient_mode: GradientMode::Auto,
+            checkpoint: Checkpoint::Off,
             kind: PhantomData,
         }
     }
@@ -177,10 +182,10 @@ impl<'m, K: Build> Builder<'m, K> {
 
     /// Derive, compile and return the handle.
     pub fn build(self) -> Result<K, Error> {
-        let (width, fd, gradient_mode) = (self.width, self.fd, self.gradient_mode);
+        let (width, fd, gradient_mode, checkpoint) = (self.width, self.fd, self.gradient_mode, self.checkpoint);
         let (rules, options) = (self.rules.clone(), self.options.clone());
         let user = self.resolve()?;
-        K::build_from(Spec { user, rules, options, width, fd, gradient_mode, inline_calls: false })
+        K::build_from(Spec { user, rules, options, width, fd, gradient_mode, checkpoint, inline_calls: false })
     }
 
     fn resolve(self) -> Result<UserFunction, Error> {
@@ -265,6 +270,30 @@ impl Builder<'_, crate::GradientFn> {
     /// ([`GradientMode::Auto`], the default; see [`GradientMode`]).
     pub fn gradient_mode(mut self, mode: GradientMode) -> Self {
         self.gradient_mode = mode;
+        self
+    }
+
+    /// Checkpoint loops in reverse mode (off by default): a counted loop with scalar state is
+    /// run in segments, and the pullback recomputes one segment at a time, so the tape holds
+    /// O(sqrt(N)) entries for N iterations instead of O(N), at the cost of one more forward run
+    /// of the loop. The gradient is bit-identical. Loops that do not qualify (see
+    /// `docs/reverse.md`) are recorded as usual; [`GradientFn::checkpoints`](crate::GradientFn::checkpoints)
+    /// lists those checkpointed.
+    ///
+    /// ```
+    /// use jitdiff::{GradientFn, GradientMode, ad::Checkpoint, args, ir::parse_module};
+    /// let m = parse_module("func @f(x: f64, n: i64) -> f64 {\nentry:\n    zero = iconst 0\n    one = iconst 1\n    jump head(zero, x)\nhead(i: i64, y: f64):\n    c = icmp lt i, n\n    br c, body, done(y)\nbody:\n    s = sin y\n    j = iadd i, one\n    jump head(j, s)\ndone(r: f64):\n    ret r\n}").unwrap();
+    /// let plain = GradientFn::builder(&m, "f").wrt(["x"]).gradient_mode(GradientMode::Reverse).build().unwrap();
+    /// let bounded = GradientFn::builder(&m, "f").wrt(["x"]).gradient_mode(GradientMode::Reverse)
+    ///     .checkpoint(Checkpoint::Segments).build().unwrap();
+    /// assert_eq!(bounded.checkpoints().len(), 1);
+    /// let (mut g1, mut g2) = ([0.0], [0.0]);
+    /// plain.value_and_grad(&mut args![0.5, 1000i64], &mut g1).unwrap();
+    /// bounded.value_and_grad(&mut args![0.5, 1000i64], &mut g2).unwrap();
+    /// assert_eq!(g1[0].to_bits(), g2[0].to_bits());
+    /// ```
+    pub fn checkpoint(mut self, checkpoint: Checkpoint) -> Self {
+        self.checkpoint = checkpoint;
         self
     }
 }

@@ -1,7 +1,7 @@
 //! Reverse mode, compiled: [`GradientFn`] gives `value_and_grad`, seeded vector-Jacobian
 //! products for vector outputs, reverse-mode Jacobians, and a [`Pullback`] that owns its state.
 
-use crate::ad::{ReverseDerivative, derive_reverse_with_rules};
+use crate::ad::{CheckpointedLoop, ReverseDerivative, derive_reverse_checkpointed};
 use crate::builder::{Build, Builder, Spec, sealed};
 use crate::error::{Buffer, Error};
 use crate::forward::{ForwardFn, Jacobian};
@@ -48,6 +48,8 @@ pub struct GradientFn {
     rules: RuleSet,
     options: JitOptions,
     mode: GradientMode,
+    /// The loops reverse mode checkpointed.
+    checkpoints: Arc<[CheckpointedLoop]>,
     /// The forward-lane derivatives of `value_and_grad`, compiled on first use, by log2 of the
     /// width (1, 2, 4, 8 lanes); `None` where forward mode could not derive the function.
     /// Shared by clones.
@@ -156,6 +158,7 @@ impl Clone for GradientFn {
             rules: self.rules.clone(),
             options: self.options.clone(),
             mode: self.mode,
+            checkpoints: self.checkpoints.clone(),
             lanes: self.lanes.clone(),
         }
     }
@@ -165,9 +168,10 @@ impl sealed::Sealed for GradientFn {}
 impl Build for GradientFn {
     #[allow(private_interfaces)]
     fn build_from(spec: Spec) -> Result<GradientFn, Error> {
-        let Spec { user, rules, options, gradient_mode, .. } = spec;
+        let Spec { user, rules, options, gradient_mode, checkpoint, .. } = spec;
         let given_options = options.clone();
-        let derived = derive_reverse_with_rules(&user.module, &user.name, user.derivation_wrt(), &rules)?;
+        let (derived, checkpoints) =
+            derive_reverse_checkpointed(&user.module, &user.name, user.derivation_wrt(), &rules, checkpoint)?;
         // Only what the handles call: the original functions are mostly not needed any more.
         let mut roots = vec![derived.forward.as_str(), derived.pullback.as_str()];
         roots.extend(derived.value_and_grad.as_deref());
@@ -197,6 +201,7 @@ impl Build for GradientFn {
             rules,
             options: given_options,
             mode: gradient_mode,
+            checkpoints: checkpoints.into(),
             lanes: Arc::new(Default::default()),
         })
     }
@@ -211,6 +216,18 @@ impl GradientFn {
     /// The derived IR (`f_fwd`, `f_pullback`, `f_value_and_grad` and what they call).
     pub fn derivative(&self) -> &ReverseDerivative {
         &self.derived
+    }
+
+    /// The loops reverse mode checkpointed (empty unless
+    /// [`Builder::checkpoint`](crate::Builder::checkpoint) asked for it and a loop qualified).
+    ///
+    /// ```
+    /// # use jitdiff::{GradientFn, ir::parse_module};
+    /// let m = parse_module("func @f(x: f64) -> f64 {\nentry:\n    ret x\n}").unwrap();
+    /// assert!(GradientFn::builder(&m, "f").wrt(["x"]).build().unwrap().checkpoints().is_empty());
+    /// ```
+    pub fn checkpoints(&self) -> &[CheckpointedLoop] {
+        &self.checkpoints
     }
 
     /// Which parameters are differentiated.
@@ -383,6 +400,7 @@ impl GradientFn {
             width: Some(w as u8),
             fd: crate::fd::FdOptions::central(),
             gradient_mode: self.mode,
+            checkpoint: jitdiff_ad::Checkpoint::Off,
             // Calls of small functions cost a sweep more than their bodies (results pass through
             // memory, a status is checked): the pendulum's 4-lane sweep takes 0.77 of the time
             // with its acceleration inlined.

@@ -215,6 +215,7 @@ impl JacobianFn {
             width: Some(self.width),
             fd: crate::fd::FdOptions::central(),
             gradient_mode: crate::GradientMode::Auto,
+            checkpoint: jitdiff_ad::Checkpoint::Off,
             inline_calls: false,
         };
         let built = ForwardFn::build_from(spec)?;

@@ -164,3 +164,67 @@ fn many_threads_share_derivative_handles() {
         }
     });
 }
+
+/// Peak resident growth (KiB) over one gradient of the pendulum at `steps` steps, with the
+/// thread's scratch memory released first (so the tape starts empty).
+fn pendulum_peak_kib(f: &GradientFn, steps: i64, grad: &mut [f64]) -> Option<(u64, f64)> {
+    static PARAMS: [f64; 3] = [9.81, 0.25, 0.5];
+    jitdiff::release_scratch();
+    let before = status_kib("VmRSS:");
+    if !reset_peak() {
+        return None;
+    }
+    let args = &mut [Arg::Slice(&PARAMS), Arg::F64(1.0), Arg::F64(0.0), Arg::F64(1e-5), Arg::I64(steps)];
+    let value = f.value_and_grad(args, grad).unwrap();
+    let peak = status_kib("VmHWM:");
+    jitdiff::release_scratch();
+    Some((peak.saturating_sub(before), value))
+}
+
+#[test]
+fn a_checkpointed_pendulum_of_a_million_steps_keeps_its_tape_under_a_megabyte() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use jitdiff::ad::Checkpoint;
+    use jitdiff_problems::pendulum::{ENTRY, PENDULUM_IR};
+    const N: i64 = 1_000_000;
+    let m = parse_module(PENDULUM_IR).unwrap();
+    let build = |checkpoint| {
+        GradientFn::builder(&m, ENTRY)
+            .wrt(["params", "theta0", "omega0", "dt"])
+            .gradient_mode(GradientMode::Reverse)
+            .checkpoint(checkpoint)
+            .build()
+            .unwrap()
+    };
+    let (plain, bounded) = (build(Checkpoint::Off), build(Checkpoint::Segments));
+    let (mut g_plain, mut g_bounded) = ([0.0; 6], [0.0; 6]);
+    // Warm up both (compiled code, result buffers) on a short run.
+    plain
+        .value_and_grad(
+            &mut [Arg::Slice(&[1.0, 0.0, 0.0]), Arg::F64(1.0), Arg::F64(0.0), Arg::F64(0.1), Arg::I64(3)],
+            &mut g_plain,
+        )
+        .unwrap();
+    bounded
+        .value_and_grad(
+            &mut [Arg::Slice(&[1.0, 0.0, 0.0]), Arg::F64(1.0), Arg::F64(0.0), Arg::F64(0.1), Arg::I64(3)],
+            &mut g_bounded,
+        )
+        .unwrap();
+    let Some((bounded_kib, v_bounded)) = pendulum_peak_kib(&bounded, N, &mut g_bounded) else {
+        println!("no /proc/self/clear_refs: peak not measurable here");
+        return;
+    };
+    let end_tape = bounded.tape_bytes();
+    let (plain_kib, v_plain) = pendulum_peak_kib(&plain, N, &mut g_plain).unwrap();
+    println!(
+        "pendulum, 1,000,000 steps: peak RSS growth {plain_kib} KiB unbounded (tape {} KiB), {bounded_kib} KiB \
+         checkpointed (segment starts on the tape at the end: {} KiB)",
+        plain.tape_bytes() / 1024,
+        end_tape / 1024
+    );
+    assert_eq!(v_plain.to_bits(), v_bounded.to_bits());
+    assert_eq!(g_plain.map(f64::to_bits), g_bounded.map(f64::to_bits));
+    assert!(bounded_kib <= 1024, "checkpointed peak {bounded_kib} KiB");
+    assert!(plain_kib >= 10 * 1024, "unbounded peak only {plain_kib} KiB");
+}

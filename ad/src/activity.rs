@@ -139,7 +139,7 @@ pub fn tape_users(module: &Module) -> HashSet<FuncId> {
                 continue;
             }
             let uses = f.blocks.iter().flat_map(|b| &b.insts).any(|i| match (i.op, i.imm) {
-                (Opcode::TPush | Opcode::TPop, _) => true,
+                (Opcode::TPush | Opcode::TPop | Opcode::TSplit | Opcode::TRejoin, _) => true,
                 (Opcode::Call, Imm::Callee(Callee::Func(callee))) => users.contains(&callee),
                 _ => false,
             });

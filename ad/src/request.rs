@@ -33,7 +33,7 @@ pub(super) fn check_no_tape_use(module: &Module, id: FuncId) -> Result<(), AdErr
         for block in &func.blocks {
             for (inst, data) in block.insts.iter().enumerate() {
                 match (data.op, data.imm) {
-                    (Opcode::TPush | Opcode::TPop, _) => {
+                    (Opcode::TPush | Opcode::TPop | Opcode::TSplit | Opcode::TRejoin, _) => {
                         return Err(AdError::TapeInReverseMode {
                             func: func.name.clone(),
                             block: block.name.clone(),

@@ -97,15 +97,31 @@ pub fn derive_reverse_with_rules(
     rules: &RuleSet,
 ) -> Result<ReverseDerivative, AdError> {
     // A panic in the transform is a bug; it reaches the caller as an error naming the function.
-    jitdiff_ir::contain_panics(|| derive_reverse_with_rules_unguarded(module, func, wrt, rules))
+    jitdiff_ir::contain_panics(|| derive_reverse_unguarded(module, func, wrt, rules, &[]))
         .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))
 }
 
-fn derive_reverse_with_rules_unguarded(
+/// [`derive_reverse_with_rules`] where the calls of the functions `joint` are differentiated in
+/// joint mode: `f_fwd` calls the primal callee and records only its arguments, and the
+/// pullback runs the callee's `_fwd` and at once its `_pullback`, between `tsplit` and
+/// `trejoin`, so the tape holds one such call's record at a time (see `checkpoint.rs`).
+pub(crate) fn derive_reverse_joint(
     module: &Module,
     func: &str,
     wrt: &[bool],
     rules: &RuleSet,
+    joint: &[FuncId],
+) -> Result<ReverseDerivative, AdError> {
+    jitdiff_ir::contain_panics(|| derive_reverse_unguarded(module, func, wrt, rules, joint))
+        .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))
+}
+
+fn derive_reverse_unguarded(
+    module: &Module,
+    func: &str,
+    wrt: &[bool],
+    rules: &RuleSet,
+    joint: &[FuncId],
 ) -> Result<ReverseDerivative, AdError> {
     verify_module(module)?;
     let id = checked_function(module, func, wrt)?;
@@ -114,7 +130,7 @@ fn derive_reverse_with_rules_unguarded(
     // A `slice` parameter cannot be written by `f` or anything it calls (only `mslice` can), and
     // the safe API cannot alias it with an `mslice`: it is stable, and the pullback reads it again.
     let stable: Vec<bool> = f.params.iter().map(|&p| f.ty(p) == Type::Slice).collect();
-    let (fwd, pullback, value_and_grad, pullbacks, differentials, mut out) = derive_from_source(module, |source| {
+    let run = |source: &Module| {
         let custom = CustomRules::new(rules);
         let shapes = Shape::of_module(source);
         let mut deriver = Deriver {
@@ -125,6 +141,7 @@ fn derive_reverse_with_rules_unguarded(
             singular: Singular::analyse(source, &custom),
             custom,
             differentials: vec![],
+            joint,
         };
         let (fwd, pullback) = deriver.derive(id, wrt, &stable)?;
         let value_and_grad = if f.returns.contains(&Type::F64) {
@@ -134,7 +151,12 @@ fn derive_reverse_with_rules_unguarded(
         };
         let pullbacks: Vec<(FuncId, FuncId)> = deriver.cache.values().copied().collect();
         Ok((fwd, pullback, value_and_grad, pullbacks, deriver.differentials, deriver.out))
-    })?;
+    };
+    // A module with joint callees is already the cleaned source (`checkpoint.rs` outlined its
+    // loops from it): cleaning it again could hoist work out of a segment's loop, which would
+    // change the order in which adjoints are summed.
+    let (fwd, pullback, value_and_grad, pullbacks, differentials, mut out) =
+        if joint.is_empty() { derive_from_source(module, run)? } else { run(module)? };
     let (callee_fwds, pullbacks): (Vec<FuncId>, Vec<FuncId>) = pullbacks.into_iter().unzip();
     optimize_derived(&mut out, module.functions.len());
     for &pb in &pullbacks {
@@ -200,7 +222,9 @@ enum Plan {
     /// whether the stored value carries an adjoint.
     Store { index: Value, value_active: bool },
     /// A call to a derived callee rule; `stable` marks the callee's stable slice parameters.
-    Call { pullback: FuncId, mask: Vec<bool>, stable: Vec<bool> },
+    /// `joint`: the call ran the primal callee, and the pullback first runs this `_fwd` on
+    /// these (forward) arguments.
+    Call { pullback: FuncId, mask: Vec<bool>, stable: Vec<bool>, joint: Option<(FuncId, Vec<Value>)> },
 }
 
 /// A [`Coef`] whose values are forward values the pullback gets back through the
@@ -229,6 +253,8 @@ struct Deriver<'m> {
     singular: Singular,
     /// The control-flow shape of every source function, analysed once.
     shapes: &'m [Shape],
+    /// The callees whose calls are differentiated in joint mode.
+    joint: &'m [FuncId],
 }
 
 impl Deriver<'_> {
@@ -566,8 +592,23 @@ impl Deriver<'_> {
                 })
                 .collect();
             let (fwd, pullback) = self.derive(callee_id, &mask, &callee_stable)?;
+            if self.joint.contains(&callee_id) && callee_fn.params.iter().all(|&p| !callee_fn.ty(p).is_slice()) {
+                // Joint mode: the primal callee now, its `_fwd` again in the pullback.
+                let saved: Vec<Value> = args
+                    .iter()
+                    .map(|&a| {
+                        if !needs.contains(&a) {
+                            needs.push(a);
+                        }
+                        a
+                    })
+                    .collect();
+                em.push(InstData { op: Opcode::Call, args, imm: Imm::Callee(Callee::Func(callee_id)), results });
+                let joint = Some((fwd, saved));
+                return Ok(Plan::Call { pullback, mask, stable: callee_stable, joint });
+            }
             em.push(InstData { op: Opcode::Call, args, imm: Imm::Callee(Callee::Func(fwd)), results });
-            return Ok(Plan::Call { pullback, mask, stable: callee_stable });
+            return Ok(Plan::Call { pullback, mask, stable: callee_stable, joint: None });
         }
         em.push(InstData { op: inst.op, args: args.clone(), imm: inst.imm, results: results.clone() });
         let mut need = |v: Value| {

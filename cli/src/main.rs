@@ -137,6 +137,10 @@ enum Command {
         /// Parameters to differentiate.
         #[arg(long)]
         wrt: Option<String>,
+        /// Checkpoint loops in --mode vjp: off, segments (ceil(sqrt(bound)) iterations) or a
+        /// segment length.
+        #[arg(long, default_value = "off")]
+        checkpoint: String,
         /// Also print Cranelift IR and x86-64 machine code of every compiled function.
         #[arg(long)]
         asm: bool,
@@ -217,13 +221,14 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
             target.func.as_deref(),
             commands::CheckArgs { texts: args.as_deref(), wrt: wrt.as_deref(), tolerance: tol, rows },
         ),
-        Command::Show { target, mode, width, wrt, asm, compile_only } => {
+        Command::Show { target, mode, width, wrt, checkpoint, asm, compile_only } => {
             let a = ShowArgs {
                 file: &target.file,
                 name: target.func.as_deref(),
                 mode,
                 width: values::check_width(width)?,
                 wrt: wrt.as_deref(),
+                checkpoint: values::parse_checkpoint(&checkpoint)?,
             };
             if compile_only { show::compile_only(&a) } else { show::show(&a, asm) }
         }

@@ -7,7 +7,8 @@
 use super::error::CliError;
 use super::load::load;
 use super::values::parse_wrt;
-use jitdiff::ad::{derive_forward, derive_reverse};
+use jitdiff::RuleSet;
+use jitdiff::ad::{Checkpoint, derive_forward, derive_reverse_checkpointed};
 use jitdiff::ir::{Callee, ExternRegistry, Function, Imm, Module, Opcode, Value, print_function};
 use jitdiff::jit::{JitOptions, compile};
 use jitdiff::{ForwardFn, GradientFn};
@@ -46,6 +47,8 @@ pub struct ShowArgs<'a> {
     pub width: u8,
     /// `--wrt`.
     pub wrt: Option<&'a str>,
+    /// `--checkpoint` (vjp).
+    pub checkpoint: Checkpoint,
 }
 
 /// Print the IR; with `asm`, also the machine code.
@@ -66,9 +69,25 @@ pub fn show(a: &ShowArgs<'_>, asm: bool) -> Result<(), CliError> {
             print!("{}", derived_only(&loaded.module, &d.module, &[d.name.as_str()]));
         }
         Mode::Vjp => {
-            let d = derive_reverse(&loaded.module, &loaded.name, &wrt).map_err(jitdiff::Error::from)?;
+            let (d, schedule) =
+                derive_reverse_checkpointed(&loaded.module, &loaded.name, &wrt, &RuleSet::new(), a.checkpoint)
+                    .map_err(jitdiff::Error::from)?;
             let forward = d.module.func_by_name(&d.forward).expect("derive_reverse names its functions");
             println!("; reverse mode of @{}", loaded.name);
+            if a.checkpoint != Checkpoint::Off {
+                println!("; checkpointing: {}", a.checkpoint);
+                if schedule.is_empty() {
+                    println!(
+                        ";   no loop qualifies (see docs/reverse.md, \"Checkpointing\"): every iteration is recorded"
+                    );
+                }
+                for l in &schedule {
+                    println!(
+                        ";   @{} loop `{}`: iterations run by @{} in {}; the pullback recomputes one segment at a time",
+                        l.func, l.header, l.steps, l.rule
+                    );
+                }
+            }
             println!("; forward function: computes the primal and records the pullback state on the tape");
             print!("{}", print_function(&d.module, forward));
             println!();

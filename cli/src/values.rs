@@ -238,6 +238,22 @@ pub fn parse_sizes(spec: &str) -> Result<Vec<usize>, CliError> {
 pub const MAX_BENCH_SIZE: usize = 10_000_000;
 
 /// Check `--width`.
+/// `--checkpoint`: `off`, `segments` (ceil(sqrt(bound)) iterations) or a segment length.
+pub fn parse_checkpoint(text: &str) -> Result<jitdiff::ad::Checkpoint, CliError> {
+    use jitdiff::ad::Checkpoint;
+    match text {
+        "off" => Ok(Checkpoint::Off),
+        "segments" | "sqrt" => Ok(Checkpoint::Segments),
+        n => match n.parse::<u32>() {
+            Ok(len) if len > 0 => Ok(Checkpoint::SegmentLength(len)),
+            _ => Err(CliError::Usage(format!(
+                "--checkpoint {text}: expected off, segments or a segment length (a positive integer)"
+            ))),
+        },
+    }
+}
+
+/// Check a tangent width.
 pub fn check_width(width: usize) -> Result<u8, CliError> {
     match width {
         1 | 2 | 4 | 8 | 16 => Ok(width as u8),

@@ -70,6 +70,10 @@ pub enum Shape {
     TapePush,
     /// `() -> T` for `T` in `f64`, `i64`, `bool` (the immediate): read the tape backwards.
     TapePop,
+    /// `() -> i64`: the read cursor, which moves to the end (a joint call's record starts).
+    TapeSplit,
+    /// `(i64) -> ()`: drop the entries from the cursor on and move the cursor to the operand.
+    TapeRejoin,
 }
 
 /// The numeric semantics of a float primitive: the function the interpreter evaluates and the
@@ -193,6 +197,8 @@ op_table! {
     Table => "table", Table, N, "`t = table @name`: the module's read-only data table `@name` as a `slice` (a constant: no operands, defined anywhere, never written).";
     TPush => "tpush", TapePush, N, "`tpush x`: append `x` (f64, i64 or bool) to the tape of this call; the tape grows without limit (allocation failure is an error).";
     TPop => "tpop", TapePop, N, "`x = tpop.T`: move the tape's read cursor back one entry and read it as `T`; reading before the start is an error. Entries stay, so a pullback can be run again.";
+    TSplit => "tsplit", TapeSplit, N, "`c = tsplit`: return the read cursor and move it to the end of the tape, so that what is pushed next and popped again (a checkpointed segment, recomputed in a pullback) lies above the entries still to be read. Paired with `trejoin c`.";
+    TRejoin => "trejoin", TapeRejoin, N, "`trejoin c`: drop the entries from the read cursor on (the segment pushed and popped since `c = tsplit`) and move the cursor back to `c`; `c` above the cursor is an error (underflow).";
 }
 
 impl Opcode {
@@ -218,7 +224,17 @@ impl Opcode {
     }
     /// Does this instruction write memory or call out (so it must not be removed or merged)?
     pub fn has_side_effects(self) -> bool {
-        matches!(self, Opcode::Store | Opcode::VStore | Opcode::Call | Opcode::TPush | Opcode::TPop | Opcode::Alloc)
+        matches!(
+            self,
+            Opcode::Store
+                | Opcode::VStore
+                | Opcode::Call
+                | Opcode::TPush
+                | Opcode::TPop
+                | Opcode::TSplit
+                | Opcode::TRejoin
+                | Opcode::Alloc
+        )
     }
     /// Does native code compute it by calling a library function (`exp`, `tanh`, `pow`, ...)?
     /// Such a call keeps no float register, so values live across it are kept on the stack.
@@ -249,6 +265,7 @@ impl Opcode {
                 | Opcode::Alloc
                 | Opcode::TPush
                 | Opcode::TPop
+                | Opcode::TRejoin
         )
     }
     /// The result type of a pure, non-call instruction given its argument types and immediate,
@@ -337,6 +354,8 @@ impl Opcode {
                 Imm::Type(v @ (Type::F64 | Type::I64 | Type::Bool)) if arity_ok(0) => Some(*v),
                 _ => return None,
             },
+            TapeSplit => arity_ok(0).then_some(Some(Type::I64))?,
+            TapeRejoin => (arity_ok(1) && t(0)? == Type::I64).then_some(None)?,
             Call => return None,
         })
     }

@@ -147,6 +147,36 @@ impl Tape {
         self.cursor = below;
         Ok(bits)
     }
+    /// `tsplit`: return the read cursor and move it to the end, so a segment pushed next and
+    /// popped again lies above the entries still to be read.
+    ///
+    /// ```
+    /// let mut tape = jitdiff_ir::Tape::new();
+    /// tape.push_bits(1).unwrap();
+    /// tape.push_bits(2).unwrap();
+    /// assert_eq!(tape.pop_bits().unwrap(), 2);
+    /// let c = tape.split();
+    /// tape.push_bits(9).unwrap();
+    /// assert_eq!(tape.pop_bits().unwrap(), 9);
+    /// tape.rejoin(c as u64).unwrap();
+    /// assert_eq!((tape.len(), tape.pop_bits().unwrap()), (2, 1));
+    /// ```
+    pub fn split(&mut self) -> i64 {
+        let cursor = self.cursor.min(self.entries.len());
+        self.cursor = self.entries.len();
+        cursor as i64
+    }
+    /// `trejoin c`: drop the entries from the cursor on and move the cursor back to `c` (an
+    /// underflow error when `c` is above the cursor).
+    pub fn rejoin(&mut self, cursor: u64) -> Result<(), TapeError> {
+        let at = self.cursor.min(self.entries.len());
+        if cursor > at as u64 {
+            return Err(TapeError::Underflow);
+        }
+        self.entries.truncate(at);
+        self.cursor = cursor as usize;
+        Ok(())
+    }
     /// The storage, the cursor and the local-array memory, for an executor that runs tape
     /// instructions itself (the JIT builds its native tape state from them and writes the state
     /// back after a call). An executor must keep `cursor <= entries.len()`; readers of a cursor

@@ -739,7 +739,8 @@ fn shape_description(shape: Shape) -> &'static str {
         Shape::Insert => "operands (f64xW, f64)",
         Shape::Call => "the callee's parameter types",
         Shape::TapePush => "one f64, i64 or bool operand",
-        Shape::TapePop => "no operands",
+        Shape::TapePop | Shape::TapeSplit => "no operands",
+        Shape::TapeRejoin => "one i64 operand (the cursor `tsplit` returned)",
         Shape::Alloc => "one i64 operand (the length)",
         Shape::Table => "no operands",
     }

@@ -317,7 +317,9 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
         }
         O::IToF => return Linearization::Zero,
         // A table is constant: no tangent (and no operand to propagate to).
-        O::FToI | O::Len | O::TPush | O::TPop | O::Alloc | O::Table => return Linearization::NoTangent,
+        O::FToI | O::Len | O::TPush | O::TPop | O::TSplit | O::TRejoin | O::Alloc | O::Table => {
+            return Linearization::NoTangent;
+        }
         O::Load | O::Store | O::VLoad | O::VStore | O::Splat | O::Extract | O::Insert | O::Call => {
             return Linearization::Structural;
         }

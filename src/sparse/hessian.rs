@@ -181,6 +181,7 @@ impl SparseHessianFn {
                 width: Some(lanes as u8),
                 fd: crate::fd::FdOptions::central(),
                 gradient_mode: crate::GradientMode::Reverse,
+                checkpoint: jitdiff_ad::Checkpoint::Off,
                 inline_calls: false,
             };
             HvpFn::build_from(spec)

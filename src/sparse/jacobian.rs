@@ -200,6 +200,7 @@ impl SparseJacobianFn {
                 width: Some(lanes as u8),
                 fd: crate::fd::FdOptions::central(),
                 gradient_mode: crate::GradientMode::Reverse,
+                checkpoint: jitdiff_ad::Checkpoint::Off,
                 inline_calls: false,
             };
             ForwardFn::build_from(spec)

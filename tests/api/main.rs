@@ -12,6 +12,7 @@ static ALLOCATOR: jitdiff::jit::alloc_count::CountingAllocator = jitdiff::jit::a
 mod fixtures;
 
 mod bad_input;
+mod checkpoint;
 mod errors;
 mod examples;
 mod fault_locations;

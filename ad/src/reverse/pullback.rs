@@ -314,8 +314,16 @@ impl Deriver<'_> {
                 let zero = em.fconst(-0.0);
                 em.emit_multi(Opcode::Store, &[d, index, zero], Imm::None, &[]);
             }
-            Plan::Call { pullback, mask, stable } => {
+            Plan::Call { pullback, mask, stable, joint } => {
                 let callee = self.out.func(*pullback).clone();
+                // Joint mode: record the callee's state now, above the entries still to be read.
+                let split = joint.as_ref().map(|(fwd, saved_args)| {
+                    let split = em.emit(Opcode::TSplit, &[], Imm::None);
+                    let fwd_args: Vec<Value> = saved_args.iter().map(|&a| saved(em, a)).collect();
+                    let returns = self.out.func(*fwd).returns.clone();
+                    em.emit_multi(Opcode::Call, &fwd_args, Imm::Callee(Callee::Func(*fwd)), &returns);
+                    split
+                });
                 let mut args = vec![];
                 for (a, &on) in inst.args.iter().zip(stable) {
                     if on {
@@ -335,11 +343,17 @@ impl Deriver<'_> {
                 }
                 for &r in &inst.results {
                     if source.ty(r) == Type::F64 {
-                        let bar = adj.remove(&r).unwrap_or_else(|| em.fconst(0.0));
+                        // A joint call's missing cotangent is -0.0, the additive identity, so
+                        // that its segment's accumulations match the unbounded pullback's.
+                        let zero = if joint.is_some() { -0.0 } else { 0.0 };
+                        let bar = adj.remove(&r).unwrap_or_else(|| em.fconst(zero));
                         args.push(bar);
                     }
                 }
                 let grads = em.emit_multi(Opcode::Call, &args, Imm::Callee(Callee::Func(*pullback)), &callee.returns);
+                if let Some(split) = split {
+                    em.emit_multi(Opcode::TRejoin, &[split], Imm::None, &[]);
+                }
                 let mut grads = grads.into_iter();
                 for (a, &on) in inst.args.iter().zip(mask) {
                     if on && source.ty(*a) == Type::F64 {

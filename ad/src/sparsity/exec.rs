@@ -711,13 +711,28 @@ impl<'m> Machine<'m> {
                 frame.locals.push(id);
                 Some(Slot { bits: u64::from(id), set: EMPTY, flags: 0 })
             }
-            Shape::TapePush | Shape::TapePop if self.open_forks > 0 => {
+            Shape::TapePush | Shape::TapePop | Shape::TapeSplit | Shape::TapeRejoin if self.open_forks > 0 => {
                 return Err(unsupported(
                     func,
                     block,
                     index,
                     "the tape (tpush/tpop) under a branch on the differentiated inputs",
                 ));
+            }
+            Shape::TapeSplit => {
+                let top = self.cursor.min(self.tape.len());
+                self.cursor = self.tape.len();
+                Some(Slot { bits: top as u64, set: EMPTY, flags: 0 })
+            }
+            Shape::TapeRejoin => {
+                let c = arg(0).bits as usize;
+                let top = self.cursor.min(self.tape.len());
+                if c > top {
+                    return Err(Stop::Fault(Fault::TapeUnderflow { site: at() }));
+                }
+                self.tape.truncate(top);
+                self.cursor = c;
+                None
             }
             Shape::TapePush => {
                 let a = arg(0);

@@ -361,6 +361,8 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
         Shape::Call => "a callee",
         Shape::TapePush => "(f64), (i64) or (bool)",
         Shape::TapePop => "no operands and a result type f64, i64 or bool",
+        Shape::TapeSplit => "no operands",
+        Shape::TapeRejoin => "(i64)",
         Shape::Alloc => "(i64)",
         Shape::Table => "no operands and a table (use f.table(id))",
     };
@@ -380,7 +382,8 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
 fn fallback_types(op: Opcode, args: &[Type], imm: &Imm) -> Vec<Type> {
     let first_float = args.iter().copied().find(|t| t.is_float_like()).unwrap_or(Type::F64);
     let one = match op.shape() {
-        Shape::Store | Shape::VectorStore | Shape::Call | Shape::TapePush => return vec![],
+        Shape::Store | Shape::VectorStore | Shape::Call | Shape::TapePush | Shape::TapeRejoin => return vec![],
+        Shape::TapeSplit => Type::I64,
         Shape::TapePop => match imm {
             Imm::Type(t @ (Type::F64 | Type::I64 | Type::Bool)) => *t,
             _ => Type::F64,

@@ -188,6 +188,12 @@ pub(super) enum CInst {
         dst: u32,
         ty: Type,
     },
+    TSplit {
+        dst: u32,
+    },
+    TRejoin {
+        a: u32,
+    },
     Alloc {
         dst: u32,
         n: u32,
@@ -389,6 +395,8 @@ impl Compiler<'_> {
             }
             Shape::TapePush => CInst::TPush { a: r(0) },
             Shape::TapePop => CInst::TPop { dst, ty: result_types[0] },
+            Shape::TapeSplit => CInst::TSplit { dst },
+            Shape::TapeRejoin => CInst::TRejoin { a: r(0) },
             Shape::Alloc => CInst::Alloc { dst, n: r(0) },
             Shape::Table => match *imm {
                 Imm::Table(t) if self.module.table(t).is_some() => CInst::Table { dst, table: t.index() as u32 },

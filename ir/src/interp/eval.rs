@@ -231,6 +231,8 @@ pub fn eval_pure(op: Opcode, imm: &Imm, args: &[RuntimeValue]) -> Option<Runtime
         | Shape::Call
         | Shape::TapePush
         | Shape::TapePop
+        | Shape::TapeSplit
+        | Shape::TapeRejoin
         | Shape::Table => None,
     }
 }

@@ -378,6 +378,8 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         let bits = tape.pop_bits().map_err(|e| tape_error(e, here(frame.pc)))?;
                         regs[dst as usize] = if ty == Type::Bool { (bits != 0) as u64 } else { bits };
                     }
+                    CInst::TSplit { dst } => regs[dst as usize] = tape.split() as u64,
+                    CInst::TRejoin { a } => tape.rejoin(regs[a as usize]).map_err(|e| tape_error(e, here(frame.pc)))?,
                     CInst::Alloc { dst, n } => {
                         let len = i!(n);
                         let mut data = Vec::new();

@@ -345,7 +345,11 @@ impl Parser {
             return Ok(());
         }
         let op = Opcode::from_spelling(&word.text).ok_or_else(|| err(word.pos, K::UnknownOpcode(word.text.clone())))?;
-        let defined = if matches!(op.shape(), Shape::Store | Shape::VectorStore | Shape::TapePush) { 0 } else { 1 };
+        let defined = if matches!(op.shape(), Shape::Store | Shape::VectorStore | Shape::TapePush | Shape::TapeRejoin) {
+            0
+        } else {
+            1
+        };
         if op != Opcode::Call && results.len() != defined {
             let kind = K::WrongResultCount { op: word.text, expected: defined, found: results.len() };
             return Err(err(pos, kind));

@@ -302,6 +302,8 @@ fn operands<'a>(f: &'a FunctionBuilder, op: Opcode) -> (Vec<Var<'a>>, Imm) {
         Shape::Call => (vec![x], Imm::Callee(Callee::Func(jitdiff_ir::FuncId::from_index(0)))),
         Shape::TapePush => (vec![b], Imm::None),
         Shape::TapePop => (vec![], Imm::Type(Type::I64)),
+        Shape::TapeSplit => (vec![], Imm::None),
+        Shape::TapeRejoin => (vec![k], Imm::None),
         Shape::Alloc => (vec![k], Imm::None),
         Shape::Table => (vec![], Imm::Table(jitdiff_ir::TableId::from_index(0))),
     }

@@ -170,6 +170,10 @@ entry:
     c = tpop.bool
     k = tpop.i64
     y = tpop.f64
+    s = tsplit
+    tpush x
+    d = tpop.f64
+    trejoin s
     ret y, k, c
 }
 ";

@@ -242,6 +242,11 @@ impl FuncLowerer<'_, '_> {
                 let Imm::Type(ty) = inst.imm else { return Err(self.internal("tpop without a type".into())) };
                 Some(Parts::new(&[self.lower_tpop(ty)?]))
             }
+            TSplit => Some(Parts::new(&[self.lower_tsplit()?])),
+            TRejoin => {
+                self.lower_trejoin(a.ok_or_else(missing)?)?;
+                None
+            }
             op => return Err(self.internal(format!("no lowering for {op}"))),
         };
         if let (Some(r), Some(parts)) = (result, value) {

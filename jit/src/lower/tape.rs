@@ -38,9 +38,12 @@ pub(crate) struct TapeVars {
     pushes: bool,
 }
 
-/// Whether `f` has any `tpush` or `tpop` (only such functions keep the state in variables).
+/// Whether `f` has any tape instruction (only such functions keep the state in variables).
 pub(crate) fn uses_tape(f: &Function) -> bool {
-    f.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, Opcode::TPush | Opcode::TPop))
+    f.blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .any(|i| matches!(i.op, Opcode::TPush | Opcode::TPop | Opcode::TSplit | Opcode::TRejoin))
 }
 
 impl TapeVars {
@@ -259,5 +262,39 @@ impl FuncLowerer<'_, '_> {
             }
             other => return Err(self.internal(format!("tpop of a {other}"))),
         })
+    }
+
+    /// `tsplit`: the cursor, which moves to `len` (read from the state when this function does
+    /// not push: then nothing here changed it since the last call wrote it back).
+    pub(super) fn lower_tsplit(&mut self) -> Result<clif::Value, JitError> {
+        let vars = self.vars()?;
+        let cursor = self.b.use_var(vars.cursor);
+        let len = if vars.pushes {
+            self.b.use_var(vars.len)
+        } else {
+            let tape = self.tape;
+            self.b.ins().load(types::I64, tape_flags(), tape, LEN_OFFSET)
+        };
+        self.b.def_var(vars.cursor, len);
+        Ok(cursor)
+    }
+
+    /// `trejoin c`: fail unless `c <= cursor`, then `len = cursor` (the segment above is
+    /// dropped) and `cursor = c`.
+    pub(super) fn lower_trejoin(&mut self, c: Value) -> Result<(), JitError> {
+        let vars = self.vars()?;
+        let c = self.scalar(c);
+        let cursor = self.b.use_var(vars.cursor);
+        let ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, c, cursor);
+        self.fail_unless(ok, SiteKind::TapeUnderflow);
+        let cursor = self.b.use_var(vars.cursor);
+        if vars.pushes {
+            self.b.def_var(vars.len, cursor);
+        } else {
+            let tape = self.tape;
+            self.b.ins().store(tape_flags(), cursor, tape, LEN_OFFSET);
+        }
+        self.b.def_var(vars.cursor, c);
+        Ok(())
     }
 }

@@ -570,7 +570,7 @@ fn every_opcode_is_covered_by_these_tests() {
         "irem", "ineg", "and", "or", "not", "fcmp", "icmp", "select", "itof", "ftoi", "len", "load", "store", "vload",
         "vstore", "splat", "extract", "insert", "call", "alloc", "table",
         // Covered by jit/tests/jit/tape.rs and jit/tests/memory/tape.rs (they need tapes shared across calls).
-        "tpush", "tpop",
+        "tpush", "tpop", "tsplit", "trejoin",
     ];
     for op in Opcode::all() {
         let float_math =

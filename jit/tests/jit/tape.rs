@@ -301,3 +301,67 @@ exit:
     assert_eq!(returned(out), vec![]);
     assert_eq!(after.len(), 1000);
 }
+
+/// `tsplit`/`trejoin` around a callee that pushes and one that pops (a checkpointed segment, as
+/// reverse mode emits it), in a function that only pops and in one that also pushes.
+const SPLIT: &str = "func @seg_fwd(x: f64) {
+entry:
+    tpush x
+    y = fmul x, x
+    tpush y
+    ret
+}
+func @seg_pb() -> f64 {
+entry:
+    y = tpop.f64
+    x = tpop.f64
+    s = fadd x, y
+    ret s
+}
+func @pops(x: f64) -> f64, f64 {
+entry:
+    a = tpop.f64
+    c = tsplit
+    call @seg_fwd(x)
+    s = call @seg_pb()
+    trejoin c
+    b = tpop.f64
+    ret s, b
+}
+func @pushes(x: f64) -> f64 {
+entry:
+    tpush x
+    tpush x
+    c = tsplit
+    call @seg_fwd(x)
+    tpush x
+    z = tpop.f64
+    s = call @seg_pb()
+    trejoin c
+    b = tpop.f64
+    t = fadd s, b
+    ret t
+}
+func @bad(c: i64) {
+entry:
+    trejoin c
+    ret
+}";
+
+#[test]
+fn split_and_rejoin_leave_the_tape_as_it_was_on_both_executors() {
+    let m = parse_module(SPLIT).unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let mut start = Tape::new();
+    for v in [1.5f64, 2.5, 3.5] {
+        start.push_bits(v.to_bits()).unwrap();
+    }
+    let (out, tape) = both(&m, &compiled, "pops", &[ArgValue::F64(3.0)], &start);
+    assert_eq!(returned(out), vec![RuntimeValue::F64(12.0), RuntimeValue::F64(2.5)]);
+    assert_eq!((tape.len(), tape.cursor()), (3, 1));
+    let (out, tape) = both(&m, &compiled, "pushes", &[ArgValue::F64(2.0)], &Tape::new());
+    assert_eq!(returned(out), vec![RuntimeValue::F64(8.0)]);
+    assert_eq!((tape.len(), tape.cursor()), (2, 1));
+    let (out, _) = both(&m, &compiled, "bad", &[ArgValue::I64(5)], &start);
+    assert_eq!(out, Agreement::Failed("TapeUnderflow"));
+}

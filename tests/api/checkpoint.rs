@@ -1,0 +1,274 @@
+//! Checkpointed loops (`Builder::checkpoint`): gradients bit-identical to the unbounded ones,
+//! through the JIT and the interpreter, on the pendulum and small loop programs.
+
+use jitdiff::ad::{Checkpoint, derive_reverse, derive_reverse_checkpointed};
+use jitdiff::ir::{ArgValue, Interpreter, Module, RuntimeValue, Tape, parse_module};
+use jitdiff::{Arg, GradientFn, GradientMode};
+use jitdiff_problems::pendulum::{ENTRY, PENDULUM_IR};
+
+const RULES: [Checkpoint; 5] = [
+    Checkpoint::Segments,
+    Checkpoint::SegmentLength(1),
+    Checkpoint::SegmentLength(2),
+    Checkpoint::SegmentLength(3),
+    Checkpoint::SegmentLength(1000),
+];
+
+fn handle(m: &Module, f: &str, wrt: &[&str], checkpoint: Checkpoint) -> GradientFn {
+    GradientFn::builder(m, f)
+        .wrt(wrt.iter().copied())
+        .gradient_mode(GradientMode::Reverse)
+        .checkpoint(checkpoint)
+        .build()
+        .unwrap()
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Bits, with an exact zero's sign dropped: where a derivative is exactly zero because an
+/// adjoint never reaches it, the unbounded pullback may add nothing where the segments add
+/// `+0.0` (see docs/reverse.md, "Checkpointing").
+fn bits_up_to_zero_sign(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| if *x == 0.0 { 0 } else { x.to_bits() }).collect()
+}
+
+/// Value and gradient of `f` by both handles, bit for bit, for each rule.
+fn same_gradient(m: &Module, f: &str, wrt: &[&str], inputs: usize, args: &mut dyn FnMut() -> Vec<Arg<'static>>) {
+    same_gradient_as(m, f, wrt, inputs, args, bits);
+}
+
+fn same_gradient_as(
+    m: &Module,
+    f: &str,
+    wrt: &[&str],
+    inputs: usize,
+    args: &mut dyn FnMut() -> Vec<Arg<'static>>,
+    bits: fn(&[f64]) -> Vec<u64>,
+) {
+    let plain = handle(m, f, wrt, Checkpoint::Off);
+    let mut expected = vec![0.0; inputs];
+    let value = plain.value_and_grad(&mut args(), &mut expected).unwrap();
+    for rule in RULES {
+        let bounded = handle(m, f, wrt, rule);
+        assert!(!bounded.checkpoints().is_empty(), "{f}: no loop checkpointed with {rule}");
+        let mut got = vec![0.0; inputs];
+        let v = bounded.value_and_grad(&mut args(), &mut got).unwrap();
+        assert_eq!(v.to_bits(), value.to_bits(), "{f} value, {rule}");
+        assert_eq!(bits(&got), bits(&expected), "{f} gradient, {rule}: {got:?} vs {expected:?}");
+    }
+}
+
+static PARAMS: [f64; 3] = [9.81, 0.25, 0.5];
+
+#[test]
+fn pendulum_gradients_are_bit_identical() {
+    let m = parse_module(PENDULUM_IR).unwrap();
+    for steps in [0i64, 1, 2, 3, 97, 1000] {
+        same_gradient(&m, ENTRY, &["params", "theta0", "omega0", "dt"], 6, &mut || {
+            vec![Arg::Slice(&PARAMS), Arg::F64(1.0), Arg::F64(0.0), Arg::F64(0.01), Arg::I64(steps)]
+        });
+    }
+}
+
+/// A loop that branches inside, with a float and an integer carried besides the counter and an
+/// invariant read in the body.
+const BRANCHY: &str = "func @f(x: f64, a: f64, start: i64, n: i64) -> f64 {
+entry:
+    one = iconst 1
+    two = iconst 2
+    zero = iconst 0
+    half = fconst 0.5
+    jump head(start, x, zero)
+head(i: i64, y: f64, k: i64):
+    c = icmp lt i, n
+    br c, body, done(y, k)
+body:
+    r = irem i, two
+    even = icmp eq r, zero
+    br even, up, down
+up:
+    s = sin y
+    t = fmul s, a
+    u = fadd t, y
+    jump join(u)
+down:
+    p = fmul y, half
+    q = cos p
+    w = fmul q, a
+    jump join(w)
+join(z: f64):
+    k2 = iadd k, one
+    i2 = iadd i, one
+    jump head(i2, z, k2)
+done(yf: f64, kf: i64):
+    kf_f = itof kf
+    out = fmul yf, kf_f
+    ret out
+}";
+
+#[test]
+fn branching_loops_are_bit_identical_at_small_trip_counts() {
+    let m = parse_module(BRANCHY).unwrap();
+    for (start, n) in [(0i64, 0i64), (0, 1), (0, 2), (0, 13), (5, 4), (3, 41), (-7, 10)] {
+        same_gradient(&m, "f", &["x", "a"], 2, &mut || {
+            vec![Arg::F64(0.7), Arg::F64(1.3), Arg::I64(start), Arg::I64(n)]
+        });
+    }
+}
+
+#[test]
+fn the_interpreter_agrees_bit_for_bit() {
+    let m = parse_module(BRANCHY).unwrap();
+    let plain = derive_reverse(&m, "f", &[true, true, false, false]).unwrap();
+    for n in [0i64, 1, 2, 17] {
+        let run = |module: &Module, vg: &str| {
+            let mut args = [ArgValue::F64(0.7), ArgValue::F64(1.3), ArgValue::I64(0), ArgValue::I64(n)];
+            Interpreter::new(module).call_with_tape(vg, &mut args, &mut Tape::new()).unwrap()
+        };
+        let expected = run(&plain.module, plain.value_and_grad.as_deref().unwrap());
+        for rule in RULES {
+            let (d, schedule) =
+                derive_reverse_checkpointed(&m, "f", &[true, true, false, false], &Default::default(), rule).unwrap();
+            assert_eq!(schedule.len(), 1);
+            let got = run(&d.module, d.value_and_grad.as_deref().unwrap());
+            let as_bits = |v: &[RuntimeValue]| format!("{v:?}");
+            assert_eq!(as_bits(&got), as_bits(&expected), "n = {n}, {rule}");
+        }
+    }
+}
+
+#[test]
+fn loops_that_store_are_left_alone() {
+    let m = parse_module(
+        "func @f(x: slice, out: mslice, n: i64) {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    jump head(zero)
+head(i: i64):
+    c = icmp lt i, n
+    br c, body, done
+body:
+    v = load x, i
+    s = sin v
+    store out, i, s
+    j = iadd i, one
+    jump head(j)
+done:
+    ret
+}",
+    )
+    .unwrap();
+    let g = GradientFn::builder(&m, "f")
+        .wrt(["x"])
+        .gradient_mode(GradientMode::Reverse)
+        .checkpoint(Checkpoint::Segments)
+        .build()
+        .unwrap();
+    assert!(g.checkpoints().is_empty());
+}
+
+#[test]
+fn vjp_and_pullback_agree_with_the_unbounded_handle() {
+    let m = parse_module(PENDULUM_IR).unwrap();
+    let wrt = ["params", "theta0", "omega0", "dt"];
+    let (plain, bounded) = (handle(&m, ENTRY, &wrt, Checkpoint::Off), handle(&m, ENTRY, &wrt, Checkpoint::Segments));
+    let args = || vec![Arg::Slice(&PARAMS), Arg::F64(0.4), Arg::F64(-0.2), Arg::F64(0.01), Arg::I64(321)];
+    let (mut expected, mut got) = ([0.0; 6], [0.0; 6]);
+    let v1 = plain.vjp(&mut args(), &[1.5], &mut expected).unwrap();
+    let v2 = bounded.vjp(&mut args(), &[1.5], &mut got).unwrap();
+    assert_eq!(format!("{v1:?}"), format!("{v2:?}"));
+    assert_eq!(bits(&got), bits(&expected));
+    // A pullback applied twice recomputes its segments each time, on the tape it left as it was.
+    let (_, mut pb) = bounded.pullback(&mut args()).unwrap();
+    for _ in 0..2 {
+        assert_eq!(bits(&pb.apply(&[1.5]).unwrap()), bits(&expected));
+    }
+}
+
+#[test]
+fn the_pendulum_written_in_rust_is_checkpointed_too() {
+    let m = jitdiff::front::lower_source(jitdiff_problems::rust::PENDULUM).unwrap();
+    for steps in [0i64, 1, 2, 37] {
+        same_gradient(&m, "pendulum", &["params", "theta0", "omega0", "dt"], 6, &mut || {
+            vec![Arg::Slice(&PARAMS), Arg::F64(1.0), Arg::F64(0.0), Arg::F64(0.01), Arg::I64(steps)]
+        });
+    }
+}
+
+/// A random loop: two carried floats, an invariant, straight-line work from a small set of ops
+/// and, half the time, a branch on the sign of a value that joins again.
+fn random_loop(rng: &mut jitdiff::SplitMix64) -> String {
+    let mut body = String::new();
+    let mut pool = vec!["y".to_string(), "z".to_string(), "a".to_string()];
+    let pick =
+        |rng: &mut jitdiff::SplitMix64, pool: &[String]| pool[(rng.next_u64() % pool.len() as u64) as usize].clone();
+    let straight = |rng: &mut jitdiff::SplitMix64, pool: &mut Vec<String>, body: &mut String, tag: &str, n: usize| {
+        for k in 0..n {
+            let (x, y) = (pick(rng, pool), pick(rng, pool));
+            let name = format!("{tag}{k}");
+            let op = match rng.next_u64() % 6 {
+                0 => format!("fadd {x}, {y}"),
+                1 => format!("fmul {x}, {y}"),
+                2 => format!("fsub {x}, {y}"),
+                3 => format!("sin {x}"),
+                4 => format!("cos {x}"),
+                _ => format!("fmul {x}, half"),
+            };
+            body.push_str(&format!("    {name} = {op}\n"));
+            pool.push(name);
+        }
+    };
+    let count = 1 + (rng.next_u64() % 6) as usize;
+    straight(rng, &mut pool, &mut body, "v", count);
+    let (next_y, next_z) = if rng.next_u64().is_multiple_of(2) {
+        let c = pick(rng, &pool);
+        body.push_str(&format!("    pos = fcmp gt {c}, zero\n    br pos, left, right\nleft:\n"));
+        let mut l = pool.clone();
+        straight(rng, &mut l, &mut body, "l", 2);
+        let (ly, lz) = (pick(rng, &l), pick(rng, &l));
+        body.push_str(&format!("    jump join({ly}, {lz})\nright:\n"));
+        let mut r = pool.clone();
+        straight(rng, &mut r, &mut body, "r", 2);
+        let (ry, rz) = (pick(rng, &r), pick(rng, &r));
+        body.push_str(&format!("    jump join({ry}, {rz})\njoin(jy: f64, jz: f64):\n"));
+        ("jy".to_string(), "jz".to_string())
+    } else {
+        (pick(rng, &pool), pick(rng, &pool))
+    };
+    format!(
+        "func @f(x: f64, a: f64, n: i64) -> f64 {{
+entry:
+    zero_i = iconst 0
+    one = iconst 1
+    zero = fconst 0.0
+    half = fconst 0.5
+    jump head(zero_i, x, a)
+head(i: i64, y: f64, z: f64):
+    c = icmp lt i, n
+    br c, body, done(y, z)
+body:
+{body}    i2 = iadd i, one
+    jump head(i2, {next_y}, {next_z})
+done(yf: f64, zf: f64):
+    s = fmul yf, zf
+    t = fadd s, a
+    ret t
+}}"
+    )
+}
+
+#[test]
+fn random_loops_are_bit_identical() {
+    let mut rng = jitdiff::SplitMix64::new(28);
+    for _ in 0..150 {
+        let text = random_loop(&mut rng);
+        let m = parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let n = [0i64, 1, 2, 3, 7, 13][(rng.next_u64() % 6) as usize];
+        let (x, a) = (rng.uniform_in(-1.0, 1.0), rng.uniform_in(-1.0, 1.0));
+        let mut args = || vec![Arg::F64(x), Arg::F64(a), Arg::I64(n)];
+        same_gradient_as(&m, "f", &["x", "a"], 2, &mut args, bits_up_to_zero_sign);
+    }
+}
