@@ -41,6 +41,10 @@ pub enum Checkpoint {
     Segments,
     /// Segments of a fixed number of iterations (at least 1).
     SegmentLength(u32),
+    /// A budget in snapshots: at most this many segment starts are recorded (at least 1), the
+    /// segments `ceil(bound / k)` iterations long, so the tape holds `k` starts plus one
+    /// segment's record.
+    Snapshots(u32),
 }
 
 impl std::fmt::Display for Checkpoint {
@@ -49,6 +53,7 @@ impl std::fmt::Display for Checkpoint {
             Checkpoint::Off => write!(f, "off"),
             Checkpoint::Segments => write!(f, "segments of ceil(sqrt(bound)) iterations"),
             Checkpoint::SegmentLength(n) => write!(f, "segments of {} iterations", (*n).max(1)),
+            Checkpoint::Snapshots(k) => write!(f, "at most {} segments of ceil(bound / {0}) iterations", (*k).max(1)),
         }
     }
 }
@@ -404,6 +409,19 @@ fn rewrite(f: &mut Function, found: &Found, steps: FuncId, rule: Checkpoint) {
     let i = hb.params[found.counter];
     let len = match rule {
         Checkpoint::SegmentLength(n) => emit(f, Opcode::IConst, vec![], Imm::I64(i64::from(n.max(1))), Type::I64),
+        Checkpoint::Snapshots(k) => {
+            // max(1, bound / k + (bound % k > 0)): no overflow, and a negative bound gives 1.
+            let k = emit(f, Opcode::IConst, vec![], Imm::I64(i64::from(k.max(1))), Type::I64);
+            let q = emit(f, Opcode::IDiv, vec![found.bound, k], Imm::None, Type::I64);
+            let r = emit(f, Opcode::IRem, vec![found.bound, k], Imm::None, Type::I64);
+            let zero = emit(f, Opcode::IConst, vec![], Imm::I64(0), Type::I64);
+            let one = emit(f, Opcode::IConst, vec![], Imm::I64(1), Type::I64);
+            let partial = emit(f, Opcode::ICmp, vec![r, zero], Imm::Cond(CondCode::Gt), Type::Bool);
+            let up = emit(f, Opcode::IAdd, vec![q, one], Imm::None, Type::I64);
+            let n = emit(f, Opcode::Select, vec![partial, up, q], Imm::None, Type::I64);
+            let small = emit(f, Opcode::ICmp, vec![n, one], Imm::Cond(CondCode::Lt), Type::Bool);
+            emit(f, Opcode::Select, vec![small, one, n], Imm::None, Type::I64)
+        }
         _ => {
             // max(1, ceil(sqrt(bound))), with NaN (a negative bound) giving 0 before the max.
             let b = emit(f, Opcode::IToF, vec![found.bound], Imm::None, Type::F64);

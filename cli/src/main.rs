@@ -137,8 +137,8 @@ enum Command {
         /// Parameters to differentiate.
         #[arg(long)]
         wrt: Option<String>,
-        /// Checkpoint loops in --mode vjp: off, segments (ceil(sqrt(bound)) iterations) or a
-        /// segment length.
+        /// Checkpoint loops in --mode vjp: off, segments (ceil(sqrt(bound)) iterations), a
+        /// segment length, or snapshots:K (at most K segment starts recorded).
         #[arg(long, default_value = "off")]
         checkpoint: String,
         /// Also print Cranelift IR and x86-64 machine code of every compiled function.

@@ -238,16 +238,21 @@ pub fn parse_sizes(spec: &str) -> Result<Vec<usize>, CliError> {
 pub const MAX_BENCH_SIZE: usize = 10_000_000;
 
 /// Check `--width`.
-/// `--checkpoint`: `off`, `segments` (ceil(sqrt(bound)) iterations) or a segment length.
+/// `--checkpoint`: `off`, `segments` (ceil(sqrt(bound)) iterations), a segment length, or
+/// `snapshots:K` (at most K segment starts recorded).
 pub fn parse_checkpoint(text: &str) -> Result<jitdiff::ad::Checkpoint, CliError> {
     use jitdiff::ad::Checkpoint;
     match text {
         "off" => Ok(Checkpoint::Off),
         "segments" | "sqrt" => Ok(Checkpoint::Segments),
+        n if n.starts_with("snapshots:") => match n["snapshots:".len()..].parse::<u32>() {
+            Ok(k) if k > 0 => Ok(Checkpoint::Snapshots(k)),
+            _ => Err(CliError::Usage(format!("--checkpoint {text}: expected snapshots:K with K a positive integer"))),
+        },
         n => match n.parse::<u32>() {
             Ok(len) if len > 0 => Ok(Checkpoint::SegmentLength(len)),
             _ => Err(CliError::Usage(format!(
-                "--checkpoint {text}: expected off, segments or a segment length (a positive integer)"
+                "--checkpoint {text}: expected off, segments, a segment length (a positive integer) or snapshots:K"
             ))),
         },
     }

@@ -189,6 +189,12 @@ fn show_prints_primal_forward_and_reverse_ir() {
     assert!(out.contains("<the state of @accel_fwd, nested here>"), "{out}");
     let out = ok(&["show", &file, "--mode", "primal", "--asm"]);
     assert!(out.contains("machine code of @rosenbrock"), "{out}");
+    // The checkpointing schedule, and a bad budget.
+    let out = ok(&["show", &example("pendulum"), "--mode", "vjp", "--checkpoint", "snapshots:8"]);
+    assert!(out.contains("@pendulum loop `head`: iterations run by @pendulum_steps in at most 8 segments"), "{out}");
+    let o = jitdiff(&["show", &example("pendulum"), "--mode", "vjp", "--checkpoint", "snapshots:0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("expected snapshots:K with K a positive integer"), "{}", stderr(&o));
 }
 
 #[test]

@@ -6,12 +6,15 @@ use jitdiff::ir::{ArgValue, Interpreter, Module, RuntimeValue, Tape, parse_modul
 use jitdiff::{Arg, GradientFn, GradientMode};
 use jitdiff_problems::pendulum::{ENTRY, PENDULUM_IR};
 
-const RULES: [Checkpoint; 5] = [
+const RULES: [Checkpoint; 8] = [
     Checkpoint::Segments,
     Checkpoint::SegmentLength(1),
     Checkpoint::SegmentLength(2),
     Checkpoint::SegmentLength(3),
     Checkpoint::SegmentLength(1000),
+    Checkpoint::Snapshots(1),
+    Checkpoint::Snapshots(7),
+    Checkpoint::Snapshots(1000),
 ];
 
 fn handle(m: &Module, f: &str, wrt: &[&str], checkpoint: Checkpoint) -> GradientFn {
@@ -270,5 +273,37 @@ fn random_loops_are_bit_identical() {
         let (x, a) = (rng.uniform_in(-1.0, 1.0), rng.uniform_in(-1.0, 1.0));
         let mut args = || vec![Arg::F64(x), Arg::F64(a), Arg::I64(n)];
         same_gradient_as(&m, "f", &["x", "a"], 2, &mut args, bits_up_to_zero_sign);
+    }
+}
+
+/// `Checkpoint::Snapshots(k)` records at most `k` segment starts: on the pendulum the forward
+/// run's tape holds exactly one record per segment plus what any run records once.
+#[test]
+fn a_snapshot_budget_bounds_the_segment_starts() {
+    let m = parse_module(PENDULUM_IR).unwrap();
+    let wrt = [true, true, true, true, false];
+    let tape_after_forward = |k: u32, steps: i64| {
+        let (d, _) =
+            derive_reverse_checkpointed(&m, ENTRY, &wrt, &Default::default(), Checkpoint::Snapshots(k)).unwrap();
+        let mut args = [
+            ArgValue::Slice(PARAMS.to_vec()),
+            ArgValue::F64(1.0),
+            ArgValue::F64(0.0),
+            ArgValue::F64(0.01),
+            ArgValue::I64(steps),
+        ];
+        let mut tape = Tape::new();
+        Interpreter::new(&d.module).call_with_tape(&d.forward, &mut args, &mut tape).unwrap();
+        tape.len()
+    };
+    // One segment and two: what a segment records, and what is recorded once.
+    let (one, two) = (tape_after_forward(1, 1000), tape_after_forward(2, 1000));
+    let per_segment = two - one;
+    let once = one - per_segment;
+    assert!(per_segment > 0);
+    // 1000 steps in at most k segments; fewer steps than snapshots: one segment per step.
+    for (k, steps, segments) in [(10u32, 1000i64, 10usize), (7, 1000, 7), (3, 1000, 3), (7, 5, 5), (3, 1, 1), (4, 0, 0)]
+    {
+        assert_eq!(tape_after_forward(k, steps), once + segments * per_segment, "k = {k}, {steps} steps");
     }
 }
