@@ -1,6 +1,7 @@
 //! Checkpointed reverse mode on the pendulum at 1,000,000 RK4 steps: the time of a gradient with
-//! `Checkpoint::Segments` against the unbounded one (the tape of every step recorded), the tape
-//! each leaves at the end, and a check that the two gradients are bit-identical.
+//! `Checkpoint::Segments`, a 1 MiB tape budget (`Checkpoint::Bytes`, a binomial schedule) and
+//! `Checkpoint::Binomial(16)` against the unbounded one (the tape of every step recorded), the
+//! tape each leaves at the end, and a check that the gradients are bit-identical.
 //!
 //! ```sh
 //! cargo run --release --example checkpoint_pendulum [steps]
@@ -37,22 +38,24 @@ fn main() -> Result<(), jitdiff::Error> {
             .checkpoint(checkpoint)
             .build()
     };
-    let (plain, bounded) = (build(Checkpoint::Off)?, build(Checkpoint::Segments)?);
-    for l in bounded.checkpoints() {
-        println!("checkpointed: @{} loop `{}` -> @{} ({})", l.func, l.header, l.steps, l.rule);
-    }
+    let plain = build(Checkpoint::Off)?;
     let (t_plain, g_plain) = best(&plain, steps, 5);
-    let tape_plain = plain.tape_bytes();
-    let (t_bounded, g_bounded) = best(&bounded, steps, 5);
-    let tape_bounded = bounded.tape_bytes();
-    let identical = g_plain.map(f64::to_bits) == g_bounded.map(f64::to_bits);
     println!("pendulum, {steps} steps (best of 5):");
-    println!("  unbounded     {:8.2} ms, tape {:9} KiB", t_plain * 1e3, tape_plain / 1024);
-    println!(
-        "  checkpointed  {:8.2} ms, tape {:9} KiB at the end (one segment's record on top while it runs)",
-        t_bounded * 1e3,
-        tape_bounded / 1024
-    );
-    println!("  time ratio checkpointed / unbounded: {:.2}; gradients bit-identical: {identical}", t_bounded / t_plain);
+    println!("  {:<34} {:9.2} ms, tape {:9} KiB", "unbounded", t_plain * 1e3, plain.tape_bytes() / 1024);
+    for rule in [Checkpoint::Segments, Checkpoint::Bytes(1 << 20), Checkpoint::Binomial(16)] {
+        let bounded = build(rule)?;
+        for l in bounded.checkpoints() {
+            println!("  {rule}: @{} loop `{}`: {}", l.func, l.header, l.schedule);
+        }
+        let (t_bounded, g_bounded) = best(&bounded, steps, 5);
+        let identical = g_plain.map(f64::to_bits) == g_bounded.map(f64::to_bits);
+        println!(
+            "  {:<34} {:9.2} ms, tape {:9} KiB at the end; time / unbounded {:.2}; bit-identical: {identical}",
+            rule.to_string(),
+            t_bounded * 1e3,
+            bounded.tape_bytes() / 1024,
+            t_bounded / t_plain
+        );
+    }
     Ok(())
 }

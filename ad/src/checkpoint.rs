@@ -13,6 +13,11 @@
 //! the loop carries or reads from outside is an `f64`, `i64` or `bool` (so the body stores into
 //! no slice, allocates nothing and reads no slice).
 
+mod binomial;
+
+pub use binomial::MAX_SNAPSHOTS;
+use binomial::{Binomial, revolve_function};
+
 use super::error::AdError;
 use super::request::differentiation_source;
 use super::reverse::{ReverseDerivative, derive_reverse_joint};
@@ -45,6 +50,17 @@ pub enum Checkpoint {
     /// segments `ceil(bound / k)` iterations long, so the tape holds `k` starts plus one
     /// segment's record.
     Snapshots(u32),
+    /// Binomial checkpointing (Revolve) with this many snapshots (1 to [`MAX_SNAPSHOTS`]), over
+    /// single iterations: with `N` iterations and `r` the least number with
+    /// `C(snapshots + r, r) >= N`, an iteration runs at most `r + 1` times unrecorded and once
+    /// recorded. The tape holds two starts per level of the recursion (at most `snapshots + r`
+    /// levels, capped at 100: a deeper range is recorded whole) plus one iteration's record.
+    Binomial(u32),
+    /// A tape budget in bytes for the loop: a binomial schedule whose leaves are as many
+    /// iterations as fill half the budget (by an upper bound of an iteration's record) and whose
+    /// snapshots fill the other half. The function's other records (outside the loop) are not
+    /// counted.
+    Bytes(u64),
 }
 
 impl std::fmt::Display for Checkpoint {
@@ -54,6 +70,8 @@ impl std::fmt::Display for Checkpoint {
             Checkpoint::Segments => write!(f, "segments of ceil(sqrt(bound)) iterations"),
             Checkpoint::SegmentLength(n) => write!(f, "segments of {} iterations", (*n).max(1)),
             Checkpoint::Snapshots(k) => write!(f, "at most {} segments of ceil(bound / {0}) iterations", (*k).max(1)),
+            Checkpoint::Binomial(k) => write!(f, "a binomial schedule with {} snapshots", (*k).clamp(1, MAX_SNAPSHOTS)),
+            Checkpoint::Bytes(b) => write!(f, "a tape budget of {b} bytes"),
         }
     }
 }
@@ -67,8 +85,13 @@ pub struct CheckpointedLoop {
     pub header: String,
     /// The outlined segment function, `@<f>_steps`.
     pub steps: String,
+    /// The function whose calls reverse mode differentiates in joint mode: `steps`, or for a
+    /// binomial schedule the recursion `@<f>_revolve` over it.
+    pub joint: String,
     /// The segment length rule.
     pub rule: Checkpoint,
+    /// The schedule in words, with what the rule chose for this loop (for `jitdiff show`).
+    pub schedule: String,
 }
 
 /// [`derive_reverse_with_rules`](crate::derive_reverse_with_rules) with the loops of `@func`
@@ -105,7 +128,7 @@ pub fn derive_reverse_checkpointed(
     if schedule.is_empty() {
         return Ok((super::derive_reverse_with_rules(module, func, wrt, rules)?, vec![]));
     }
-    let joint: Vec<FuncId> = schedule.iter().filter_map(|l| m.func_id(&l.steps)).collect();
+    let joint: Vec<FuncId> = schedule.iter().filter_map(|l| m.func_id(&l.joint)).collect();
     match derive_reverse_joint(&m, func, wrt, rules, &joint) {
         Ok(d) => Ok((d, schedule)),
         // An error names the instruction as written: the plain derivation reports it.
@@ -118,22 +141,86 @@ fn outline_loops(m: &mut Module, id: FuncId, rule: Checkpoint) -> Vec<Checkpoint
     let mut done = vec![];
     while let Some(found) = find_loop(m.func(id)) {
         let f = m.func(id).clone();
-        let base = format!("{}_steps", f.name);
-        let mut name = base.clone();
-        let mut k = 2;
-        while m.name_taken(&name) {
-            name = format!("{base}{k}");
-            k += 1;
-        }
+        let name = fresh_name(m, &format!("{}_steps", f.name));
         let header = f.block(found.header).name.clone();
         let steps = outline(&f, &found, &name);
         let steps_id = m.push_function(steps);
+        let binomial = match rule {
+            Checkpoint::Binomial(k) => Some(Binomial { snapshots: k.clamp(1, MAX_SNAPSHOTS), leaf: 1 }),
+            Checkpoint::Bytes(bytes) => {
+                Some(Binomial::within(bytes, record_bytes(&f, &found), level_bytes(&f, &found)))
+            }
+            _ => None,
+        };
         let mut f = f;
-        rewrite(&mut f, &found, steps_id, rule);
+        let (joint, schedule) = match binomial {
+            Some(plan) => {
+                let revolve_name = fresh_name(m, &format!("{}_revolve", f.name));
+                // Reserved first: the recursion calls itself.
+                let revolve_id = m.push_function(Function::new(&revolve_name, vec![]));
+                let header_params = f.block(found.header).params.len();
+                let revolve = revolve_function(
+                    m.func(steps_id),
+                    steps_id,
+                    revolve_id,
+                    header_params,
+                    found.counter,
+                    plan.leaf,
+                    &revolve_name,
+                );
+                m.functions[revolve_id.index()] = revolve;
+                rewrite(&mut f, &found, revolve_id, Length::Whole(plan.snapshots));
+                let schedule = format!(
+                    "a binomial schedule (@{revolve_name}) with {} snapshots over leaves of {} iteration{} run by @{name}",
+                    plan.snapshots,
+                    plan.leaf,
+                    if plan.leaf == 1 { "" } else { "s" }
+                );
+                (revolve_name, schedule)
+            }
+            None => {
+                rewrite(&mut f, &found, steps_id, Length::Segments(rule));
+                (name.clone(), format!("@{name} runs {rule}; the pullback recomputes one segment at a time"))
+            }
+        };
         m.functions[id.index()] = f;
-        done.push(CheckpointedLoop { func: m.func(id).name.clone(), header, steps: name, rule });
+        done.push(CheckpointedLoop { func: m.func(id).name.clone(), header, steps: name, joint, rule, schedule });
     }
     done
+}
+
+/// `base`, or `base2`, `base3`, ... if taken.
+fn fresh_name(m: &Module, base: &str) -> String {
+    let mut name = base.to_string();
+    let mut k = 2;
+    while m.name_taken(&name) {
+        name = format!("{base}{k}");
+        k += 1;
+    }
+    name
+}
+
+/// An upper bound of what one iteration records, in bytes: at most every result of the loop's
+/// instructions, and a few entries per block for its control flow.
+fn record_bytes(f: &Function, found: &Found) -> u64 {
+    let blocks = std::iter::once(found.header).chain(found.blocks.iter().copied());
+    let entries: usize = blocks.map(|b| 2 + f.block(b).insts.iter().map(|i| i.results.len()).sum::<usize>()).sum();
+    8 * entries as u64
+}
+
+/// What one level of the binomial recursion keeps on the tape, in bytes (an upper bound): the
+/// arguments of its two calls, and its own control flow (the search for `r` included).
+fn level_bytes(f: &Function, found: &Found) -> u64 {
+    let arguments = f.block(found.header).params.len() + found.invariants.len() + 2;
+    8 * (2 * arguments as u64 + 24)
+}
+
+/// How the rewritten loop cuts its iterations.
+enum Length {
+    /// Segments by a segment rule, one call of the steps function each.
+    Segments(Checkpoint),
+    /// One call of the binomial recursion over them all, with this many snapshots.
+    Whole(u32),
 }
 
 /// A loop that qualifies (see the module docs).
@@ -348,7 +435,7 @@ fn outline(f: &Function, found: &Found, name: &str) -> Function {
 
 /// Replace the loop's body by a segment block: `e = min(i + S, bound)` and a call of the
 /// outlined function, whose results are the header's next arguments.
-fn rewrite(f: &mut Function, found: &Found, steps: FuncId, rule: Checkpoint) {
+fn rewrite(f: &mut Function, found: &Found, steps: FuncId, length: Length) {
     let hb = f.block(found.header).clone();
     let floats: Vec<Value> = found.invariants.iter().copied().filter(|&v| f.ty(v) == Type::F64).collect();
     let carried: Vec<Value> = floats
@@ -407,6 +494,24 @@ fn rewrite(f: &mut Function, found: &Found, steps: FuncId, rule: Checkpoint) {
         r
     };
     let i = hb.params[found.counter];
+    let rule = match length {
+        Length::Segments(rule) => rule,
+        Length::Whole(snapshots) => {
+            let mut args = hb.params.clone();
+            args.extend(found.invariants.iter().map(|v| carry.get(v).copied().unwrap_or(*v)));
+            args.push(found.bound);
+            args.push(emit(f, Opcode::IConst, vec![], Imm::I64(i64::from(snapshots)), Type::I64));
+            args.push(emit(f, Opcode::IConst, vec![], Imm::I64(binomial::MAX_DEPTH), Type::I64));
+            let results: Vec<Value> = types.iter().map(|&t| f.new_value(t)).collect();
+            insts.push(InstData {
+                op: Opcode::Call,
+                args,
+                imm: Imm::Callee(Callee::Func(steps)),
+                results: results.clone(),
+            });
+            return finish(f, found, seg, insts, results);
+        }
+    };
     let len = match rule {
         Checkpoint::SegmentLength(n) => emit(f, Opcode::IConst, vec![], Imm::I64(i64::from(n.max(1))), Type::I64),
         Checkpoint::Snapshots(k) => {
@@ -442,6 +547,12 @@ fn rewrite(f: &mut Function, found: &Found, steps: FuncId, rule: Checkpoint) {
     args.push(end);
     let results: Vec<Value> = types.iter().map(|&t| f.new_value(t)).collect();
     insts.push(InstData { op: Opcode::Call, args, imm: Imm::Callee(Callee::Func(steps)), results: results.clone() });
+    finish(f, found, seg, insts, results);
+}
+
+/// The segment block `seg` runs `insts` and jumps back to the header with `results`; the
+/// header's branch enters it instead of the body.
+fn finish(f: &mut Function, found: &Found, seg: Block, insts: Vec<InstData>, results: Vec<Value>) {
     f.block_mut(seg).insts = insts;
     f.block_mut(seg).term = Some(Terminator::Jump(BlockCall { block: found.header, args: results }));
     if let Some(Terminator::Branch { then_dest, .. }) = &mut f.block_mut(found.header).term {

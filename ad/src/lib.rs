@@ -26,7 +26,7 @@ pub mod sparsity;
 mod state;
 
 pub use activity::Activity;
-pub use checkpoint::{Checkpoint, CheckpointedLoop, derive_reverse_checkpointed};
+pub use checkpoint::{Checkpoint, CheckpointedLoop, MAX_SNAPSHOTS, derive_reverse_checkpointed};
 pub use error::AdError;
 pub use forward::{ForwardDerivative, derive_forward, derive_forward_over_pullback, derive_forward_with_rules};
 pub use reverse::{ReverseDerivative, derive_reverse, derive_reverse_with_rules};

@@ -101,6 +101,67 @@ pub fn derive_reverse_with_rules(
         .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))
 }
 
+/// The `_fwd` of a joint callee runs only in a pullback, to record a segment again, and its
+/// results are dropped there: return constants instead, so that what computed only them goes —
+/// in particular a last call of a pure primal function (the second half of a binomial
+/// checkpointing split, `checkpoint/binomial.rs`), which would otherwise run again for nothing.
+fn drop_joint_results(out: &mut Module, joint_fwds: &[FuncId]) {
+    if joint_fwds.is_empty() {
+        return;
+    }
+    let pure = pure_functions(out);
+    for &id in joint_fwds {
+        let function = &mut out.functions[id.index()];
+        let returns = function.returns.clone();
+        if returns.iter().any(|t| !matches!(t, Type::F64 | Type::I64 | Type::Bool)) {
+            continue;
+        }
+        for b in function.block_ids().collect::<Vec<_>>() {
+            if !matches!(function.block(b).term, Some(Terminator::Return(_))) {
+                continue;
+            }
+            let mut em = BlockEmitter::new(function, b);
+            let constants: Vec<Value> = returns
+                .iter()
+                .map(|&t| match t {
+                    Type::F64 => em.fconst(0.0),
+                    Type::Bool => em.emit(Opcode::BConst, &[], Imm::Bool(false)),
+                    _ => em.emit(Opcode::IConst, &[], Imm::I64(0)),
+                })
+                .collect();
+            function.block_mut(b).term = Some(Terminator::Return(constants));
+        }
+        passes::dce_with_removable_calls(function, &|callee| pure[callee.index()]);
+        passes::optimize_function_in(function, &out.tables);
+    }
+}
+
+/// Which functions of `m` have no effect: no store, tape traffic or allocation, and calls of
+/// such functions only (recursion included).
+fn pure_functions(m: &Module) -> Vec<bool> {
+    let mut pure = vec![true; m.functions.len()];
+    loop {
+        let mut changed = false;
+        for (k, function) in m.functions.iter().enumerate() {
+            if !pure[k] {
+                continue;
+            }
+            let effect = function.blocks.iter().flat_map(|b| &b.insts).any(|inst| match (inst.op, inst.imm) {
+                (Opcode::Call, Imm::Callee(Callee::Func(callee))) => !pure[callee.index()],
+                (Opcode::Call, _) => true,
+                (op, _) => op.has_side_effects(),
+            });
+            if effect {
+                pure[k] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            return pure;
+        }
+    }
+}
+
 /// [`derive_reverse_with_rules`] where the calls of the functions `joint` are differentiated in
 /// joint mode: `f_fwd` calls the primal callee and records only its arguments, and the
 /// pullback runs the callee's `_fwd` and at once its `_pullback`, between `tsplit` and
@@ -150,15 +211,18 @@ fn derive_reverse_unguarded(
             None
         };
         let pullbacks: Vec<(FuncId, FuncId)> = deriver.cache.values().copied().collect();
-        Ok((fwd, pullback, value_and_grad, pullbacks, deriver.differentials, deriver.out))
+        let joint_fwds: Vec<FuncId> =
+            deriver.cache.iter().filter(|(key, _)| joint.contains(&key.0)).map(|(_, &(fwd, _))| fwd).collect();
+        Ok((fwd, pullback, value_and_grad, pullbacks, joint_fwds, deriver.differentials, deriver.out))
     };
     // A module with joint callees is already the cleaned source (`checkpoint.rs` outlined its
     // loops from it): cleaning it again could hoist work out of a segment's loop, which would
     // change the order in which adjoints are summed.
-    let (fwd, pullback, value_and_grad, pullbacks, differentials, mut out) =
+    let (fwd, pullback, value_and_grad, pullbacks, joint_fwds, differentials, mut out) =
         if joint.is_empty() { derive_from_source(module, run)? } else { run(module)? };
     let (callee_fwds, pullbacks): (Vec<FuncId>, Vec<FuncId>) = pullbacks.into_iter().unzip();
     optimize_derived(&mut out, module.functions.len());
+    drop_joint_results(&mut out, &joint_fwds);
     for &pb in &pullbacks {
         let function = &mut out.functions[pb.index()];
         if forward_stores::forward_stores(function) | defer::defer_accumulations(function) {

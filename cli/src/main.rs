@@ -138,7 +138,8 @@ enum Command {
         #[arg(long)]
         wrt: Option<String>,
         /// Checkpoint loops in --mode vjp: off, segments (ceil(sqrt(bound)) iterations), a
-        /// segment length, or snapshots:K (at most K segment starts recorded).
+        /// segment length, snapshots:K (at most K segment starts recorded), binomial:K (Revolve
+        /// with K snapshots) or bytes:N (a tape budget, e.g. bytes:1MiB).
         #[arg(long, default_value = "off")]
         checkpoint: String,
         /// Also print Cranelift IR and x86-64 machine code of every compiled function.

@@ -82,10 +82,7 @@ pub fn show(a: &ShowArgs<'_>, asm: bool) -> Result<(), CliError> {
                     );
                 }
                 for l in &schedule {
-                    println!(
-                        ";   @{} loop `{}`: iterations run by @{} in {}; the pullback recomputes one segment at a time",
-                        l.func, l.header, l.steps, l.rule
-                    );
+                    println!(";   @{} loop `{}`: {}", l.func, l.header, l.schedule);
                 }
             }
             println!("; forward function: computes the primal and records the pullback state on the tape");

@@ -238,13 +238,33 @@ pub fn parse_sizes(spec: &str) -> Result<Vec<usize>, CliError> {
 pub const MAX_BENCH_SIZE: usize = 10_000_000;
 
 /// Check `--width`.
-/// `--checkpoint`: `off`, `segments` (ceil(sqrt(bound)) iterations), a segment length, or
-/// `snapshots:K` (at most K segment starts recorded).
+/// `--checkpoint`: `off`, `segments` (ceil(sqrt(bound)) iterations), a segment length,
+/// `snapshots:K` (at most K segment starts recorded), `binomial:K` (Revolve with K snapshots) or
+/// `bytes:N` (a tape budget; `N` may end in KiB, MiB or GiB).
 pub fn parse_checkpoint(text: &str) -> Result<jitdiff::ad::Checkpoint, CliError> {
-    use jitdiff::ad::Checkpoint;
+    use jitdiff::ad::{Checkpoint, MAX_SNAPSHOTS};
     match text {
         "off" => Ok(Checkpoint::Off),
         "segments" | "sqrt" => Ok(Checkpoint::Segments),
+        n if n.starts_with("binomial:") => match n["binomial:".len()..].parse::<u32>() {
+            Ok(k) if (1..=MAX_SNAPSHOTS).contains(&k) => Ok(Checkpoint::Binomial(k)),
+            _ => Err(CliError::Usage(format!(
+                "--checkpoint {text}: expected binomial:K with K snapshots, 1 to {MAX_SNAPSHOTS}"
+            ))),
+        },
+        n if n.starts_with("bytes:") => {
+            let amount = &n["bytes:".len()..];
+            let (digits, scale) = [("KiB", 1u64 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)]
+                .iter()
+                .find_map(|&(suffix, scale)| amount.strip_suffix(suffix).map(|d| (d, scale)))
+                .unwrap_or((amount, 1));
+            match digits.parse::<u64>().ok().and_then(|d| d.checked_mul(scale)) {
+                Some(bytes) if bytes > 0 => Ok(Checkpoint::Bytes(bytes)),
+                _ => Err(CliError::Usage(format!(
+                    "--checkpoint {text}: expected bytes:N with N a positive number of bytes, optionally ending in KiB, MiB or GiB"
+                ))),
+            }
+        }
         n if n.starts_with("snapshots:") => match n["snapshots:".len()..].parse::<u32>() {
             Ok(k) if k > 0 => Ok(Checkpoint::Snapshots(k)),
             _ => Err(CliError::Usage(format!("--checkpoint {text}: expected snapshots:K with K a positive integer"))),
@@ -252,7 +272,7 @@ pub fn parse_checkpoint(text: &str) -> Result<jitdiff::ad::Checkpoint, CliError>
         n => match n.parse::<u32>() {
             Ok(len) if len > 0 => Ok(Checkpoint::SegmentLength(len)),
             _ => Err(CliError::Usage(format!(
-                "--checkpoint {text}: expected off, segments, a segment length (a positive integer) or snapshots:K"
+                "--checkpoint {text}: expected off, segments, a segment length (a positive integer), snapshots:K, binomial:K or bytes:N"
             ))),
         },
     }

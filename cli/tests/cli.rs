@@ -191,10 +191,25 @@ fn show_prints_primal_forward_and_reverse_ir() {
     assert!(out.contains("machine code of @rosenbrock"), "{out}");
     // The checkpointing schedule, and a bad budget.
     let out = ok(&["show", &example("pendulum"), "--mode", "vjp", "--checkpoint", "snapshots:8"]);
-    assert!(out.contains("@pendulum loop `head`: iterations run by @pendulum_steps in at most 8 segments"), "{out}");
-    let o = jitdiff(&["show", &example("pendulum"), "--mode", "vjp", "--checkpoint", "snapshots:0"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("expected snapshots:K with K a positive integer"), "{}", stderr(&o));
+    assert!(out.contains("@pendulum loop `head`: @pendulum_steps runs at most 8 segments"), "{out}");
+    let out = ok(&["show", &example("pendulum"), "--mode", "vjp", "--checkpoint", "binomial:5"]);
+    assert!(
+        out.contains("a binomial schedule (@pendulum_revolve) with 5 snapshots over leaves of 1 iteration"),
+        "{out}"
+    );
+    assert!(out.contains("func @pendulum_revolve_fwd"), "{out}");
+    let out = ok(&["show", &example("pendulum"), "--mode", "vjp", "--checkpoint", "bytes:64KiB"]);
+    assert!(out.contains("; checkpointing: a tape budget of 65536 bytes"), "{out}");
+    for (bad, message) in [
+        ("snapshots:0", "expected snapshots:K with K a positive integer"),
+        ("binomial:65", "expected binomial:K with K snapshots, 1 to 64"),
+        ("bytes:0", "expected bytes:N with N a positive number of bytes"),
+        ("bytes:99999999999GiB", "expected bytes:N"),
+    ] {
+        let o = jitdiff(&["show", &example("pendulum"), "--mode", "vjp", "--checkpoint", bad]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains(message), "{}", stderr(&o));
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@ use jitdiff::ir::{ArgValue, Interpreter, Module, RuntimeValue, Tape, parse_modul
 use jitdiff::{Arg, GradientFn, GradientMode};
 use jitdiff_problems::pendulum::{ENTRY, PENDULUM_IR};
 
-const RULES: [Checkpoint; 8] = [
+const RULES: [Checkpoint; 14] = [
     Checkpoint::Segments,
     Checkpoint::SegmentLength(1),
     Checkpoint::SegmentLength(2),
@@ -15,6 +15,12 @@ const RULES: [Checkpoint; 8] = [
     Checkpoint::Snapshots(1),
     Checkpoint::Snapshots(7),
     Checkpoint::Snapshots(1000),
+    Checkpoint::Binomial(1),
+    Checkpoint::Binomial(2),
+    Checkpoint::Binomial(5),
+    Checkpoint::Bytes(1),
+    Checkpoint::Bytes(4096),
+    Checkpoint::Bytes(1 << 20),
 ];
 
 fn handle(m: &Module, f: &str, wrt: &[&str], checkpoint: Checkpoint) -> GradientFn {
@@ -305,5 +311,40 @@ fn a_snapshot_budget_bounds_the_segment_starts() {
     for (k, steps, segments) in [(10u32, 1000i64, 10usize), (7, 1000, 7), (3, 1000, 3), (7, 5, 5), (3, 1, 1), (4, 0, 0)]
     {
         assert_eq!(tape_after_forward(k, steps), once + segments * per_segment, "k = {k}, {steps} steps");
+    }
+}
+
+/// `Checkpoint::Bytes(b)` keeps the whole tape of a million pendulum steps within `b`: with the
+/// JIT's tape limit set to the budget the checkpointed gradient runs (bit-identical), while the
+/// unbounded one stops with the tape allocation error. Binomial schedules too.
+#[test]
+fn a_byte_budget_bounds_the_whole_tape() {
+    let m = parse_module(PENDULUM_IR).unwrap();
+    let build = |checkpoint, limit| {
+        GradientFn::builder(&m, ENTRY)
+            .wrt(["params", "theta0", "omega0", "dt"])
+            .gradient_mode(GradientMode::Reverse)
+            .checkpoint(checkpoint)
+            .options(&jitdiff::jit::JitOptions::new().tape_limit(limit))
+            .build()
+            .unwrap()
+    };
+    let run = |f: &GradientFn, steps: i64| {
+        let mut grad = [0.0; 6];
+        let mut args = [Arg::Slice(&PARAMS), Arg::F64(1.0), Arg::F64(0.0), Arg::F64(1e-5), Arg::I64(steps)];
+        f.value_and_grad(&mut args, &mut grad).map(|v| (v.to_bits(), grad.map(f64::to_bits)))
+    };
+    let expected = run(&build(Checkpoint::Off, usize::MAX), 1_000_000).unwrap();
+    let error = run(&build(Checkpoint::Off, 1 << 20), 1_000_000).unwrap_err();
+    assert!(error.to_string().contains("tape"), "{error}");
+    for budget in [16 << 10, 64 << 10, 1 << 20] {
+        let f = build(Checkpoint::Bytes(budget as u64), budget);
+        assert_eq!(run(&f, 1_000_000).unwrap(), expected, "budget {budget}");
+    }
+    // Binomial schedules over single steps, at 20,000 steps: a few KiB of tape.
+    let expected = run(&build(Checkpoint::Off, usize::MAX), 20_000).unwrap();
+    for snapshots in [4, 16, 64] {
+        let f = build(Checkpoint::Binomial(snapshots), 16 << 10);
+        assert_eq!(run(&f, 20_000).unwrap(), expected, "{snapshots} snapshots");
     }
 }

@@ -1,7 +1,8 @@
 //! Dead-code elimination.
 
 use crate::analysis::ControlFlow;
-use crate::function::{Block, Function, InstData, Terminator, Value};
+use crate::function::{Block, Callee, FuncId, Function, Imm, InstData, Terminator, Value};
+use crate::opcode::Opcode;
 
 /// Remove unreachable blocks, pure instructions whose results are never needed, and block
 /// parameters that are never needed (with the jump arguments feeding them).
@@ -19,14 +20,40 @@ use crate::function::{Block, Function, InstData, Terminator, Value};
 /// assert!(!print_module(&m).contains("exp"));
 /// ```
 pub fn dce(func: &mut Function) {
+    dce_with(func, &is_kept);
+}
+
+/// [`dce`] that also removes calls of the functions `removable` accepts when their results are
+/// not needed. For callers that know such a call has no effect and cannot fail here: in a
+/// checkpointed segment's recomputation, a call of a pure function that already ran with the same
+/// arguments when the segment first ran.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, passes, print_module};
+/// let src = "func @g(x: f64) -> f64 {\nentry:\n    y = exp x\n    ret y\n}\n\
+///            func @f(x: f64) -> f64 {\nentry:\n    y = call @g(x)\n    ret x\n}\n";
+/// let mut m = parse_module(src).unwrap();
+/// passes::dce(&mut m.functions[1]);
+/// assert!(print_module(&m).contains("call @g"));
+/// passes::dce_with_removable_calls(&mut m.functions[1], &|_| true);
+/// assert!(!print_module(&m).contains("call @g"));
+/// ```
+pub fn dce_with_removable_calls(func: &mut Function, removable: &dyn Fn(FuncId) -> bool) {
+    dce_with(func, &|inst: &InstData| match (inst.op, inst.imm) {
+        (Opcode::Call, Imm::Callee(Callee::Func(callee))) if removable(callee) => false,
+        _ => is_kept(inst),
+    });
+}
+
+fn dce_with(func: &mut Function, kept: &dyn Fn(&InstData) -> bool) {
     if func.blocks.is_empty() {
         return;
     }
     remove_unreachable_blocks(func);
-    let live = live_values(func);
+    let live = live_values(func, kept);
     let is_live = |v: &Value| live.get(v.index()).copied().unwrap_or(true);
     for block in &mut func.blocks {
-        block.insts.retain(|inst| is_kept(inst) || inst.results.iter().any(is_live));
+        block.insts.retain(|inst| kept(inst) || inst.results.iter().any(is_live));
     }
     // Drop dead block parameters together with the jump arguments bound to them.
     super::drop_block_params(func, |p| is_live(&p));
@@ -47,7 +74,7 @@ enum Def {
 }
 
 /// Which values are needed (by index; values defined nowhere count as live).
-fn live_values(func: &Function) -> Vec<bool> {
+fn live_values(func: &Function, kept: &dyn Fn(&InstData) -> bool) -> Vec<bool> {
     let n = func.values.len();
     let mut defs = vec![Def::Nowhere; n];
     for (b, block) in func.blocks.iter().enumerate() {
@@ -69,7 +96,7 @@ fn live_values(func: &Function) -> Vec<bool> {
     let mut work: Vec<Value> = vec![];
     for block in &func.blocks {
         for inst in &block.insts {
-            if is_kept(inst) {
+            if kept(inst) {
                 work.extend(&inst.args);
             }
         }

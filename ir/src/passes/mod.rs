@@ -36,7 +36,7 @@ mod unused_params;
 
 pub use counters::eliminate_counters;
 pub use cse::cse;
-pub use dce::{dce, remove_unreachable_blocks};
+pub use dce::{dce, dce_with_removable_calls, remove_unreachable_blocks};
 pub use fold::fold_constants;
 pub use hoist::hoist_constants;
 pub use inline::inline_calls;
