@@ -122,7 +122,11 @@ pub fn derive_reverse_checkpointed(
     // adjoint, accumulated across every iteration) stays out of the segments.
     let mut m = differentiation_source(module);
     let schedule = match m.func_id(func) {
-        Some(id) => outline_loops(&mut m, id, checkpoint),
+        Some(id) => {
+            let schedule = outline_loops(&mut m, id, checkpoint);
+            refuse_other_loops(m.func(id), &schedule)?;
+            schedule
+        }
         None => vec![],
     };
     if schedule.is_empty() {
@@ -189,6 +193,24 @@ fn outline_loops(m: &mut Module, id: FuncId, rule: Checkpoint) -> Vec<Checkpoint
     done
 }
 
+/// Every loop of `f` left after outlining is one of the segment loops of `schedule`: a loop that
+/// did not qualify is an error rather than a tape that silently grows with its trip count.
+fn refuse_other_loops(f: &Function, schedule: &[CheckpointedLoop]) -> Result<(), AdError> {
+    let cfg = ControlFlow::new(f);
+    for l in cfg.natural_loops() {
+        let block = &f.block(l.header).name;
+        if schedule.iter().any(|s| &s.header == block) {
+            continue;
+        }
+        let reason = match qualifies(f, l.header) {
+            Err(reason) => reason,
+            Ok(_) => "it did not qualify when the loops around it were outlined",
+        };
+        return Err(AdError::NotCheckpointable { func: f.name.clone(), block: block.clone(), reason: reason.into() });
+    }
+    Ok(())
+}
+
 /// `base`, or `base2`, `base3`, ... if taken.
 fn fresh_name(m: &Module, base: &str) -> String {
     let mut name = base.to_string();
@@ -244,24 +266,29 @@ fn is_scalar(t: Type) -> bool {
 }
 
 fn find_loop(f: &Function) -> Option<Found> {
-    f.block_ids().find_map(|h| qualifies(f, h))
+    f.block_ids().find_map(|h| qualifies(f, h).ok())
 }
 
-fn qualifies(f: &Function, h: Block) -> Option<Found> {
+/// The loop headed by `h` if it qualifies, or why not (for a header of a loop).
+fn qualifies(f: &Function, h: Block) -> Result<Found, &'static str> {
     let hb = f.block(h);
-    let [inst] = hb.insts.as_slice() else { return None };
+    const HEADER: &str = "its header does more than compare a counter with a bound (`c = icmp lt i, bound`)";
+    let [inst] = hb.insts.as_slice() else { return Err(HEADER) };
     if inst.op != Opcode::ICmp || inst.imm != Imm::Cond(CondCode::Lt) {
-        return None;
+        return Err(HEADER);
     }
     let (i, bound, cond) = (inst.args[0], inst.args[1], inst.results[0]);
-    let counter = hb.params.iter().position(|&p| p == i)?;
-    let Some(Terminator::Branch { cond: c, then_dest, else_dest }) = &hb.term else { return None };
+    let counter = hb.params.iter().position(|&p| p == i).ok_or(HEADER)?;
+    const BRANCH: &str = "its header does not branch into the loop on the comparison and out of it otherwise";
+    let Some(Terminator::Branch { cond: c, then_dest, else_dest }) = &hb.term else { return Err(BRANCH) };
     if *c != cond
         || !then_dest.args.is_empty()
         || then_dest.block == h
-        || hb.params.iter().any(|&p| !is_scalar(f.ty(p)))
     {
-        return None;
+        return Err(BRANCH);
+    }
+    if hb.params.iter().any(|&p| !is_scalar(f.ty(p))) {
+        return Err("it carries a value that is not an f64, i64 or bool from one iteration to the next");
     }
     // The blocks reachable from the body without passing the header: they must all lead back.
     let body = then_dest.block;
@@ -271,14 +298,14 @@ fn qualifies(f: &Function, h: Block) -> Option<Found> {
         if b == h || !blocks.insert(b) {
             continue;
         }
-        let Some(term) = &f.block(b).term else { return None };
+        let Some(term) = &f.block(b).term else { return Err(BRANCH) };
         match term {
-            Terminator::Return(_) => return None,
+            Terminator::Return(_) => return Err("it returns from inside the loop"),
             _ => stack.extend(term.successors().iter().map(|s| s.block)),
         }
     }
     if blocks.contains(&else_dest.block) || else_dest.block == h {
-        return None;
+        return Err(BRANCH);
     }
     // Entered only through the header's branch.
     for b in f.block_ids() {
@@ -286,7 +313,7 @@ fn qualifies(f: &Function, h: Block) -> Option<Found> {
             continue;
         }
         if f.block(b).term.as_ref().is_some_and(|t| t.successors().iter().any(|s| blocks.contains(&s.block))) {
-            return None;
+            return Err("it is entered other than through its header");
         }
     }
     let blocks: Vec<Block> = f.block_ids().filter(|b| blocks.contains(b)).collect();
@@ -302,7 +329,7 @@ fn qualifies(f: &Function, h: Block) -> Option<Found> {
         })
         .collect();
     if defined.contains(&bound) {
-        return None;
+        return Err("its bound is computed inside the loop");
     }
     let defs: HashMap<Value, &InstData> =
         f.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| i.results.iter().map(move |&r| (r, i))).collect();
@@ -321,17 +348,18 @@ fn qualifies(f: &Function, h: Block) -> Option<Found> {
                     | Opcode::TSplit
                     | Opcode::TRejoin
             ) {
-                return None;
+                return Err("it stores into a slice, allocates an array or uses the tape");
             }
             if inst.results.iter().any(|&r| !is_scalar(f.ty(r))) {
-                return None;
+                return Err("it computes a value that is not an f64, i64 or bool (a vector or a slice)");
             }
         }
-        let term = data.term.as_ref()?;
+        let term = data.term.as_ref().ok_or(BRANCH)?;
         for v in data.insts.iter().flat_map(|i| i.args.iter().copied()).chain(term.uses()) {
             if !defined.contains(&v) && !invariants.contains(&v) {
-                if !is_scalar(f.ty(v)) {
-                    return None;
+                // A read-only slice is the same when the pullback runs the segment again.
+                if !is_scalar(f.ty(v)) && f.ty(v) != Type::Slice {
+                    return Err("it reads a mutable slice or a local array, which may change before the pullback");
                 }
                 invariants.push(v);
             }
@@ -344,14 +372,14 @@ fn qualifies(f: &Function, h: Block) -> Option<Found> {
                         && ((d.args[0] == i && is_const_one(d.args[1])) || (d.args[1] == i && is_const_one(d.args[0])))
                 });
                 if !steps_by_one {
-                    return None;
+                    return Err("its counter does not step by 1 (`i + 1` on every way back to the header)");
                 }
             }
         }
     }
     // The header's condition is the only value of the loop that may be used after it (it is
     // false there); nothing of the body's is (the header dominates the exit).
-    Some(Found { header: h, counter, bound, cond, body, blocks, invariants })
+    Ok(Found { header: h, counter, bound, cond, body, blocks, invariants })
 }
 
 /// `@name(header params..., invariants..., end) -> header param types`: the loop with `end` for

@@ -112,6 +112,21 @@ pub enum AdError {
         /// What went wrong.
         message: String,
     },
+    /// Checkpointing was asked for, and a loop of the function cannot be checkpointed.
+    #[error(
+        "cannot checkpoint the loop at block `{block}` of @{func}: {reason}. Checkpointing takes a counted loop \
+         (`i < bound`, `i + 1` each iteration) whose body reads only scalars and read-only slices and stores \
+         nothing (docs/reverse.md, \"Checkpointing\"); rewrite the loop, or build this function without \
+         checkpointing (Checkpoint::Off)"
+    )]
+    NotCheckpointable {
+        /// The function (as written).
+        func: String,
+        /// The loop's header block.
+        block: String,
+        /// What keeps it from being checkpointed.
+        reason: String,
+    },
     /// The derived IR failed verification: a bug in the transform, reported rather than hidden.
     #[error("internal error: derived function does not verify: {0}")]
     DerivedInvalid(Box<VerifyError>),

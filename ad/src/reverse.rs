@@ -656,12 +656,20 @@ impl Deriver<'_> {
                 })
                 .collect();
             let (fwd, pullback) = self.derive(callee_id, &mask, &callee_stable)?;
-            if self.joint.contains(&callee_id) && callee_fn.params.iter().all(|&p| !callee_fn.ty(p).is_slice()) {
-                // Joint mode: the primal callee now, its `_fwd` again in the pullback.
+            // Joint mode needs every slice the callee reads to be the same in the pullback: stable.
+            let slices_stable = callee_fn
+                .params
+                .iter()
+                .zip(&callee_stable)
+                .all(|(&p, &stable)| !callee_fn.ty(p).is_slice() || stable);
+            if self.joint.contains(&callee_id) && slices_stable {
+                // Joint mode: the primal callee now, its `_fwd` again in the pullback. Scalars
+                // are recorded; the pullback has the stable slices already.
                 let saved: Vec<Value> = args
                     .iter()
-                    .map(|&a| {
-                        if !needs.contains(&a) {
+                    .zip(&inst.args)
+                    .map(|(&a, &source_arg)| {
+                        if !source.ty(source_arg).is_slice() && !needs.contains(&a) {
                             needs.push(a);
                         }
                         a

@@ -148,13 +148,16 @@ fn the_interpreter_agrees_bit_for_bit() {
     }
 }
 
+/// A loop checkpointing cannot take is an error that names it and says why, for each reason.
 #[test]
-fn loops_that_store_are_left_alone() {
-    let m = parse_module(
-        "func @f(x: slice, out: mslice, n: i64) {
+fn loops_that_cannot_be_checkpointed_are_refused_with_the_reason() {
+    let program = |body: &str, step: &str| {
+        format!(
+            "func @f(x: slice, out: mslice, n: i64) {{
 entry:
     zero = iconst 0
     one = iconst 1
+    two = iconst 2
     jump head(zero)
 head(i: i64):
     c = icmp lt i, n
@@ -162,21 +165,36 @@ head(i: i64):
 body:
     v = load x, i
     s = sin v
-    store out, i, s
-    j = iadd i, one
+{body}    j = iadd i, {step}
     jump head(j)
 done:
     ret
-}",
-    )
-    .unwrap();
-    let g = GradientFn::builder(&m, "f")
-        .wrt(["x"])
-        .gradient_mode(GradientMode::Reverse)
-        .checkpoint(Checkpoint::Segments)
-        .build()
-        .unwrap();
-    assert!(g.checkpoints().is_empty());
+}}"
+        )
+    };
+    for (text, reason) in [
+        (program("    store out, i, s\n", "one"), "it stores into a slice"),
+        (program("    w = load out, i\n", "one"), "it reads a mutable slice"),
+        (program("", "two"), "its counter does not step by 1"),
+    ] {
+        let m = parse_module(&text).unwrap();
+        for rule in [Checkpoint::Segments, Checkpoint::Bytes(1 << 20)] {
+            let error = GradientFn::builder(&m, "f")
+                .wrt(["x"])
+                .gradient_mode(GradientMode::Reverse)
+                .checkpoint(rule)
+                .build()
+                .err()
+                .unwrap_or_else(|| panic!("{text} was checkpointed"))
+                .to_string();
+            assert!(error.contains("cannot checkpoint the loop at block `head` of @f"), "{error}");
+            assert!(error.contains(reason), "{error}");
+            assert!(error.contains("Checkpoint::Off"), "{error}");
+        }
+        // Without checkpointing the same function differentiates.
+        let plain = GradientFn::builder(&m, "f").wrt(["x"]).gradient_mode(GradientMode::Reverse).build();
+        assert!(plain.is_ok(), "{text}");
+    }
 }
 
 #[test]
@@ -346,5 +364,42 @@ fn a_byte_budget_bounds_the_whole_tape() {
     for snapshots in [4, 16, 64] {
         let f = build(Checkpoint::Binomial(snapshots), 16 << 10);
         assert_eq!(run(&f, 20_000).unwrap(), expected, "{snapshots} snapshots");
+    }
+}
+
+/// A loop that reads a differentiated `slice` parameter and a data table by a computed index.
+const READS_SLICES: &str = "const @c = [0.5, -0.25, 2.0]
+func @f(x: f64, w: slice, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    three = iconst 3
+    len = len w
+    jump head(zero, x)
+head(i: i64, y: f64):
+    more = icmp lt i, n
+    br more, body, done(y)
+body:
+    k = irem i, len
+    wk = load w, k
+    j = irem i, three
+    t = table @c
+    cj = load t, j
+    s = sin y
+    u = fmul s, wk
+    v = fmul y, cj
+    z = fadd u, v
+    i2 = iadd i, one
+    jump head(i2, z)
+done(r: f64):
+    ret r
+}";
+
+#[test]
+fn loops_that_read_slices_are_checkpointed_bit_identically() {
+    let m = parse_module(READS_SLICES).unwrap();
+    static W: [f64; 4] = [0.9, 1.1, -0.7, 0.3];
+    for n in [0i64, 1, 2, 5, 40, 333] {
+        same_gradient(&m, "f", &["x", "w"], 5, &mut || vec![Arg::F64(0.4), Arg::Slice(&W), Arg::I64(n)]);
     }
 }

@@ -319,7 +319,14 @@ impl Deriver<'_> {
                 // Joint mode: record the callee's state now, above the entries still to be read.
                 let split = joint.as_ref().map(|(fwd, saved_args)| {
                     let split = em.emit(Opcode::TSplit, &[], Imm::None);
-                    let fwd_args: Vec<Value> = saved_args.iter().map(|&a| saved(em, a)).collect();
+                    let fwd_args: Vec<Value> = saved_args
+                        .iter()
+                        .zip(&inst.args)
+                        .map(|(&a, source_arg)| match source.ty(*source_arg).is_slice() {
+                            true => stable_slice(em, known, source_arg),
+                            false => saved(em, a),
+                        })
+                        .collect();
                     let returns = self.out.func(*fwd).returns.clone();
                     em.emit_multi(Opcode::Call, &fwd_args, Imm::Callee(Callee::Func(*fwd)), &returns);
                     split
@@ -327,13 +334,7 @@ impl Deriver<'_> {
                 let mut args = vec![];
                 for (a, &on) in inst.args.iter().zip(stable) {
                     if on {
-                        // A stable slice parameter or frozen array, or else a table, re-created.
-                        let slice = match (known.primal_slice.get(a), known.tables.get(a)) {
-                            (Some(&slice), _) => slice,
-                            (None, Some(&table)) => em.emit(Opcode::Table, &[], table),
-                            (None, None) => unreachable!("a stable callee slice is a parameter, an array or a table"),
-                        };
-                        args.push(slice);
+                        args.push(stable_slice(em, known, a));
                     }
                 }
                 for (a, &on) in inst.args.iter().zip(mask) {
@@ -423,6 +424,16 @@ struct Known<'a> {
     primal_slice: &'a HashMap<Value, Value>,
     /// The source values that are data tables, with their immediates.
     tables: &'a HashMap<Value, Imm>,
+}
+
+/// The pullback's copy of a stable slice of the source: a stable slice parameter or frozen
+/// array, or else a table, re-created.
+fn stable_slice(em: &mut BlockEmitter<'_>, known: &Known<'_>, slice: &Value) -> Value {
+    match (known.primal_slice.get(slice), known.tables.get(slice)) {
+        (Some(&copy), _) => copy,
+        (None, Some(&table)) => em.emit(Opcode::Table, &[], table),
+        (None, None) => unreachable!("a stable callee slice is a parameter, an array or a table"),
+    }
 }
 
 /// A loop's trip count and carried values where the pullback computed them (`None`: popped).
