@@ -13,6 +13,11 @@
 //!   `info` (detection, coloring and the JIT of the plan's narrower sweep), for both handles;
 //!   the split is printed once before the runs.
 //!
+//! - **Row compression**, n = 10,000: `out[0] = sum(x)`, `out[i + 1] = x[i]^2` — one dense row,
+//!   so columns need n colours (1,250 forward sweeps of 8) while rows need 2 (one forward run and
+//!   one pullback sweep): `rows_10k/by_columns` / `rows_10k/by_rows`, and the dense reverse
+//!   `JacobianFn` for reference.
+//!
 //! Ratios to read off one run: `hessian_100k/sparse_hessian` / `hessian_100k/hvp_w4` (one sweep
 //! plus seeding and recovery) and / `hessian_100k/hvp_w1` (≈ colours = 3);
 //! `jacobian_100k/sparse_jacobian` / `jacobian_100k/jvp_w4`; the `*_2k` dense / sparse ratios;
@@ -159,5 +164,62 @@ fn setup(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, setup, hessian, jacobian);
+/// A dense first row over a diagonal: `out[0] = sum(x)`, `out[i + 1] = x[i]^2`.
+const DENSE_ROW: &str = "func @f(x: slice, out: mslice) {
+entry:
+    n = len x
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, done(acc)
+body:
+    a = load x, i
+    sq = fmul a, a
+    j = iadd i, one
+    store out, j, sq
+    acc2 = fadd acc, a
+    jump head(j, acc2)
+done(sum: f64):
+    store out, zero, sum
+    ret
+}";
+
+fn rows(c: &mut Criterion) {
+    let m = parse_module(DENSE_ROW).unwrap();
+    let n = 10_000;
+    let x = start(n);
+    let mut out = vec![0.0; n + 1];
+    let by_rows = SparseJacobianFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+    let by_columns =
+        SparseJacobianFn::builder(&m, "f").wrt(["x"]).build().unwrap().with_mode(jitdiff::JacobianMode::Forward);
+    let dense = JacobianFn::builder(&m, "f").wrt(["x"]).build().unwrap().with_mode(jitdiff::JacobianMode::Reverse);
+    for (name, f) in [("by_rows", &by_rows), ("by_columns", &by_columns)] {
+        let info = f.info(&args![&x, &mut out]).unwrap();
+        eprintln!(
+            "rows_10k {name}: {:?}, {} colours, {} sweep(s) of {} lanes, set-up: detect {:?}, colour {:?}",
+            info.mode, info.colors, info.sweeps, info.lanes, info.detect_time, info.color_time
+        );
+    }
+    let (mut a, mut b) = (CsrMatrix::default(), CsrMatrix::default());
+    by_rows.jacobian_into(&mut args![&x, &mut out], &mut a).unwrap();
+    by_columns.jacobian_into(&mut args![&x, &mut out], &mut b).unwrap();
+    assert_eq!(a, b);
+    let mut group = c.benchmark_group("rows_10k");
+    group.bench_function("by_rows", |bench| {
+        bench.iter(|| by_rows.jacobian_into(&mut args![&x, &mut out], black_box(&mut a)).unwrap())
+    });
+    group.sample_size(10);
+    group.bench_function("by_columns", |bench| {
+        bench.iter(|| by_columns.jacobian_into(&mut args![&x, &mut out], black_box(&mut b)).unwrap())
+    });
+    group.bench_function("dense_reverse", |bench| {
+        bench.iter(|| black_box(dense.jacobian(&mut args![&x, &mut out]).unwrap()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, setup, hessian, jacobian, rows);
 criterion_main!(benches);

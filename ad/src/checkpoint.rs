@@ -281,10 +281,7 @@ fn qualifies(f: &Function, h: Block) -> Result<Found, &'static str> {
     let counter = hb.params.iter().position(|&p| p == i).ok_or(HEADER)?;
     const BRANCH: &str = "its header does not branch into the loop on the comparison and out of it otherwise";
     let Some(Terminator::Branch { cond: c, then_dest, else_dest }) = &hb.term else { return Err(BRANCH) };
-    if *c != cond
-        || !then_dest.args.is_empty()
-        || then_dest.block == h
-    {
+    if *c != cond || !then_dest.args.is_empty() || then_dest.block == h {
         return Err(BRANCH);
     }
     if hb.params.iter().any(|&p| !is_scalar(f.ty(p))) {

@@ -657,11 +657,8 @@ impl Deriver<'_> {
                 .collect();
             let (fwd, pullback) = self.derive(callee_id, &mask, &callee_stable)?;
             // Joint mode needs every slice the callee reads to be the same in the pullback: stable.
-            let slices_stable = callee_fn
-                .params
-                .iter()
-                .zip(&callee_stable)
-                .all(|(&p, &stable)| !callee_fn.ty(p).is_slice() || stable);
+            let slices_stable =
+                callee_fn.params.iter().zip(&callee_stable).all(|(&p, &stable)| !callee_fn.ty(p).is_slice() || stable);
             if self.joint.contains(&callee_id) && slices_stable {
                 // Joint mode: the primal callee now, its `_fwd` again in the pullback. Scalars
                 // are recorded; the pullback has the stable slices already.

@@ -224,6 +224,7 @@ impl SparseHessianFn {
                 cols: n,
                 nnz: pattern.nnz(),
                 colors: coloring.count,
+                mode: crate::JacobianMode::Forward,
                 lanes: w,
                 sweeps,
                 depends_on_data: found.depends_on_data,

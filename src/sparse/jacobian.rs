@@ -1,12 +1,16 @@
 //! Sparse Jacobians: forward sweeps over colour groups. Columns of one colour share no row, so
 //! seeding a lane with the sum of their unit vectors gives each of their nonzeros directly;
-//! W lanes per sweep make `ceil(colours / W)` sweeps.
+//! W lanes per sweep make `ceil(colours / W)` sweeps. Or, by rows (row compression): rows of
+//! one colour share no column, so a cotangent seeded with the sum of their unit vectors gives
+//! their nonzeros — one forward run and `ceil(row colours / W)` W-lane pullback sweeps, for
+//! Jacobians whose dense rows make column colours many.
 
 use super::csr::CsrMatrix;
 use super::plan::{Key, Keyed, PerWidth, PlanCache, SparsityInfo, detect, lanes_for};
 use crate::builder::{Build, Builder, HasWidth, Spec, sealed};
 use crate::error::Error;
 use crate::forward::ForwardFn;
+use crate::jacobian::{JacobianFn, JacobianMode};
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
 use jitdiff_ad::coloring::column_coloring;
@@ -15,7 +19,14 @@ use jitdiff_ir::Module;
 use jitdiff_jit::{Arg, JitOptions};
 use jitdiff_rules::RuleSet;
 use smallvec::SmallVec;
-use std::sync::Arc;
+use std::cell::RefCell;
+use std::sync::{Arc, OnceLock};
+
+thread_local! {
+    /// The compressed rows of a row-compressed evaluation (colours × inputs), kept per thread so
+    /// that calls after the first allocate nothing.
+    static COMPRESSED_ROWS: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A JIT-compiled sparse Jacobian: outputs (`f64` results, then every `mslice` element) ×
 /// inputs (differentiated scalars), in compressed-row form. The pattern is detected and
@@ -58,6 +69,9 @@ pub struct SparseJacobianFn {
     options: JitOptions,
     forward: PerWidth<ForwardFn>,
     width: usize,
+    mode: JacobianMode,
+    /// W-lane pullback sweeps, for row compression (compiled at the first plan that uses it).
+    reverse: OnceLock<JacobianFn>,
     plan: PlanCache<JacobianPlan>,
 }
 
@@ -73,6 +87,10 @@ struct JacobianPlan {
     /// numbered as the outputs' kinds: the `f64` results' (W lanes each), then each mslice's
     /// (W lanes per element).
     reads: Vec<Vec<(u32, u32, u32)>>,
+    /// Row compression: the cotangent seeds (colours × outputs, row-major) and, per nonzero,
+    /// its position among the compressed rows (colours × inputs). Empty for columns.
+    row_seeds: Vec<f64>,
+    row_reads: Vec<u32>,
 }
 
 impl Keyed for JacobianPlan {
@@ -93,7 +111,16 @@ impl Build for SparseJacobianFn {
         let forward = ForwardFn::build_from(Spec { width: Some(width), ..spec })?;
         let width = width as usize;
         let forward = PerWidth::with(width, forward);
-        Ok(SparseJacobianFn { user, rules, options, forward, width, plan: PlanCache::default() })
+        Ok(SparseJacobianFn {
+            user,
+            rules,
+            options,
+            forward,
+            width,
+            mode: JacobianMode::Auto,
+            reverse: OnceLock::new(),
+            plan: PlanCache::default(),
+        })
     }
 }
 
@@ -102,6 +129,55 @@ impl SparseJacobianFn {
     /// lanes per sweep, 8 by default).
     pub fn builder<'m>(module: &'m Module, name: &str) -> Builder<'m, SparseJacobianFn> {
         Builder::new(module, name)
+    }
+
+    /// The same Jacobian compressed by columns ([`JacobianMode::Forward`]), by rows
+    /// ([`JacobianMode::Reverse`]), or (`Auto`, the default) by whichever costs fewer sweeps: a
+    /// pullback sweep counted as two forward ones, plus the forward run. `Auto` colours the rows
+    /// only when the columns need more than three sweeps.
+    ///
+    /// ```
+    /// use jitdiff::{JacobianMode, SparseJacobianFn, args, ir::parse_module};
+    /// // out[0] = sum(x), out[i + 1] = x[i]^2: a dense first row, so every two columns share a
+    /// // row (n colours), while rows need 2.
+    /// let m = parse_module("func @f(x: slice, out: mslice) {
+    /// entry:
+    ///     n = len x
+    ///     zero = iconst 0
+    ///     one = iconst 1
+    ///     acc0 = fconst 0.0
+    ///     jump head(zero, acc0)
+    /// head(i: i64, acc: f64):
+    ///     more = icmp lt i, n
+    ///     br more, body, done(acc)
+    /// body:
+    ///     a = load x, i
+    ///     sq = fmul a, a
+    ///     j = iadd i, one
+    ///     store out, j, sq
+    ///     acc2 = fadd acc, a
+    ///     jump head(j, acc2)
+    /// done(sum: f64):
+    ///     store out, zero, sum
+    ///     ret
+    /// }").unwrap();
+    /// let f = SparseJacobianFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+    /// let (x, mut out) = ((1..=40).map(f64::from).collect::<Vec<_>>(), vec![0.0; 41]);
+    /// let info = f.info(&args![&x, &mut out]).unwrap();
+    /// assert_eq!((info.mode, info.colors, info.sweeps), (JacobianMode::Reverse, 2, 1));
+    /// let j = f.jacobian(&mut args![&x, &mut out]).unwrap();
+    /// assert_eq!((j.nnz(), j.get(0, 39), j.get(40, 39)), (80, 1.0, 80.0));
+    /// let by_columns = f.with_mode(JacobianMode::Forward);
+    /// assert_eq!(by_columns.info(&args![&x, &mut out]).unwrap().colors, 40);
+    /// assert_eq!(by_columns.jacobian(&mut args![&x, &mut out]).unwrap(), j);
+    /// ```
+    pub fn with_mode(mut self, mode: JacobianMode) -> SparseJacobianFn {
+        if mode != self.mode {
+            // Plans chose their compression by the old mode.
+            self.plan = PlanCache::default();
+        }
+        self.mode = mode;
+        self
     }
 
     /// The most lanes (colours) per sweep; a plan with fewer colours sweeps with the smallest
@@ -135,6 +211,22 @@ impl SparseJacobianFn {
         self.user.check_args(args)?;
         let plan = self.plan(args)?;
         out.reshape(&plan.pattern);
+        if plan.info.mode == JacobianMode::Reverse {
+            let reverse = self.reverse()?;
+            return COMPRESSED_ROWS.with(|rows| {
+                let mut rows = rows.take();
+                rows.clear();
+                rows.resize(plan.info.colors * plan.pattern.cols, 0.0);
+                let outcome = reverse.vjps(args, &plan.row_seeds, &mut rows);
+                if outcome.is_ok() {
+                    for (value, &at) in out.values_mut().iter_mut().zip(&plan.row_reads) {
+                        *value = rows[at as usize];
+                    }
+                }
+                COMPRESSED_ROWS.with(|slot| *slot.borrow_mut() = rows);
+                outcome
+            });
+        }
         let w = plan.info.lanes;
         let forward = self.compiled(w)?;
         let input_sizes = self.user.input_sizes(args);
@@ -207,6 +299,49 @@ impl SparseJacobianFn {
         })
     }
 
+    /// The dense Jacobian handle whose W-lane pullback sweeps row compression uses.
+    fn reverse(&self) -> Result<&JacobianFn, Error> {
+        if let Some(r) = self.reverse.get() {
+            return Ok(r);
+        }
+        let spec = Spec {
+            user: self.user.clone(),
+            rules: self.rules.clone(),
+            options: self.options.clone(),
+            width: Some(self.width as u8),
+            fd: crate::fd::FdOptions::central(),
+            gradient_mode: crate::GradientMode::Reverse,
+            checkpoint: jitdiff_ad::Checkpoint::Off,
+            inline_calls: false,
+        };
+        let built = JacobianFn::build_from(spec)?.with_mode(JacobianMode::Reverse);
+        Ok(self.reverse.get_or_init(|| built))
+    }
+
+    /// Row compression for `pattern`, if the mode asks for it or (`Auto`) it costs fewer sweeps
+    /// than the `column_colors`: the row coloring, the cotangent seeds and the reads.
+    fn rows_plan(&self, pattern: &Pattern, column_colors: usize) -> Option<(usize, Vec<f64>, Vec<u32>)> {
+        let w = self.width;
+        let forward_sweeps = column_colors.div_ceil(w);
+        // Even one pullback sweep costs the forward run and about two forward sweeps.
+        if self.mode == JacobianMode::Forward || (self.mode == JacobianMode::Auto && forward_sweeps <= 3) {
+            return None;
+        }
+        let rows = column_coloring(&pattern.transpose());
+        if self.mode == JacobianMode::Auto && 1 + 2 * rows.count.div_ceil(w) >= forward_sweeps {
+            return None;
+        }
+        let mut seeds = vec![0.0; rows.count * pattern.rows];
+        for (row, &c) in rows.colors.iter().enumerate() {
+            seeds[c * pattern.rows + row] = 1.0;
+        }
+        let mut reads = Vec::with_capacity(pattern.nnz());
+        for (row, &c) in rows.colors.iter().enumerate() {
+            reads.extend(pattern.row(row).iter().map(|&col| (c * pattern.cols + col) as u32));
+        }
+        Some((rows.count, seeds, reads))
+    }
+
     fn plan(&self, args: &[Arg<'_>]) -> Result<Arc<JacobianPlan>, Error> {
         self.plan.get(&self.user, args, || {
             let (mut found, detect_time) = detect(&self.user, &self.rules, args, false)?;
@@ -221,6 +356,35 @@ impl SparseJacobianFn {
                 )));
             }
             let coloring = column_coloring(&pattern);
+            if let Some((colors, row_seeds, row_reads)) = self.rows_plan(&pattern, coloring.count) {
+                if colors.max(1).saturating_mul(pattern.rows.max(pattern.cols)) >= u32::MAX as usize {
+                    return Err(Error::Setting(format!(
+                        "@{}: a row-compressed sparse Jacobian of {colors} colours × {} columns is too large \
+                         (at most 2^32 entries); use JacobianMode::Forward",
+                        self.user.name, pattern.cols
+                    )));
+                }
+                let compiling = std::time::Instant::now();
+                self.reverse()?;
+                let compile_time = compiling.elapsed();
+                let lanes = lanes_for(colors, self.width);
+                let info = SparsityInfo {
+                    rows: pattern.rows,
+                    cols: pattern.cols,
+                    nnz: pattern.nnz(),
+                    colors,
+                    mode: JacobianMode::Reverse,
+                    lanes,
+                    sweeps: colors.div_ceil(self.width).max(1),
+                    depends_on_data: found.depends_on_data,
+                    detect_time,
+                    color_time: start.elapsed() - compile_time,
+                    compile_time,
+                };
+                let key = Key::of(&self.user, args, &found);
+                let pattern = Arc::new(pattern);
+                return Ok(JacobianPlan { key, pattern, info, seeds: vec![], reads: vec![], row_seeds, row_reads });
+            }
             let w = lanes_for(coloring.count, self.width);
             // Compiled with the plan, so that the first call's set-up is all in `info`.
             let compiling = std::time::Instant::now();
@@ -258,6 +422,7 @@ impl SparseJacobianFn {
                 cols: pattern.cols,
                 nnz: pattern.nnz(),
                 colors: coloring.count,
+                mode: JacobianMode::Forward,
                 lanes: w,
                 sweeps,
                 depends_on_data: found.depends_on_data,
@@ -266,7 +431,15 @@ impl SparseJacobianFn {
                 compile_time,
             };
             let key = Key::of(&self.user, args, &found);
-            Ok(JacobianPlan { key, pattern: Arc::new(pattern), info, seeds, reads })
+            Ok(JacobianPlan {
+                key,
+                pattern: Arc::new(pattern),
+                info,
+                seeds,
+                reads,
+                row_seeds: vec![],
+                row_reads: vec![],
+            })
         })
     }
 }

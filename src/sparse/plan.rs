@@ -52,6 +52,12 @@ pub struct SparsityInfo {
     pub nnz: usize,
     /// Colours of the coloring.
     pub colors: usize,
+    /// How a Jacobian is compressed: [`JacobianMode::Forward`](crate::JacobianMode::Forward) —
+    /// columns of one colour share no row, forward sweeps —, or
+    /// [`JacobianMode::Reverse`](crate::JacobianMode::Reverse) — rows of one colour share no
+    /// column, one forward run and pullback sweeps. Hessians: always `Forward` (columns, by
+    /// Hessian-vector products).
+    pub mode: crate::JacobianMode,
     /// Lanes per sweep: the smallest power of two that holds every colour, at most the
     /// handle's width.
     pub lanes: usize,

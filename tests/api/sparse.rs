@@ -9,7 +9,7 @@ use jitdiff::ir::arbitrary::{ArgSpec, GenConfig, generate_case, standard_extern_
 use jitdiff::ir::{Module, parse_module, parse_module_with_spans};
 use jitdiff::jit::alloc_count::allocations_on_this_thread;
 use jitdiff::sparse::CsrMatrix;
-use jitdiff::{Arg, Error, HvpFn, JacobianFn, SparseHessianFn, SparseJacobianFn, SplitMix64, args};
+use jitdiff::{Arg, Error, HvpFn, JacobianFn, JacobianMode, SparseHessianFn, SparseJacobianFn, SplitMix64, args};
 use jitdiff_problems::broyden::BROYDEN_RESIDUALS_IR as BROYDEN_RESIDUALS;
 use jitdiff_problems::rosenbrock::ROSENBROCK_IR as CHAINED_ROSENBROCK;
 
@@ -315,6 +315,18 @@ fn no_allocation_per_call_after_the_first() {
         jac.jacobian_into(&mut args![&x, &mut r], &mut j).unwrap();
     }
     assert_eq!(allocations_on_this_thread() - before, 0, "sparse Jacobian (2 sweeps)");
+    let by_rows = SparseJacobianFn::builder(&parse_module(BROYDEN_RESIDUALS).unwrap(), "broyden")
+        .wrt(["x"])
+        .width(2)
+        .build()
+        .unwrap()
+        .with_mode(JacobianMode::Reverse);
+    by_rows.jacobian_into(&mut args![&x, &mut r], &mut j).unwrap();
+    let before = allocations_on_this_thread();
+    for _ in 0..100 {
+        by_rows.jacobian_into(&mut args![&x, &mut r], &mut j).unwrap();
+    }
+    assert_eq!(allocations_on_this_thread() - before, 0, "sparse Jacobian by rows (2 pullback sweeps)");
 
     let m = parse_module(CHAINED_ROSENBROCK).unwrap();
     let hess = SparseHessianFn::builder(&m, "rosenbrock").wrt(["x"]).width(2).build().unwrap();
@@ -408,6 +420,17 @@ fn random_programs_jacobian_structural_zeros_are_zero() {
         match sparse.jacobian(&mut as_args(&mut a)) {
             Ok(j) => {
                 assert_matches_dense(&format!("{what}:\n{module}"), &j, &d.data);
+                // Row compression: the same pattern, the same values to rounding.
+                let by_rows = SparseJacobianFn::builder(module, entry)
+                    .wrt_mask(wrt)
+                    .externs(&externs)
+                    .build()
+                    .unwrap()
+                    .with_mode(JacobianMode::Reverse);
+                let mut c = values.to_vec();
+                let r = by_rows.jacobian(&mut as_args(&mut c)).unwrap_or_else(|e| panic!("{what}: {e}\n{module}"));
+                assert_eq!(r.pattern(), j.pattern(), "{what}");
+                assert_matches_dense(&format!("{what}, by rows:\n{module}"), &r, &d.data);
                 Some(true)
             }
             Err(Error::Sparsity { .. }) => Some(false),
