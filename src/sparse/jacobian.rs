@@ -83,10 +83,14 @@ struct JacobianPlan {
     info: SparsityInfo,
     /// Per sweep, the seeds: (differentiated parameter, element, lane).
     seeds: Vec<Vec<(u32, u32, u8)>>,
-    /// Per sweep, the reads: (nonzero, output tangent, position in it). Output tangents are
-    /// numbered as the outputs' kinds: the `f64` results' (W lanes each), then each mslice's
-    /// (W lanes per element).
-    reads: Vec<Vec<(u32, u32, u32)>>,
+    /// The seeds as the sweeps pass them (per sweep, per differentiated parameter, W lanes per
+    /// element), built once when they take at most [`MAX_DENSE_SEEDS`] entries; else empty
+    /// and each call sets `seeds` in scratch buffers.
+    dense_seeds: Vec<Vec<Vec<f64>>>,
+    /// Per sweep, the reads, grouped by output tangent: (output tangent, [(nonzero, position in
+    /// it)]). Output tangents are numbered as the outputs' kinds: the `f64` results' (W lanes
+    /// each), then each mslice's (W lanes per element).
+    reads: Vec<Vec<(u32, Vec<(u32, u32)>)>>,
     /// Row compression: the cotangent seeds (colours × outputs, row-major) and, per nonzero,
     /// its position among the compressed rows (colours × inputs). Empty for columns.
     row_seeds: Vec<f64>,
@@ -235,15 +239,17 @@ impl SparseJacobianFn {
         let scalar_sizes = self.user.scalar_sizes(args);
         let float_results = self.user.float_results();
         let sweeps = plan.seeds.len();
+        let built = !plan.dense_seeds.is_empty();
         with_scratch(|s| {
             let saved = if sweeps > 1 { mslices.len() } else { 0 };
+            let scratch_seeds = if built { 0 } else { differentiated.len() };
             s.zeroed_buffers(
-                differentiated
+                differentiated[..scratch_seeds]
                     .iter()
                     .map(|&p| input_sizes[p] * w)
                     .chain(mslices[..saved].iter().map(|&p| scalar_sizes[p])),
             );
-            let (seeds, initial) = s.buffers.split_at_mut(differentiated.len());
+            let (seeds, initial) = s.buffers.split_at_mut(scratch_seeds);
             for (copy, &p) in initial.iter_mut().zip(&mslices) {
                 copy.copy_from_slice(args[p].as_slice().unwrap_or(&[]));
             }
@@ -257,22 +263,29 @@ impl SparseJacobianFn {
                             }
                         }
                         // The seeds of the previous sweep: clear only what was set.
-                        for &(k, e, lane) in &plan.seeds[sweep - 1] {
+                        for &(k, e, lane) in plan.seeds[sweep - 1].iter().filter(|_| !built) {
                             seeds[k as usize][e as usize * w + lane as usize] = 0.0;
                         }
                     }
-                    for &(k, e, lane) in sweep_seeds {
-                        seeds[k as usize][e as usize * w + lane as usize] = 1.0;
-                    }
-                    let views: SmallVec<[&[f64]; 8]> = seeds.iter().map(Vec::as_slice).collect();
+                    let views: SmallVec<[&[f64]; 8]> = if built {
+                        plan.dense_seeds[sweep].iter().map(Vec::as_slice).collect()
+                    } else {
+                        for &(k, e, lane) in sweep_seeds {
+                            seeds[k as usize][e as usize * w + lane as usize] = 1.0;
+                        }
+                        seeds.iter().map(Vec::as_slice).collect()
+                    };
                     forward.jvp_into(args, &views, &mut jvp)?;
                     let tangents: SmallVec<[&[f64]; 8]> = (0..float_results)
                         .map(|k| jvp.tangent(k))
                         .chain((0..mslices.len()).map(|k| jvp.slice_tangent(k)))
                         .collect();
                     let values = out.values_mut();
-                    for &(nz, source, at) in sweep_reads {
-                        values[nz as usize] = tangents[source as usize][at as usize];
+                    for (source, reads) in sweep_reads {
+                        let tangent = tangents[*source as usize];
+                        for &(nz, at) in reads {
+                            values[nz as usize] = tangent[at as usize];
+                        }
                     }
                 }
                 Ok(())
@@ -383,7 +396,8 @@ impl SparseJacobianFn {
                 };
                 let key = Key::of(&self.user, args, &found);
                 let pattern = Arc::new(pattern);
-                return Ok(JacobianPlan { key, pattern, info, seeds: vec![], reads: vec![], row_seeds, row_reads });
+                let (seeds, dense_seeds, reads) = (vec![], vec![], vec![]);
+                return Ok(JacobianPlan { key, pattern, info, seeds, dense_seeds, reads, row_seeds, row_reads });
             }
             let w = lanes_for(coloring.count, self.width);
             // Compiled with the plan, so that the first call's set-up is all in `info`.
@@ -410,13 +424,35 @@ impl SparseJacobianFn {
             for (k, p) in self.user.mslices().enumerate() {
                 source.extend((0..scalar_sizes[p]).map(|e| ((float_results + k) as u32, (e * w) as u32)));
             }
-            let mut reads = vec![vec![]; sweeps];
+            let mut reads: Vec<Vec<(u32, Vec<(u32, u32)>)>> = vec![vec![]; sweeps];
             for (row, &(tangent, first)) in source.iter().enumerate().take(pattern.rows) {
                 for nz in pattern.row_ptr[row]..pattern.row_ptr[row + 1] {
                     let c = coloring.colors[pattern.col_idx[nz]];
-                    reads[c / w].push((nz as u32, tangent, first + (c % w) as u32));
+                    let groups = &mut reads[c / w];
+                    if groups.last().is_none_or(|(t, _)| *t != tangent) {
+                        groups.push((tangent, vec![]));
+                    }
+                    if let Some((_, group)) = groups.last_mut() {
+                        group.push((nz as u32, first + (c % w) as u32));
+                    }
                 }
             }
+            let seed_entries: usize = differentiated_sizes(&sizes, &self.user.wrt).sum::<usize>() * w * sweeps;
+            let dense_seeds = if seed_entries <= MAX_DENSE_SEEDS {
+                seeds
+                    .iter()
+                    .map(|sweep| {
+                        let mut dense: Vec<Vec<f64>> =
+                            differentiated_sizes(&sizes, &self.user.wrt).map(|len| vec![0.0; len * w]).collect();
+                        for &(k, e, lane) in sweep {
+                            dense[k as usize][e as usize * w + lane as usize] = 1.0;
+                        }
+                        dense
+                    })
+                    .collect()
+            } else {
+                vec![]
+            };
             let info = SparsityInfo {
                 rows: pattern.rows,
                 cols: pattern.cols,
@@ -436,12 +472,22 @@ impl SparseJacobianFn {
                 pattern: Arc::new(pattern),
                 info,
                 seeds,
+                dense_seeds,
                 reads,
                 row_seeds: vec![],
                 row_reads: vec![],
             })
         })
     }
+}
+
+/// The most seed entries a plan keeps built (32 MiB): beyond, each call sets them in scratch
+/// buffers (which costs zeroing them and setting each seed).
+const MAX_DENSE_SEEDS: usize = 1 << 22;
+
+/// The sizes of the differentiated inputs, in order.
+fn differentiated_sizes<'a>(sizes: &'a [usize], wrt: &'a [bool]) -> impl Iterator<Item = usize> + 'a {
+    sizes.iter().zip(wrt).filter(|(_, on)| **on).map(|(&size, _)| size)
 }
 
 impl std::fmt::Debug for SparseJacobianFn {
