@@ -90,12 +90,16 @@ struct JacobianPlan {
     /// Per sweep, the reads, grouped by output tangent: (output tangent, [(nonzero, position in
     /// it)]). Output tangents are numbered as the outputs' kinds: the `f64` results' (W lanes
     /// each), then each mslice's (W lanes per element).
-    reads: Vec<Vec<(u32, Vec<(u32, u32)>)>>,
+    reads: Vec<Vec<ReadGroup>>,
     /// Row compression: the cotangent seeds (colours × outputs, row-major) and, per nonzero,
     /// its position among the compressed rows (colours × inputs). Empty for columns.
     row_seeds: Vec<f64>,
     row_reads: Vec<u32>,
 }
+
+/// The nonzeros one sweep reads from one output tangent: (output tangent, [(nonzero, position
+/// in it)]).
+type ReadGroup = (u32, Vec<(u32, u32)>);
 
 impl Keyed for JacobianPlan {
     fn key(&self) -> &Key {
@@ -424,7 +428,7 @@ impl SparseJacobianFn {
             for (k, p) in self.user.mslices().enumerate() {
                 source.extend((0..scalar_sizes[p]).map(|e| ((float_results + k) as u32, (e * w) as u32)));
             }
-            let mut reads: Vec<Vec<(u32, Vec<(u32, u32)>)>> = vec![vec![]; sweeps];
+            let mut reads: Vec<Vec<ReadGroup>> = vec![vec![]; sweeps];
             for (row, &(tangent, first)) in source.iter().enumerate().take(pattern.rows) {
                 for nz in pattern.row_ptr[row]..pattern.row_ptr[row + 1] {
                     let c = coloring.colors[pattern.col_idx[nz]];
