@@ -97,7 +97,8 @@ impl FuncLowerer<'_, '_> {
     }
 
     /// Before lowering the first of `insts`: when it starts a run of two or more `tpop`s (or
-    /// `tpush`es) in a row, check the whole run at once — `cursor >= run` (or room for `run`
+    /// `tpush`es) — up to the next instruction with an effect or that can fail, with pure
+    /// arithmetic in between —, check the whole run at once — `cursor >= run` (or room for `run`
     /// entries, growing the buffer as often as needed) — and let the run's operations skip
     /// their own checks. A reversed block pops its frame in one run and a forward block pushes
     /// it in one: one branch per block instead of one per entry, which keeps Cranelift's block
@@ -112,16 +113,21 @@ impl FuncLowerer<'_, '_> {
         if pending > 0 || self.tape_vars.is_none() {
             return Ok(());
         }
-        let run = insts.iter().take_while(|i| i.op == op).count();
+        // The run: every `op` up to the next instruction with an effect or that can fail (so
+        // no store, call or failing load is skipped over by an early error, and nothing else
+        // moves the tape in between).
+        let window = insts.iter().take_while(|i| i.op == op || !(i.op.has_side_effects() || i.op.can_fail()));
+        let offsets: Vec<u32> = window.enumerate().filter(|(_, i)| i.op == op).map(|(k, _)| k as u32).collect();
+        let run = offsets.len();
         if run < 2 {
             return Ok(());
         }
         let vars = self.vars()?;
         let kind = if op == Opcode::TPop { SiteKind::TapeUnderflow } else { SiteKind::TapeAllocation };
         let first = self.m.sites.add(Site { kind, func: self.fid, block: self.at_block, inst: self.at_inst });
-        for k in 1..run {
+        for (k, &offset) in offsets.iter().enumerate().skip(1) {
             let status =
-                self.m.sites.add(Site { kind, func: self.fid, block: self.at_block, inst: self.at_inst + k as u32 });
+                self.m.sites.add(Site { kind, func: self.fid, block: self.at_block, inst: self.at_inst + offset });
             if status != first + k as i32 {
                 return Err(self.internal("tape run sites are not consecutive".into()));
             }

@@ -259,6 +259,58 @@ entry:
     }
 }
 
+/// A run spans pure arithmetic between the pops (checked once), and ends at a store: an
+/// underflow after the store happens after it, as in the interpreter, and every error names
+/// the pop that finds the tape empty.
+#[test]
+fn runs_span_arithmetic_and_stop_at_effects() {
+    let m = parse_module(
+        "func @mixed(out: mslice) -> f64 {
+entry:
+    zero = iconst 0
+    a = tpop.f64
+    a2 = fmul a, a
+    b = tpop.f64
+    s = fadd a2, b
+    store out, zero, s
+    c = tpop.f64
+    d = tpop.f64
+    t = fadd c, d
+    u = fadd s, t
+    ret u
+}",
+    )
+    .unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    // Pops at instructions 1, 3 (before the store at 5) and 6, 7 (after it).
+    let pops = [1usize, 3, 6, 7];
+    for entries in 0..=4usize {
+        let mut tape = Tape::new();
+        for k in 0..entries {
+            tape.push_bits((k as f64 + 1.0).to_bits()).unwrap();
+        }
+        let (out, after) = both(&m, &compiled, "mixed", &[ArgValue::SliceMut(vec![0.0])], &tape);
+        let mut native_out = [9.0];
+        let result = compiled
+            .function("mixed")
+            .unwrap()
+            .call_with_tape(&mut [jitdiff_jit::Arg::SliceMut(&mut native_out)], &mut tape.clone());
+        if entries == 4 {
+            // Popped 4, 3 then 2, 1: s = 16 + 3, u = 19 + 3.
+            assert_eq!(returned(out), vec![RuntimeValue::F64(22.0)]);
+            assert_eq!(native_out, [19.0]);
+        } else {
+            assert_eq!(out, Agreement::Failed("TapeUnderflow"), "{entries} entries");
+            let err = result.unwrap_err();
+            let CallError::Runtime(Fault::TapeUnderflow { site }) = &err else { panic!("{err:?}") };
+            assert_eq!(site.inst, pops[entries], "{entries} entries: {err}");
+            // The store ran exactly when both pops before it succeeded.
+            assert_eq!(native_out[0] != 9.0, entries >= 2, "{entries} entries");
+        }
+        assert_eq!(after.cursor(), 0);
+    }
+}
+
 /// A tape limit (the module's, from `JitOptions::tape_limit`, or the tape's own) stops a
 /// pushing loop with a `TapeAllocation` error at the push that would pass it — the same push
 /// and the same tape as the interpreter with that limit on its tape.
