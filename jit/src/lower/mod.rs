@@ -21,6 +21,7 @@ mod entry;
 mod func;
 mod inst;
 mod local_arrays;
+mod parallel;
 mod tables;
 mod tape;
 mod versioning;
@@ -152,7 +153,6 @@ pub(crate) fn lower_module(
         let entry = abi::entry_signature(&template);
         entry_ids.push(m.jit.get().declare_anonymous_function(&entry).map_err(|e| module_error("declare", e))?);
     }
-    let mut ctx = m.jit.get().make_context();
     // Debugging aid: JITDIFF_DISASM=1 prints every function's Cranelift IR and machine code.
     let disasm = std::env::var_os("JITDIFF_DISASM").is_some();
     // Profiling aid: JITDIFF_PERF_MAP=1 appends every function's address range and name to
@@ -160,57 +160,53 @@ pub(crate) fn lower_module(
     let perf_map = std::env::var_os("JITDIFF_PERF_MAP").is_some();
     let mut code_sizes: Vec<(ClifFuncId, usize, String)> = vec![];
     let mut fctx = FunctionBuilderContext::new();
+    // Lower every function (and its entry) to Cranelift IR first, compile them all (in
+    // parallel when there is enough work), then define their code in the module.
+    let mut pending: Vec<parallel::Pending> = Vec::with_capacity(2 * ir.functions.len());
     for ((index, f), fid) in ir.functions.iter().enumerate().zip(ir.func_ids()) {
-        let define_error = |e: cranelift_module::ModuleError| JitError::Codegen {
-            function: f.name.clone(),
-            message: format!("{e:?}"),
-        };
-
-        ctx.func.signature = abi::internal_signature(&template, &f.param_types());
-        ctx.func.name = UserFuncName::user(0, m.internal_ids[index].as_u32());
-        let id = m.internal_ids[index];
-        // A panic inside Cranelift (or our lowering) is a bug: an error naming the function,
-        // never an unwind into the caller.
-        let panicked = |message: String| JitError::Codegen {
-            function: f.name.clone(),
-            message: format!(
-                "code generation panicked (a bug in jitdiff or Cranelift; please report it with the IR): {message}"
-            ),
-        };
-        jitdiff_ir::contain_panics(|| {
-            func::lower_function(&mut m, &mut ctx.func, &mut fctx, fid)?;
-            ctx.set_disasm(disasm);
-            if disasm {
+        for entry in [false, true] {
+            let mut ctx = m.jit.get().make_context();
+            let (id, signature) = match entry {
+                false => (m.internal_ids[index], abi::internal_signature(&template, &f.param_types())),
+                true => (entry_ids[index], abi::entry_signature(&template)),
+            };
+            ctx.func.signature = signature;
+            ctx.func.name = UserFuncName::user(0, id.as_u32());
+            // A panic inside our lowering is a bug: an error naming the function, never an
+            // unwind into the caller.
+            jitdiff_ir::contain_panics(|| match entry {
+                false => func::lower_function(&mut m, &mut ctx.func, &mut fctx, fid),
+                true => entry::lower_entry(&mut m, &mut ctx.func, &mut fctx, fid),
+            })
+            .map_err(|message| parallel::panicked(&f.name, message))??;
+            ctx.set_disasm(disasm && !entry);
+            if disasm && !entry {
                 eprintln!("; @{}\n{}", f.name, ctx.func.display());
             }
-            m.jit.get().define_function(id, &mut ctx).map_err(define_error)
-        })
-        .map_err(panicked)??;
-        if perf_map && let Some(code) = ctx.compiled_code() {
-            code_sizes.push((id, code.code_buffer().len(), f.name.clone()));
+            pending.push(parallel::Pending { id, ctx, name: f.name.clone(), entry });
+        }
+    }
+    parallel::compile_all(&mut pending, m.jit.get().isa())?;
+    for p in &pending {
+        parallel::define(m.jit.get(), p)?;
+        let Some(code) = p.ctx.compiled_code().filter(|_| !p.entry) else { continue };
+        if perf_map {
+            code_sizes.push((p.id, code.code_buffer().len(), p.name.clone()));
             // The machine code too, for `objdump -D -b binary -m i386:x86-64`.
-            let path = format!("/tmp/perf-{}-{}.bin", std::process::id(), f.name);
+            let path = format!("/tmp/perf-{}-{}.bin", std::process::id(), p.name);
             if let Err(e) = std::fs::write(&path, code.code_buffer()) {
                 eprintln!("jitdiff: cannot write {path}: {e}");
             }
         }
         if disasm && std::env::var_os("JITDIFF_DISASM").is_some_and(|v| v == "optimized") {
-            eprintln!("; @{} after Cranelift's optimisations\n{}", f.name, ctx.func.display());
+            eprintln!("; @{} after Cranelift's optimisations\n{}", p.name, p.ctx.func.display());
         }
-        if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
-            eprintln!("; machine code of @{}\n{code}", f.name);
+        if let Some(vcode) = code.vcode.as_ref().filter(|_| disasm) {
+            eprintln!("; machine code of @{}\n{vcode}", p.name);
         }
-        m.jit.get().clear_context(&mut ctx);
-
-        ctx.func.signature = abi::entry_signature(&template);
-        ctx.func.name = UserFuncName::user(0, entry_ids[index].as_u32());
-        jitdiff_ir::contain_panics(|| {
-            entry::lower_entry(&mut m, &mut ctx.func, &mut fctx, fid)?;
-            m.jit.get().define_function(entry_ids[index], &mut ctx).map_err(define_error)
-        })
-        .map_err(panicked)??;
-        m.jit.get().clear_context(&mut ctx);
     }
+    drop(pending);
+    let mut ctx = m.jit.get().make_context();
     if let Some(id) = m.tape_grow_preserving_id {
         define_tape_grow_preserving(&mut m, id, &mut ctx, &mut fctx)?;
     }
