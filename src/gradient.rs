@@ -38,12 +38,11 @@ use std::sync::{Arc, OnceLock};
 pub struct GradientFn {
     pub(crate) user: UserFunction,
     derived: Arc<ReverseDerivative>,
-    _compiled: CompiledModule,
-    value_and_grad: Option<CompiledFn>,
-    /// Where `value_and_grad`'s results are, when its calls fit an argument frame.
-    framed: Option<Arc<FramedCall>>,
-    forward: CompiledFn,
-    pullback: CompiledFn,
+    /// Reverse mode's native code: compiled by `build()`, except under [`GradientMode::Auto`]
+    /// (no `mslice`), where forward lanes may compute every gradient (a few inputs): then it is
+    /// compiled when first needed (a call with more inputs, a non-finite lane gradient, `vjp`,
+    /// `pullback`, `jacobian`). Shared by clones.
+    reverse: Arc<OnceLock<ReverseCode>>,
     last_tape_bytes: AtomicUsize,
     rules: RuleSet,
     options: JitOptions,
@@ -98,6 +97,16 @@ pub enum GradientMode {
     Forward,
 }
 
+/// Reverse mode's compiled functions.
+struct ReverseCode {
+    _compiled: CompiledModule,
+    value_and_grad: Option<CompiledFn>,
+    /// Where `value_and_grad`'s results are, when its calls fit an argument frame.
+    framed: Option<FramedCall>,
+    forward: CompiledFn,
+    pullback: CompiledFn,
+}
+
 /// The most inputs for which [`GradientMode::Auto`] takes forward lanes: one sweep of at most 4
 /// lanes (8 lanes cost about as much as reverse mode on the pendulum, the benchmark with fewest
 /// inputs: 0.88 of it with 5 inputs, 1.04 with 6).
@@ -149,11 +158,7 @@ impl Clone for GradientFn {
         GradientFn {
             user: self.user.clone(),
             derived: self.derived.clone(),
-            _compiled: self._compiled.clone(),
-            value_and_grad: self.value_and_grad.clone(),
-            framed: self.framed.clone(),
-            forward: self.forward.clone(),
-            pullback: self.pullback.clone(),
+            reverse: self.reverse.clone(),
             last_tape_bytes: AtomicUsize::new(self.last_tape_bytes.load(Ordering::Relaxed)),
             rules: self.rules.clone(),
             options: self.options.clone(),
@@ -172,38 +177,25 @@ impl Build for GradientFn {
         let given_options = options.clone();
         let (derived, checkpoints) =
             derive_reverse_checkpointed(&user.module, &user.name, user.derivation_wrt(), &rules, checkpoint)?;
-        // Only what the handles call: the original functions are mostly not needed any more.
-        let mut roots = vec![derived.forward.as_str(), derived.pullback.as_str()];
-        roots.extend(derived.value_and_grad.as_deref());
-        let needed = retain_reachable(&derived.module, &roots);
-        let mut options = options;
-        for (pullback, differential, primal) in &derived.differentials {
-            if needed.func_by_name(pullback).is_some() {
-                options = options.shadow_slice(pullback, *differential, *primal, 1);
-            }
-        }
-        let externs = with_rule_externs(&user.externs, &rules);
-        let compiled = compile(&needed, &externs, &options).map_err(|e| Error::compile(&user.name, e))?;
-        let function = |name: &str| compiled.function(name).map_err(|e| Error::compile(&user.name, e));
-        let value_and_grad = derived.value_and_grad.as_deref().map(function).transpose()?;
-        let forward = function(&derived.forward)?;
-        let pullback = function(&derived.pullback)?;
-        let framed = value_and_grad.as_ref().and_then(|native| FramedCall::new(&user, native)).map(Arc::new);
-        Ok(GradientFn {
+        // In Auto mode forward lanes may compute every gradient (a few inputs, `lane_width`):
+        // reverse mode's code waits until a call needs it.
+        let lazy =
+            gradient_mode == GradientMode::Auto && user.mslices().next().is_none() && derived.value_and_grad.is_some();
+        let handle = GradientFn {
             user,
             derived: Arc::new(derived),
-            _compiled: compiled,
-            value_and_grad,
-            framed,
-            forward,
-            pullback,
+            reverse: Arc::new(OnceLock::new()),
             last_tape_bytes: AtomicUsize::new(0),
             rules,
             options: given_options,
             mode: gradient_mode,
             checkpoints: checkpoints.into(),
             lanes: Arc::new(Default::default()),
-        })
+        };
+        if !lazy {
+            handle.reverse()?;
+        }
+        Ok(handle)
     }
 }
 
@@ -296,7 +288,7 @@ impl GradientFn {
     pub fn value_and_grad(&self, args: &mut [Arg<'_>], grad: &mut [f64]) -> Result<f64, Error> {
         let mut lens = [0; FRAME_SLOTS];
         let scanned = scan(&self.user, args, &mut lens);
-        if self.mode != GradientMode::Reverse && self.value_and_grad.is_some() {
+        if self.mode != GradientMode::Reverse && self.derived.value_and_grad.is_some() {
             let inputs = match scanned {
                 Some(inputs) => inputs,
                 None => {
@@ -328,14 +320,15 @@ impl GradientFn {
                 }
             }
         }
-        if let (Some(native), Some(framed), Some(inputs)) = (&self.value_and_grad, &self.framed, scanned) {
+        let reverse = self.reverse()?;
+        if let (Some(native), Some(framed), Some(inputs)) = (&reverse.value_and_grad, &reverse.framed, scanned) {
             if grad.len() != inputs {
                 return Err(self.user.length_error(Buffer::Gradient, inputs, grad.len(), self.user.inputs_reason()));
             }
             return self.value_and_grad_framed(native, framed, args, &lens, grad);
         }
         self.user.check_args(args)?;
-        let Some(native) = &self.value_and_grad else {
+        let Some(native) = &reverse.value_and_grad else {
             return Err(Error::NoFloatResult { function: self.user.name.clone(), what: "gradient" });
         };
         let layout = Layout::of(&self.user, args);
@@ -614,14 +607,15 @@ impl GradientFn {
         self.user.check_args(args)?;
         let layout = Layout::of(&self.user, args);
         self.check_vjp_lengths(&layout, cotangents.len(), input_cotangents.len())?;
+        let reverse = self.reverse()?;
         let outcome = with_scratch(|s| {
-            s.results_for(self.forward.returns());
-            self.forward.call_into_with_tape(args, &mut s.results, &mut s.tape)?;
+            s.results_for(reverse.forward.returns());
+            reverse.forward.call_into_with_tape(args, &mut s.results, &mut s.tape)?;
             self.last_tape_bytes.store(s.tape.len() * 8, Ordering::Relaxed);
             let values = s.results.clone();
             let stable = stable_slices(&self.derived.pullback_slices, args);
             s.tape.reset_cursor();
-            run_pullback(&self.pullback, s, &stable, &layout, cotangents, input_cotangents)?;
+            run_pullback(&reverse.pullback, s, &stable, &layout, cotangents, input_cotangents)?;
             Ok(values)
         });
         outcome.map_err(|e| self.user.call_error(args, e))
@@ -633,13 +627,14 @@ impl GradientFn {
     pub fn pullback(&self, args: &mut [Arg<'_>]) -> Result<(Vec<RuntimeValue>, Pullback), Error> {
         self.user.check_args(args)?;
         let layout = Layout::of(&self.user, args);
+        let reverse = self.reverse()?;
         let mut tape = jitdiff_ir::Tape::new();
         let mut values: Vec<RuntimeValue> =
-            self.forward.returns().iter().map(|&t| crate::scratch::zero_of(t)).collect();
-        self.forward.call_into_with_tape(args, &mut values, &mut tape).map_err(|e| self.user.call_error(args, e))?;
+            reverse.forward.returns().iter().map(|&t| crate::scratch::zero_of(t)).collect();
+        reverse.forward.call_into_with_tape(args, &mut values, &mut tape).map_err(|e| self.user.call_error(args, e))?;
         self.last_tape_bytes.store(tape.len() * 8, Ordering::Relaxed);
         let slices = stable_slices(&self.derived.pullback_slices, args).iter().map(|s| s.to_vec()).collect();
-        Ok((values, Pullback::new(self.pullback.clone(), self.user.clone(), tape, slices, layout)))
+        Ok((values, Pullback::new(reverse.pullback.clone(), self.user.clone(), tape, slices, layout)))
     }
 
     /// The Jacobian of the outputs with respect to the inputs by reverse mode: one forward run,
@@ -649,21 +644,49 @@ impl GradientFn {
         let layout = Layout::of(&self.user, args);
         let (rows, cols) = (layout.outputs, layout.inputs);
         let mut data = vec![0.0; rows * cols];
+        let reverse = self.reverse()?;
         let outcome = with_scratch(|s| {
-            s.results_for(self.forward.returns());
-            self.forward.call_into_with_tape(args, &mut s.results, &mut s.tape)?;
+            s.results_for(reverse.forward.returns());
+            reverse.forward.call_into_with_tape(args, &mut s.results, &mut s.tape)?;
             let stable = stable_slices(&self.derived.pullback_slices, args);
             let mut seed = vec![0.0; rows];
             for (r, row) in data.chunks_mut(cols.max(1)).enumerate().take(rows) {
                 seed[r] = 1.0;
                 s.tape.reset_cursor();
-                run_pullback(&self.pullback, s, &stable, &layout, &seed, &mut row[..cols])?;
+                run_pullback(&reverse.pullback, s, &stable, &layout, &seed, &mut row[..cols])?;
                 seed[r] = 0.0;
             }
             Ok(())
         });
         outcome.map_err(|e| self.user.call_error(args, e))?;
         Ok(Jacobian { rows, cols, data })
+    }
+
+    /// Reverse mode's native code, compiled now if it was not yet (see the `reverse` field).
+    fn reverse(&self) -> Result<&ReverseCode, Error> {
+        if let Some(code) = self.reverse.get() {
+            return Ok(code);
+        }
+        let (user, derived) = (&self.user, &self.derived);
+        // Only what the handles call: the original functions are mostly not needed any more.
+        let mut roots = vec![derived.forward.as_str(), derived.pullback.as_str()];
+        roots.extend(derived.value_and_grad.as_deref());
+        let needed = retain_reachable(&derived.module, &roots);
+        let mut options = self.options.clone();
+        for (pullback, differential, primal) in &derived.differentials {
+            if needed.func_by_name(pullback).is_some() {
+                options = options.shadow_slice(pullback, *differential, *primal, 1);
+            }
+        }
+        let externs = with_rule_externs(&user.externs, &self.rules);
+        let compiled = compile(&needed, &externs, &options).map_err(|e| Error::compile(&user.name, e))?;
+        let function = |name: &str| compiled.function(name).map_err(|e| Error::compile(&user.name, e));
+        let value_and_grad = derived.value_and_grad.as_deref().map(function).transpose()?;
+        let forward = function(&derived.forward)?;
+        let pullback = function(&derived.pullback)?;
+        let framed = value_and_grad.as_ref().and_then(|native| FramedCall::new(user, native));
+        let code = ReverseCode { _compiled: compiled, value_and_grad, framed, forward, pullback };
+        Ok(self.reverse.get_or_init(|| code))
     }
 
     fn check_vjp_lengths(&self, layout: &Layout, cotangents: usize, input_cotangents: usize) -> Result<(), Error> {
