@@ -5,7 +5,7 @@
 
 use super::error::CliError;
 use super::timing::human;
-use jitdiff::GradientFn;
+use jitdiff::{GradientFn, GradientMode};
 use jitdiff::ir::{ArgValue, Module, parse_module};
 use jitdiff::jit::Arg;
 use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, rust};
@@ -55,7 +55,8 @@ fn build_time(
         let start = Instant::now();
         let module = make()?;
         let made = Instant::now();
-        let g = GradientFn::builder(&module, entry).wrt_mask(wrt).build()?;
+        // Reverse mode: `build()` compiles it (in Auto mode the compile may wait for a call).
+        let g = GradientFn::builder(&module, entry).wrt_mask(wrt).gradient_mode(GradientMode::Reverse).build()?;
         best = best.min(start.elapsed().as_secs_f64());
         best_derive = best_derive.min(made.elapsed().as_secs_f64());
         handle = Some(g);
