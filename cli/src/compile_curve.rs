@@ -5,7 +5,7 @@
 use super::error::CliError;
 use jitdiff::ir::{ExternRegistry, Module, parse_module};
 use jitdiff::jit::{JitOptions, compile};
-use jitdiff::{ForwardFn, GradientFn, HvpFn};
+use jitdiff::{ForwardFn, GradientFn, GradientMode, HvpFn};
 use jitdiff_problems::scaling;
 use std::fmt::Write;
 use std::time::Instant;
@@ -27,7 +27,13 @@ fn time_kinds(module: &Module, wrt: &[bool]) -> Result<[f64; 5], CliError> {
     compile(module, &externs, &options)?;
     let primal = ms(t);
     let t = Instant::now();
-    GradientFn::builder(module, "f").wrt_mask(wrt).externs(&externs).options(&options).build()?;
+    // Reverse mode: `build()` compiles it (Auto mode may compile at the first call).
+    GradientFn::builder(module, "f")
+        .wrt_mask(wrt)
+        .externs(&externs)
+        .options(&options)
+        .gradient_mode(GradientMode::Reverse)
+        .build()?;
     let grad = ms(t);
     let t = Instant::now();
     ForwardFn::builder(module, "f").wrt_mask(wrt).width(1).externs(&externs).options(&options).build()?;

@@ -5,9 +5,9 @@
 
 use super::error::CliError;
 use super::timing::human;
-use jitdiff::{GradientFn, GradientMode};
 use jitdiff::ir::{ArgValue, Module, parse_module};
 use jitdiff::jit::Arg;
+use jitdiff::{GradientFn, GradientMode};
 use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock, rust};
 use std::fmt::Write;
 use std::time::{Duration, Instant};

@@ -259,11 +259,11 @@ entry:
     }
 }
 
-/// A run spans pure arithmetic between the pops (checked once), and ends at a store: an
-/// underflow after the store happens after it, as in the interpreter, and every error names
-/// the pop that finds the tape empty.
+/// Pops with arithmetic and a store between them: every error names the pop that finds the
+/// tape empty, and the store runs exactly when the pops before it succeeded, as in the
+/// interpreter.
 #[test]
-fn runs_span_arithmetic_and_stop_at_effects() {
+fn pops_between_arithmetic_and_stores_fail_where_the_interpreter_does() {
     let m = parse_module(
         "func @mixed(out: mslice) -> f64 {
 entry:
@@ -308,6 +308,64 @@ entry:
             assert_eq!(native_out[0] != 9.0, entries >= 2, "{entries} entries");
         }
         assert_eq!(after.cursor(), 0);
+    }
+}
+
+/// A run of pushes spans pure arithmetic (checked once) and ends at a store: with room for
+/// 0 to 3 entries, the error names the push that does not fit, as the interpreter's does, and
+/// the store ran exactly when the pushes before it fitted. (The native tape keeps none of the
+/// failing run's entries where the interpreter keeps those that fitted: the run is checked
+/// before its values exist. A failed call's tape is not used again.)
+#[test]
+fn push_runs_span_arithmetic_and_stop_at_effects() {
+    let m = parse_module(
+        "func @pushes(x: f64, out: mslice) {
+entry:
+    zero = iconst 0
+    tpush x
+    a = fmul x, x
+    tpush a
+    b = fadd a, x
+    store out, zero, b
+    tpush b
+    c = fmul b, b
+    tpush c
+    ret
+}",
+    )
+    .unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    // Pushes at instructions 1, 3 (before the store at 5) and 6, 8 (after it).
+    let pushes = [1usize, 3, 6, 8];
+    for (room, &failing_push) in pushes.iter().chain(&[0]).enumerate() {
+        let mut tape = Tape::new();
+        tape.set_limit_bytes(8 * room);
+        let mut interpreted = tape.clone();
+        let mut interpreter_args = [ArgValue::F64(2.0), ArgValue::SliceMut(vec![0.0])];
+        let out = Interpreter::new(&m).call_with_tape("pushes", &mut interpreter_args, &mut interpreted);
+        let mut native_out = [9.0];
+        let mut native_tape = tape.clone();
+        let result = compiled.function("pushes").unwrap().call_with_tape(
+            &mut [jitdiff_jit::Arg::F64(2.0), jitdiff_jit::Arg::SliceMut(&mut native_out)],
+            &mut native_tape,
+        );
+        if room == 4 {
+            assert!(out.is_ok() && result.is_ok());
+            assert_eq!(native_tape, interpreted);
+            assert_eq!(native_out, [6.0]);
+        } else {
+            let err = result.unwrap_err();
+            let CallError::Runtime(Fault::TapeAllocation { site }) = &err else { panic!("{err:?}") };
+            assert_eq!(site.inst, failing_push, "room for {room}: {err}");
+            let interpreter_err = format!("{:?}", out.unwrap_err());
+            assert!(
+                interpreter_err.contains("TapeAllocation") || interpreter_err.contains("Allocation"),
+                "{interpreter_err}"
+            );
+            assert_eq!(native_out[0] != 9.0, room >= 2, "room for {room}");
+            assert_eq!(interpreter_args[1], ArgValue::SliceMut(vec![if room >= 2 { 6.0 } else { 0.0 }]));
+            assert!(native_tape.len() <= room);
+        }
     }
 }
 
