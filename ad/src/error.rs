@@ -112,7 +112,8 @@ pub enum AdError {
         /// What went wrong.
         message: String,
     },
-    /// Checkpointing was asked for, and a loop of the function cannot be checkpointed.
+    /// Checkpointing was asked for and no loop of the function can be checkpointed: the first
+    /// loop, and why.
     #[error(
         "cannot checkpoint the loop at block `{block}` of @{func}: {reason}. Checkpointing takes a counted loop \
          (`i < bound`, `i + 1` each iteration) whose body reads only scalars and read-only slices and stores \

@@ -197,6 +197,51 @@ done:
     }
 }
 
+/// A loop that stores into a slice beside one that qualifies: the second is checkpointed, the
+/// first recorded as usual, and the gradient is the unbounded one.
+#[test]
+fn a_loop_that_does_not_qualify_beside_one_that_does_is_recorded() {
+    let m = parse_module(
+        "func @f(x: f64, out: mslice, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    m = len out
+    jump fill(zero)
+fill(k: i64):
+    more = icmp lt k, m
+    br more, fill_body, run(zero, x)
+fill_body:
+    kf = itof k
+    store out, k, kf
+    k2 = iadd k, one
+    jump fill(k2)
+run(i: i64, y: f64):
+    c = icmp lt i, n
+    br c, body, done(y)
+body:
+    s = sin y
+    t = fmul s, x
+    j = iadd i, one
+    jump run(j, t)
+done(r: f64):
+    ret r
+}",
+    )
+    .unwrap();
+    let plain = handle(&m, "f", &["x"], Checkpoint::Off);
+    for rule in [Checkpoint::Segments, Checkpoint::Bytes(4096)] {
+        let bounded = handle(&m, "f", &["x"], rule);
+        let loops: Vec<&str> = bounded.checkpoints().iter().map(|l| l.header.as_str()).collect();
+        assert_eq!(loops, ["run"], "{rule}");
+        let (mut a, mut b) = ([0.0; 4], [0.0; 4]);
+        let (mut g1, mut g2) = ([0.0], [0.0]);
+        let v1 = plain.value_and_grad(&mut [Arg::F64(0.3), Arg::SliceMut(&mut a), Arg::I64(50)], &mut g1).unwrap();
+        let v2 = bounded.value_and_grad(&mut [Arg::F64(0.3), Arg::SliceMut(&mut b), Arg::I64(50)], &mut g2).unwrap();
+        assert_eq!((v1.to_bits(), g1[0].to_bits(), a), (v2.to_bits(), g2[0].to_bits(), b), "{rule}");
+    }
+}
+
 #[test]
 fn vjp_and_pullback_agree_with_the_unbounded_handle() {
     let m = parse_module(PENDULUM_IR).unwrap();
