@@ -1,17 +1,18 @@
 //! Checkpointing of loops (IR → IR, before reverse mode): a counted loop whose state is scalar is
 //! outlined into `@<f>_steps(carried..., invariants..., end) -> carried...`, which runs its
 //! iterations from the carried counter up to `end`, and the loop becomes an outer loop over
-//! segments of `S` iterations that calls it. Reverse mode then differentiates those calls in
-//! joint mode (`reverse.rs`): the forward pass records only each segment's arguments, and the
-//! pullback recomputes one segment at a time, so the tape holds `N / S` segment starts plus one
-//! segment's record instead of `N` iterations' records. The iterations run the same operations
-//! in the same order, so the gradient is bit-identical to the unbounded one.
+//! segments of `S` iterations that calls it — or, for a binomial schedule, one call of the
+//! recursion `@<f>_revolve` over it (`checkpoint/binomial.rs`). Reverse mode then differentiates
+//! those calls in joint mode (`reverse.rs`): the forward pass records only each call's scalar
+//! arguments, and the pullback recomputes one call at a time, so the tape holds `N / S` segment
+//! starts plus one segment's record instead of `N` iterations' records. The iterations run the
+//! same operations in the same order, so the gradient is bit-identical to the unbounded one.
 //!
 //! A loop qualifies when its header has one instruction, `c = icmp lt i, bound` with `i` a
 //! header parameter and `bound` defined outside the loop, branches into the body on `c` and out
-//! of the loop otherwise (the loop's only exit); every back edge passes `i + 1`; and every value
-//! the loop carries or reads from outside is an `f64`, `i64` or `bool` (so the body stores into
-//! no slice, allocates nothing and reads no slice).
+//! of the loop otherwise (the loop's only exit); every back edge passes `i + 1`; the values the
+//! loop carries are `f64`, `i64` or `bool`; and what it reads from outside is one of those or a
+//! read-only `slice` (so the body stores into no slice, allocates nothing and reads no `mslice`).
 
 mod binomial;
 
@@ -124,7 +125,7 @@ pub fn derive_reverse_checkpointed(
     let schedule = match m.func_id(func) {
         Some(id) => {
             let schedule = outline_loops(&mut m, id, checkpoint);
-            refuse_other_loops(m.func(id), &schedule)?;
+            refuse_when_none_qualifies(m.func(id), &schedule)?;
             schedule
         }
         None => vec![],
@@ -197,23 +198,16 @@ fn outline_loops(m: &mut Module, id: FuncId, rule: Checkpoint) -> Vec<Checkpoint
 /// says why, rather than a tape that silently grows with the trip count. (Loops that do not
 /// qualify next to one that does — an initialisation loop that stores into a slice beside the
 /// time-stepping loop — are recorded as usual.)
-fn refuse_other_loops(f: &Function, schedule: &[CheckpointedLoop]) -> Result<(), AdError> {
+fn refuse_when_none_qualifies(f: &Function, schedule: &[CheckpointedLoop]) -> Result<(), AdError> {
     if !schedule.is_empty() {
         return Ok(());
     }
     let cfg = ControlFlow::new(f);
-    for l in cfg.natural_loops() {
-        let block = &f.block(l.header).name;
-        if schedule.iter().any(|s| &s.header == block) {
-            continue;
-        }
-        let reason = match qualifies(f, l.header) {
-            Err(reason) => reason,
-            Ok(_) => "it did not qualify when the loops around it were outlined",
-        };
-        return Err(AdError::NotCheckpointable { func: f.name.clone(), block: block.clone(), reason: reason.into() });
-    }
-    Ok(())
+    let Some(first) = cfg.natural_loops().into_iter().next() else { return Ok(()) };
+    // Nothing was outlined, so the loop is as written and `qualifies` says why not.
+    let reason = qualifies(f, first.header).err().unwrap_or("it does not qualify");
+    let block = f.block(first.header).name.clone();
+    Err(AdError::NotCheckpointable { func: f.name.clone(), block, reason: reason.into() })
 }
 
 /// `base`, or `base2`, `base3`, ... if taken.
