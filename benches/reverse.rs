@@ -5,9 +5,9 @@
 //! - compile latency of `value_and_grad` per problem is printed before the groups run.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use jitdiff::GradientFn;
 use jitdiff::ir::{ArgValue, ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
+use jitdiff::{GradientFn, GradientMode};
 use jitdiff_problems::{Gmm, Mlp, Pendulum, Problem, Rosenbrock};
 use std::hint::black_box;
 use std::time::Instant;
@@ -29,7 +29,9 @@ fn problem_group(c: &mut Criterion, name: &str, p: &dyn Problem) {
     let args = p.args();
     let wrt: Vec<bool> = (0..args.len()).map(|i| p.active_params().contains(&i)).collect();
     let start = Instant::now();
-    let f = GradientFn::builder(&module, p.entry()).wrt_mask(&wrt).build().unwrap();
+    // Reverse mode: `build()` compiles it (in Auto mode the first call would).
+    let f =
+        GradientFn::builder(&module, p.entry()).wrt_mask(&wrt).gradient_mode(GradientMode::Reverse).build().unwrap();
     eprintln!("{name}: value_and_grad derived and compiled in {:.2} ms", start.elapsed().as_secs_f64() * 1e3);
     let size: usize = p.active_params().iter().map(|&i| args[i].as_slice().map_or(1, <[f64]>::len)).sum();
     let mut grad = vec![0.0; size];

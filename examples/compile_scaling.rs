@@ -49,7 +49,7 @@ fn main() {
                     derive_forward(&m, "f", &wrt, 1).unwrap();
                 }
                 "grad" => {
-                    GradientFn::builder(&m, "f").wrt_mask(&wrt).build().unwrap();
+                    GradientFn::builder(&m, "f").wrt_mask(&wrt).build().unwrap().prepare().unwrap();
                 }
                 "jvp" => {
                     jitdiff::ForwardFn::builder(&m, "f").wrt_mask(&wrt).width(1).build().unwrap();

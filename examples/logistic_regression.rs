@@ -74,6 +74,7 @@ pub struct Training {
 pub fn train(data: &Data, lambda: f64, max_iters: u64) -> Result<Training, jitdiff::Error> {
     let start = Instant::now();
     let loss = GradientFn::builder(&lower_source(MODEL)?, "logistic").wrt(["w"]).build()?;
+    loss.prepare()?; // compiled now, so that the solve time is the solve's
     let compile_time = start.elapsed();
     let w0 = vec![0.0; data.d];
     let objective = Objective::new(&loss, args![&w0, &data.x, &data.y, data.n, data.d, lambda])?;

@@ -114,6 +114,7 @@ pub fn fit(experiment: &Experiment) -> Result<Fit, BoxError> {
     let start = Instant::now();
     let module = parse_module(FIT_IR)?;
     let loss = GradientFn::builder(&module, "pendulum_fit").wrt(["params"]).build()?;
+    loss.prepare()?; // compiled now, so that the solve time is the solve's
     let steps = experiment.steps_per_obs as i64;
     let objective = Objective::new(
         &loss,

@@ -662,6 +662,24 @@ impl GradientFn {
         Ok(Jacobian { rows, cols, data })
     }
 
+    /// Compile reverse mode's code now rather than at the first call that needs it (in
+    /// [`GradientMode::Auto`] `build()` only derives it, as forward lanes may compute every
+    /// gradient): for a first call without that latency, or to time all of a build. Forward
+    /// lanes are compiled by the first call with their number of inputs.
+    ///
+    /// ```
+    /// # use jitdiff::{GradientFn, args, ir::parse_module};
+    /// let m = parse_module("func @f(x: f64) -> f64 {\nentry:\n    y = fmul x, x\n    ret y\n}").unwrap();
+    /// let f = GradientFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+    /// f.prepare().unwrap();
+    /// let mut g = [0.0];
+    /// assert_eq!(f.value_and_grad(&mut args![3.0], &mut g).unwrap(), 9.0);
+    /// assert_eq!(g, [6.0]);
+    /// ```
+    pub fn prepare(&self) -> Result<(), Error> {
+        self.reverse().map(|_| ())
+    }
+
     /// Reverse mode's native code, compiled now if it was not yet (see the `reverse` field).
     fn reverse(&self) -> Result<&ReverseCode, Error> {
         if let Some(code) = self.reverse.get() {

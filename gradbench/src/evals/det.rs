@@ -20,6 +20,8 @@ impl Det {
         let m = lower(include_str!("../../models/det.rs"))?;
         let primal = PrimalFn::builder(&m, "det").build()?;
         let gradient = GradientFn::builder(&m, "det").wrt(["a"]).build()?;
+        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+        gradient.prepare()?;
         Ok(Det { primal, gradient })
     }
 }

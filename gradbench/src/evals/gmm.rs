@@ -21,6 +21,8 @@ impl Gmm {
         let m = lower(include_str!("../../models/gmm.rs"))?;
         let objective = PrimalFn::builder(&m, "gmm").build()?;
         let gradient = GradientFn::builder(&m, "gmm").wrt(["alpha", "mu", "q", "l"]).build()?;
+        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+        gradient.prepare()?;
         Ok(Gmm { objective, gradient })
     }
 }

@@ -22,6 +22,8 @@ impl Hello {
         let m = lower(SOURCE)?;
         let square = PrimalFn::builder(&m, "square").build()?;
         let double = GradientFn::builder(&m, "square").wrt(["x"]).build()?;
+        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+        double.prepare()?;
         // One input: `value_and_grad` uses forward lanes, compiled at the first call; make that
         // call here so that the compilation counts as `define`'s.
         double.value_and_grad(&mut args![1.0], &mut [0.0])?;

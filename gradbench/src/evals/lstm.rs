@@ -21,6 +21,8 @@ impl Lstm {
         let m = lower(include_str!("../../models/lstm.rs"))?;
         let objective = PrimalFn::builder(&m, "lstm").build()?;
         let gradient = GradientFn::builder(&m, "lstm").wrt(["main", "extra"]).build()?;
+        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+        gradient.prepare()?;
         Ok(Lstm { objective, gradient })
     }
 }

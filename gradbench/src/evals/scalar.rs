@@ -20,6 +20,8 @@ impl Llsq {
         let m = lower(include_str!("../../models/llsq.rs"))?;
         let primal = PrimalFn::builder(&m, "llsq").build()?;
         let gradient = GradientFn::builder(&m, "llsq").wrt(["x"]).build()?;
+        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+        gradient.prepare()?;
         Ok(Llsq { primal, gradient })
     }
 }
@@ -64,6 +66,8 @@ impl Lse {
         let m = lower(include_str!("../../models/lse.rs"))?;
         let primal = PrimalFn::builder(&m, "lse").build()?;
         let gradient = GradientFn::builder(&m, "lse").wrt(["x"]).build()?;
+        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+        gradient.prepare()?;
         Ok(Lse { primal, gradient })
     }
 }
@@ -107,6 +111,8 @@ impl Ode {
         let m = lower(include_str!("../../models/ode.rs"))?;
         let primal = PrimalFn::builder(&m, "ode").build()?;
         let gradient = GradientFn::builder(&m, "ode_last").wrt(["x"]).build()?;
+        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+        gradient.prepare()?;
         Ok(Ode { primal, gradient })
     }
 }
