@@ -225,8 +225,9 @@ def main():
     lines += [
         f"- Machine: {cpu or 'unknown CPU'}, {ncpu or '?'} cores, shared with other work (another"
         " engineer's builds and tests may have run at the same time), so absolute times are noisy"
-        " and the ratios (same sitting) are the better guide; every tool single-threaded (the jax"
-        " tool pins itself to CPU 0).",
+        " and the ratios (same sitting) are the better guide; every tool's timed runs"
+        " single-threaded (jitdiff compiles in `define` on all cores; the jax tool pins itself"
+        " to CPU 0).",
         f"- Settings: {opts['--settings']}.",
         "",
         "Times are medians of the per-run times of the derivative function (the eval repeats each",
