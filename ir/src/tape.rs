@@ -45,13 +45,22 @@ pub struct Tape {
     /// The most entries the tape may hold: a push beyond is an allocation error, so a runaway
     /// loop ends in an error instead of taking the machine's memory.
     limit: usize,
+    /// Was `limit` set (rather than the default)? Native code then applies it besides its
+    /// module's limit; else the module's limit alone, which may be higher than the default.
+    limit_set: bool,
     /// The JIT's memory for `alloc`, kept with the tape so that repeated calls reuse it.
     arrays: LocalArrays,
 }
 
 impl Default for Tape {
     fn default() -> Tape {
-        Tape { entries: Vec::new(), cursor: 0, limit: Tape::DEFAULT_LIMIT_BYTES / 8, arrays: LocalArrays::default() }
+        Tape {
+            entries: Vec::new(),
+            cursor: 0,
+            limit: Tape::DEFAULT_LIMIT_BYTES / 8,
+            limit_set: false,
+            arrays: LocalArrays::default(),
+        }
     }
 }
 
@@ -79,6 +88,12 @@ impl Tape {
     /// ```
     pub fn set_limit_bytes(&mut self, bytes: usize) {
         self.limit = bytes / 8;
+        self.limit_set = true;
+    }
+    /// The limit set by [`set_limit_bytes`](Self::set_limit_bytes), if any (native code applies
+    /// it besides its module's own limit).
+    pub fn set_limit(&self) -> Option<usize> {
+        self.limit_set.then_some(self.limit * 8)
     }
     /// An empty tape with room for `entries` entries (a failed allocation is an error).
     pub fn with_capacity(entries: usize) -> Result<Tape, TapeError> {

@@ -137,11 +137,13 @@ pub(crate) struct NativeTape<'t> {
 }
 
 impl<'t> NativeTape<'t> {
-    /// Lend `tape` to native code, which may grow it to `limit_bytes` at most (or the tape's
-    /// own limit, if lower). A cursor past the end is treated as the end.
+    /// Lend `tape` to native code, which may grow it to `limit_bytes` at most (or the limit set
+    /// on the tape, if lower). A cursor past the end is treated as the end.
     #[inline]
     pub fn new(tape: &'t mut Tape, limit_bytes: usize) -> NativeTape<'t> {
-        let limit = (tape.limit_bytes().min(limit_bytes) / 8) as u64;
+        // The module's limit (`JitOptions::tape_limit`, which may exceed the tape's default),
+        // and the tape's own when one was set.
+        let limit = (tape.set_limit().unwrap_or(usize::MAX).min(limit_bytes) / 8) as u64;
         let (entries, cursor, arrays) = tape.parts_mut();
         let arrays_mark = arrays.mark();
         let arrays: *mut LocalArrays = arrays;
@@ -183,6 +185,18 @@ impl Drop for NativeTape<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The module's limit applies even above a tape's default (a handle's scratch tape was never
+    /// given a limit); a limit set on the tape applies too, whichever is lower.
+    #[test]
+    fn the_limit_is_the_modules_and_the_one_set_on_the_tape() {
+        let mut tape = Tape::new();
+        assert_eq!(NativeTape::new(&mut tape, 8 << 30).state.limit, 1 << 30);
+        assert_eq!(NativeTape::new(&mut tape, 1 << 20).state.limit, 1 << 17);
+        tape.set_limit_bytes(4096);
+        assert_eq!(NativeTape::new(&mut tape, 8 << 30).state.limit, 512);
+        assert_eq!(NativeTape::new(&mut tape, 1024).state.limit, 128);
+    }
 
     #[test]
     fn grow_keeps_the_entries_and_the_write_back_sets_length_and_cursor() {

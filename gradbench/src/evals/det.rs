@@ -19,7 +19,10 @@ impl Det {
     pub fn new() -> Result<Det, ToolError> {
         let m = lower(include_str!("../../models/det.rs"))?;
         let primal = PrimalFn::builder(&m, "det").build()?;
-        let gradient = GradientFn::builder(&m, "det").wrt(["a"]).build()?;
+        // Reverse mode records every call of the recursion by minors: ℓ = 11 makes about 740
+        // million tape entries (5.9 GB), past the default 4 GiB limit.
+        let options = jitdiff::jit::JitOptions::new().tape_limit(8 << 30);
+        let gradient = GradientFn::builder(&m, "det").wrt(["a"]).options(&options).build()?;
         // Compiled here, as `define` is timed (Auto mode would compile at the first call).
         gradient.prepare()?;
         Ok(Det { primal, gradient })
