@@ -180,15 +180,17 @@ pub(crate) fn lower_module(
             })
             .map_err(|message| parallel::panicked(&f.name, message))??;
             ctx.set_disasm(disasm && !entry);
-            if disasm && !entry {
-                eprintln!("; @{}\n{}", f.name, ctx.func.display());
-            }
-            pending.push(parallel::Pending { id, ctx, name: f.name.clone(), entry });
+            // Printed with the machine code below, so that each function's two stay together.
+            let clif = (disasm && !entry).then(|| ctx.func.display().to_string());
+            pending.push(parallel::Pending { id, ctx, name: f.name.clone(), entry, clif });
         }
     }
     parallel::compile_all(&mut pending, m.jit.get().isa())?;
     for p in &pending {
         parallel::define(m.jit.get(), p)?;
+        if let Some(clif) = &p.clif {
+            eprintln!("; @{}\n{clif}", p.name);
+        }
         let Some(code) = p.ctx.compiled_code().filter(|_| !p.entry) else { continue };
         if perf_map {
             code_sizes.push((p.id, code.code_buffer().len(), p.name.clone()));

@@ -26,6 +26,8 @@ pub(super) struct Pending {
     pub name: String,
     /// Is it the function's entry trampoline (rather than the function itself)?
     pub entry: bool,
+    /// Its Cranelift IR as lowered, for `JITDIFF_DISASM`.
+    pub clif: Option<String>,
 }
 
 /// The error for a panic inside code generation: a bug, reported with the function's name.
