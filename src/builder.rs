@@ -102,6 +102,23 @@ pub(crate) struct Spec {
     pub inline_calls: bool,
 }
 
+impl Spec {
+    /// The spec of a handle a handle builds for itself (forward lanes, a sweep of another
+    /// width): the same function, rules and options, `width` lanes, no checkpointing.
+    pub(crate) fn inner(user: &UserFunction, rules: &RuleSet, options: &JitOptions, width: u8) -> Spec {
+        Spec {
+            user: user.clone(),
+            rules: rules.clone(),
+            options: options.clone(),
+            width: Some(width),
+            fd: FdOptions::central(),
+            gradient_mode: GradientMode::Auto,
+            checkpoint: Checkpoint::Off,
+            inline_calls: false,
+        }
+    }
+}
+
 /// Handles that a [`Builder`] builds.
 pub trait Build: Sized + sealed::Sealed {
     /// Whether the handle differentiates something, so that `.wrt` must name a parameter.

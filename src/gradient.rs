@@ -387,17 +387,11 @@ impl GradientFn {
             return Ok(lanes.as_ref());
         }
         let spec = Spec {
-            user: self.user.clone(),
-            rules: self.rules.clone(),
-            options: self.options.clone(),
-            width: Some(w as u8),
-            fd: crate::fd::FdOptions::central(),
-            gradient_mode: self.mode,
-            checkpoint: jitdiff_ad::Checkpoint::Off,
             // Calls of small functions cost a sweep more than their bodies (results pass through
             // memory, a status is checked): the pendulum's 4-lane sweep takes 0.77 of the time
             // with its acceleration inlined.
             inline_calls: true,
+            ..Spec::inner(&self.user, &self.rules, &self.options, w as u8)
         };
         let built = match ForwardFn::build_from(spec) {
             Ok(f) => Some(ForwardLanes { framed: FramedLanes::new(&self.user, &f), f }),

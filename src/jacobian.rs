@@ -208,17 +208,7 @@ impl JacobianFn {
         if let Some(f) = self.forward.get() {
             return Ok(f);
         }
-        let spec = Spec {
-            user: self.user.clone(),
-            rules: self.rules.clone(),
-            options: self.options.clone(),
-            width: Some(self.width),
-            fd: crate::fd::FdOptions::central(),
-            gradient_mode: crate::GradientMode::Auto,
-            checkpoint: jitdiff_ad::Checkpoint::Off,
-            inline_calls: false,
-        };
-        let built = ForwardFn::build_from(spec)?;
+        let built = ForwardFn::build_from(Spec::inner(&self.user, &self.rules, &self.options, self.width))?;
         Ok(self.forward.get_or_init(|| built))
     }
 

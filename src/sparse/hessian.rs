@@ -173,19 +173,7 @@ impl SparseHessianFn {
 
     /// The derivative compiled for `lanes` lanes (compiled now if no plan needed it before).
     fn compiled(&self, lanes: usize) -> Result<&HvpFn, Error> {
-        self.hvp.get(lanes, || {
-            let spec = Spec {
-                user: self.user.clone(),
-                rules: self.rules.clone(),
-                options: self.options.clone(),
-                width: Some(lanes as u8),
-                fd: crate::fd::FdOptions::central(),
-                gradient_mode: crate::GradientMode::Reverse,
-                checkpoint: jitdiff_ad::Checkpoint::Off,
-                inline_calls: false,
-            };
-            HvpFn::build_from(spec)
-        })
+        self.hvp.get(lanes, || HvpFn::build_from(Spec::inner(&self.user, &self.rules, &self.options, lanes as u8)))
     }
 
     fn plan(&self, args: &[Arg<'_>]) -> Result<Arc<HessianPlan>, Error> {

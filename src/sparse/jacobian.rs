@@ -301,19 +301,8 @@ impl SparseJacobianFn {
 
     /// The derivative compiled for `lanes` lanes (compiled now if no plan needed it before).
     fn compiled(&self, lanes: usize) -> Result<&ForwardFn, Error> {
-        self.forward.get(lanes, || {
-            let spec = Spec {
-                user: self.user.clone(),
-                rules: self.rules.clone(),
-                options: self.options.clone(),
-                width: Some(lanes as u8),
-                fd: crate::fd::FdOptions::central(),
-                gradient_mode: crate::GradientMode::Reverse,
-                checkpoint: jitdiff_ad::Checkpoint::Off,
-                inline_calls: false,
-            };
-            ForwardFn::build_from(spec)
-        })
+        self.forward
+            .get(lanes, || ForwardFn::build_from(Spec::inner(&self.user, &self.rules, &self.options, lanes as u8)))
     }
 
     /// The dense Jacobian handle whose W-lane pullback sweeps row compression uses.
@@ -321,16 +310,7 @@ impl SparseJacobianFn {
         if let Some(r) = self.reverse.get() {
             return Ok(r);
         }
-        let spec = Spec {
-            user: self.user.clone(),
-            rules: self.rules.clone(),
-            options: self.options.clone(),
-            width: Some(self.width as u8),
-            fd: crate::fd::FdOptions::central(),
-            gradient_mode: crate::GradientMode::Reverse,
-            checkpoint: jitdiff_ad::Checkpoint::Off,
-            inline_calls: false,
-        };
+        let spec = Spec::inner(&self.user, &self.rules, &self.options, self.width as u8);
         let built = JacobianFn::build_from(spec)?.with_mode(JacobianMode::Reverse);
         Ok(self.reverse.get_or_init(|| built))
     }
