@@ -201,7 +201,11 @@ impl<'m, K: Build> Builder<'m, K> {
     pub fn build(self) -> Result<K, Error> {
         let (width, fd, gradient_mode, checkpoint) = (self.width, self.fd, self.gradient_mode, self.checkpoint);
         let (rules, options) = (self.rules.clone(), self.options.clone());
-        let user = self.resolve()?;
+        let mut user = self.resolve()?;
+        if user.module.has_derivative_declarations() {
+            // Nested AD: the derivatives the module declares become derived functions first.
+            user.module = Arc::new(crate::ad::expand_derivatives(&user.module, &rules)?);
+        }
         K::build_from(Spec { user, rules, options, width, fd, gradient_mode, checkpoint, inline_calls: false })
     }
 

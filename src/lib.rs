@@ -75,6 +75,7 @@ mod hvp;
 mod jacobian;
 mod layout;
 #[cfg(feature = "argmin")]
+pub mod nested;
 pub mod optim;
 pub mod parallel;
 mod primal;
@@ -98,6 +99,7 @@ pub use jacobian::{JacobianFn, JacobianMode};
 pub use jitdiff_jit::Arg;
 pub use jitdiff_macros::{function, module};
 pub use jitdiff_rules::{RuleError, RuleSet, ScalarRule};
+pub use nested::{grad_forward, grad_reverse};
 pub use primal::PrimalFn;
 pub use pullback::Pullback;
 pub use rng::SplitMix64;

@@ -103,6 +103,14 @@ pub enum AdError {
         /// `tpush` or `tpop`.
         op: &'static str,
     },
+    /// A derivative declared in the module (`extern @name(...) = grad ...`) cannot be derived.
+    #[error("the derivative @{name} declared in the module cannot be derived: {reason}")]
+    NestedDerivative {
+        /// The declaration's name.
+        name: String,
+        /// Why, and what to change.
+        reason: String,
+    },
     /// The transform itself failed (a panic inside it): a bug in jitdiff, reported as an error
     /// naming the function rather than unwinding into the caller.
     #[error("internal error while differentiating @{func}: {message} (a bug in jitdiff; please report it with the IR)")]

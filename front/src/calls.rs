@@ -46,6 +46,9 @@ impl Lowerer<'_> {
             };
         }
         let text = crate::types::path_text(&path.path);
+        if let Some(mode) = crate::nested::nested_mode(&text) {
+            return self.lower_nested_grad(mode, &args, call.span());
+        }
         let text = text.strip_prefix("std::").or_else(|| text.strip_prefix("core::")).unwrap_or(&text).to_string();
         let Some((ty, method)) = text.split_once("::") else {
             return Err(unknown_function(path.span(), &text));

@@ -45,6 +45,7 @@ mod lower;
 mod matching;
 mod methods;
 mod module;
+mod nested;
 mod operators;
 mod scope;
 mod ssa;

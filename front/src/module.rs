@@ -37,6 +37,10 @@ pub(crate) struct ModuleCtx {
     imports: HashMap<String, String>,
     /// `use std::f64::consts::*`.
     glob_import: bool,
+    /// The module's externs while bodies are lowered, with the derivative declarations that
+    /// nested gradients add (`crate::nested`): kept here so that the ids they get are the
+    /// module's.
+    pub declared: std::cell::RefCell<Module>,
 }
 
 impl ModuleCtx {
@@ -95,6 +99,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
                         name: name.clone(),
                         params: params.iter().filter_map(Ty::ir).collect(),
                         returns: ret.ir_results(),
+                        derivative: None,
                     };
                     let id = module.push_extern(decl);
                     ctx.functions.insert(name.clone(), FnSig { name, params, ret, callee: Callee::Extern(id) });
@@ -140,6 +145,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
         let id = module.push_table(Table::new(name.clone(), values));
         ctx.tables.insert(name, id);
     }
+    ctx.declared.borrow_mut().externs = module.externs.clone();
     for (item, id) in bodies {
         let Some(sig) = ctx.functions.get(&crate::types::name_of(&item.sig.ident)) else {
             let message = "a function's signature went missing".into();
@@ -153,6 +159,7 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
             *slot = function;
         }
     }
+    module.externs = std::mem::take(&mut ctx.declared.borrow_mut().externs);
     module.canonicalize();
     jitdiff_ir::verify_module(&module).map_err(|e| {
         FrontError::new(

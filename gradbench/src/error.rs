@@ -17,13 +17,6 @@ pub enum ToolError {
     },
     /// `define` of an eval this tool does not know.
     UnknownModule(String),
-    /// An eval whose functions need something jitdiff does not offer yet.
-    Unsupported {
-        /// The eval.
-        module: &'static str,
-        /// The missing engine feature.
-        gap: &'static str,
-    },
     /// `evaluate` before a successful `define` of that module.
     NotDefined(String),
     /// A function name the eval does not have.
@@ -45,7 +38,6 @@ impl fmt::Display for ToolError {
             ToolError::Message(m) => write!(f, "malformed message: {m}"),
             ToolError::Input { field, reason } => write!(f, "input field `{field}`: {reason}"),
             ToolError::UnknownModule(m) => write!(f, "jitdiff-gradbench does not implement the eval `{m}`"),
-            ToolError::Unsupported { module, gap } => write!(f, "eval `{module}` not supported: {gap}"),
             ToolError::NotDefined(m) => write!(f, "module `{m}` has not been defined"),
             ToolError::UnknownFunction { module, function } => {
                 write!(f, "eval `{module}` has no function `{function}`")

@@ -527,6 +527,9 @@ pub struct ExternDecl {
     pub params: Vec<Type>,
     /// Result types.
     pub returns: Vec<Type>,
+    /// Set when the extern is a derivative jitdiff derives from a function of the module
+    /// (`extern @g(...) -> ... = grad reverse @f wrt 1`) rather than one the user registers.
+    pub derivative: Option<crate::DerivativeOf>,
 }
 
 /// A read-only data table: `f64` constants a function reads as a `slice` (`t = table @name`),

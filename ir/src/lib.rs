@@ -16,6 +16,7 @@ pub mod analysis;
 pub mod arbitrary;
 pub mod builder;
 mod contain;
+mod derivative;
 mod externs;
 mod fault;
 mod function;
@@ -32,6 +33,7 @@ mod values;
 pub mod verifier;
 
 pub use contain::contain_panics;
+pub use derivative::{DerivativeOf, DiffMode};
 pub use externs::{ExternArg, ExternClosure, ExternError, ExternImpl, ExternRegistry};
 pub use function::{
     Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Table, TableId,

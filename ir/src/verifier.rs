@@ -11,7 +11,7 @@
 
 use crate::analysis::ControlFlow;
 use crate::function::is_anonymous_value_name;
-use crate::function::{Block, BlockCall, Callee, Function, Imm, InstData, Module, Terminator, Value};
+use crate::function::{Block, BlockCall, Callee, ExternDecl, Function, Imm, InstData, Module, Terminator, Value};
 use crate::opcode::{Opcode, Shape};
 use crate::spans::{Pos, SourceMap};
 use crate::types::{Type, VECTOR_WIDTHS};
@@ -115,6 +115,9 @@ error_kinds! {
     /// A function and an extern share a name.
     #[error("@{name} is both a function and an extern — rename one of them")]
     NameClash { name: String },
+    /// A derivative declaration (`extern @g(...) = grad ... @f wrt ...`) that does not fit `@f`.
+    #[error("extern @{name} declares a derivative of @{of}: {reason}")]
+    BadDerivative { name: String, of: String, reason: String },
     /// Two tables share a name, or a table shares its name with a function or an extern.
     #[error("table @{name} clashes with another table, function or extern of that name — functions, externs and tables share one namespace; rename one")]
     DuplicateTable { name: String },
@@ -243,6 +246,28 @@ fn width_error(ty: Type) -> Option<VerifyErrorKind> {
     }
 }
 
+/// What makes a derivative declaration unfit for its function, if anything.
+fn derivative_mismatch(module: &Module, decl: &ExternDecl, derivative: &crate::DerivativeOf) -> Option<String> {
+    let Some(of) = module.func_by_name(&derivative.of) else {
+        return Some(format!("the module has no function @{}", derivative.of));
+    };
+    let (params, returns) = match derivative.signature(of) {
+        Ok(signature) => signature,
+        Err(reason) => return Some(reason),
+    };
+    let spell = |types: &[Type]| types.iter().map(|t| t.spelling()).collect::<Vec<_>>().join(", ");
+    (params != decl.params || returns != decl.returns).then(|| {
+        format!(
+            "its signature must be ({}) -> {} (@{}'s parameters; one partial per differentiated parameter), not ({}) -> {}",
+            spell(&params),
+            spell(&returns),
+            of.name,
+            spell(&decl.params),
+            spell(&decl.returns)
+        )
+    })
+}
+
 /// Checks of names and extern signatures across the module.
 fn check_module_names(module: &Module, spans: Option<&SourceMap>, errors: &mut Vec<VerifyError>) {
     let at = |name: &str, pos: Option<Pos>, kind| VerifyError {
@@ -266,6 +291,12 @@ fn check_module_names(module: &Module, spans: Option<&SourceMap>, errors: &mut V
             if let Some(kind) = width_error(ty) {
                 errors.push(at(&e.name, pos, kind));
             }
+        }
+        if let Some(derivative) = &e.derivative
+            && let Some(reason) = derivative_mismatch(module, e, derivative)
+        {
+            let kind = VerifyErrorKind::BadDerivative { name: e.name.clone(), of: derivative.of.clone(), reason };
+            errors.push(at(&e.name, pos, kind));
         }
         for (k, &ty) in e.returns.iter().enumerate() {
             if ty.is_slice() {
@@ -862,7 +893,8 @@ mod tests {
         m.functions.push(callee());
         assert_eq!(kinds(&m), vec!["DuplicateFunction"]);
         let mut m = valid_module();
-        let decl = ExternDecl { name: "first".into(), params: vec![Type::F64], returns: vec![Type::F64] };
+        let decl =
+            ExternDecl { name: "first".into(), params: vec![Type::F64], returns: vec![Type::F64], derivative: None };
         m.externs.push(decl.clone());
         assert_eq!(kinds(&m), vec!["NameClash"]);
         m.externs[0].name = "g".into();
@@ -883,7 +915,12 @@ mod tests {
         let mut m = valid_module();
         m.functions.truncate(1);
         assert_eq!(kinds(&m), vec!["InvalidCallee"]);
-        m.externs.push(ExternDecl { name: "e".into(), params: vec![Type::Slice], returns: vec![Type::F64] });
+        m.externs.push(ExternDecl {
+            name: "e".into(),
+            params: vec![Type::Slice],
+            returns: vec![Type::F64],
+            derivative: None,
+        });
         let exit = block(&m.functions[0], "exit");
         m.functions[0].block_mut(exit).insts[3].imm = Imm::Callee(Callee::Extern(ExternId(0)));
         assert!(verify_module(&m).is_ok(), "an extern callee with a matching signature is fine");

@@ -132,6 +132,7 @@ impl ScalarRule {
             name: name.clone(),
             params: vec![Type::F64; arity + 1],
             returns: vec![Type::F64; arity],
+            derivative: None,
         });
         ScalarRule {
             module,

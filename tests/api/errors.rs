@@ -16,7 +16,7 @@ use jitdiff::ir::{
     ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue, Tape, Type, parse_module, verify_module,
 };
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::{ForwardFn, GradientFn};
+use jitdiff::{ForwardFn, GradientFn, PrimalFn};
 
 const PROGRAMS: &str = "
 extern @ext1(f64) -> f64
@@ -346,12 +346,13 @@ fn table() -> Vec<Row> {
             )
         }),
         row(
-            "ForwardFn::builder",
+            "PrimalFn::builder",
             "Compile",
-            &["cannot compile @f", "@ext1", "not registered", "ExternRegistry::register"],
+            &["cannot compile @use_ext", "@ext1", "not registered", "ExternRegistry::register"],
             || {
-                // @f does not call the extern, but the module declares it and nothing implements it.
-                fails!(ForwardFn::builder(&programs(), "f").wrt_mask(&[true, false, false]).width(1).build())
+                // @use_ext calls the extern, and nothing implements it. (An extern that the
+                // compiled functions do not call needs no implementation.)
+                fails!(PrimalFn::builder(&programs(), "use_ext").build())
             },
         ),
         row(

@@ -28,6 +28,7 @@ mod hvp;
 mod jit_examples;
 mod layering;
 mod model_examples;
+mod nested;
 mod no_alloc;
 mod no_panic;
 mod nondifferentiable;

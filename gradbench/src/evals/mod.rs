@@ -15,6 +15,7 @@ mod hello;
 mod ht;
 mod kmeans;
 mod lstm;
+mod nested;
 mod scalar;
 
 /// An eval whose functions are compiled and ready.
@@ -24,24 +25,6 @@ pub trait Eval {
     /// Runs `function` on `input` as often as `runs` asks.
     fn evaluate(&self, function: &str, input: &Value, runs: Runs) -> Result<Evaluation, ToolError>;
 }
-
-/// What jitdiff lacks for the evals it does not run (answered at `define`).
-pub const GAPS: [(&str, &str); 2] = [
-    (
-        "particle",
-        "nested AD: the simulation's force is the gradient of a potential and the outer descent \
-         differentiates the simulation; jitdiff's Rust subset and IR have no operator that takes \
-         a derivative inside a function (nor a public way to link a derived function into a \
-         module and differentiate the result), so derivatives exist only as handles called \
-         from Rust",
-    ),
-    (
-        "saddle",
-        "nested AD: argmin over x of max over y, each by gradient descent inside the function; \
-         jitdiff's Rust subset and IR have no operator that takes a derivative inside a \
-         function (derivatives exist only as handles called from Rust)",
-    ),
-];
 
 /// Compiles the eval `module` (lowering, derivation and JIT compilation: the `"compile"` timing).
 pub fn define(module: &str) -> Result<Box<dyn Eval>, ToolError> {
@@ -56,12 +39,9 @@ pub fn define(module: &str) -> Result<Box<dyn Eval>, ToolError> {
         "det" => Box::new(det::Det::new()?),
         "ba" => Box::new(ba::Ba::new()?),
         "ht" => Box::new(ht::Ht::new()?),
-        other => {
-            return Err(match GAPS.iter().find(|(name, _)| *name == other) {
-                Some((module, gap)) => ToolError::Unsupported { module, gap },
-                None => ToolError::UnknownModule(other.to_string()),
-            });
-        }
+        "particle" => Box::new(nested::Particle::new()?),
+        "saddle" => Box::new(nested::Saddle::new()?),
+        other => return Err(ToolError::UnknownModule(other.to_string())),
     })
 }
 

@@ -243,11 +243,21 @@ pub extern "C" fn ext_mix(a: f64, b: f64) -> f64 {
 pub fn standard_extern_semantics() -> Vec<(ExternDecl, MathFn)> {
     vec![
         (
-            ExternDecl { name: "ext_scale".into(), params: vec![Type::F64], returns: vec![Type::F64] },
+            ExternDecl {
+                name: "ext_scale".into(),
+                params: vec![Type::F64],
+                returns: vec![Type::F64],
+                derivative: None,
+            },
             MathFn::Unary(ext_scale),
         ),
         (
-            ExternDecl { name: "ext_mix".into(), params: vec![Type::F64, Type::F64], returns: vec![Type::F64] },
+            ExternDecl {
+                name: "ext_mix".into(),
+                params: vec![Type::F64, Type::F64],
+                returns: vec![Type::F64],
+                derivative: None,
+            },
             MathFn::Binary(ext_mix),
         ),
     ]

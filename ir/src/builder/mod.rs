@@ -167,6 +167,7 @@ impl ModuleBuilder {
             name: name.to_string(),
             params: params.to_vec(),
             returns: returns.to_vec(),
+            derivative: None,
         });
         ExternId(self.module.externs.len() as u32 - 1)
     }

@@ -1,10 +1,10 @@
 //! Module-level pruning: keep only the functions some root can call.
 
-use crate::function::{Callee, FuncId, Imm, Module, TableId};
+use crate::function::{Callee, ExternId, FuncId, Imm, Module, TableId};
 
 /// The functions of `module` reachable through calls from the functions named in `roots`
 /// (unknown names are ignored), in their original order, with calls renumbered, and the tables
-/// they read (in their original order, renumbered too). Compiling a derivative needs its derived
+/// they read and externs they call (each in their original order, renumbered too). Compiling a derivative needs its derived
 /// functions and what they call, not every original function the module also holds.
 ///
 /// ```
@@ -39,15 +39,24 @@ pub fn retain_reachable(module: &Module, roots: &[&str]) -> Module {
     }
     let kept = || module.functions.iter().zip(&keep).filter(|(_, k)| **k).map(|(f, _)| f);
     let mut table_used = vec![false; module.tables.len()];
+    let mut extern_used = vec![false; module.externs.len()];
     for inst in kept().flat_map(|f| &f.blocks).flat_map(|b| &b.insts) {
-        if let Imm::Table(t) = inst.imm
-            && let Some(used) = table_used.get_mut(t.index())
-        {
+        let used = match inst.imm {
+            Imm::Table(t) => table_used.get_mut(t.index()),
+            Imm::Callee(Callee::Extern(e)) => extern_used.get_mut(e.index()),
+            _ => None,
+        };
+        if let Some(used) = used {
             *used = true;
         }
     }
-    let mut out =
-        Module { externs: module.externs.clone(), tables: vec![], functions: Vec::with_capacity(next as usize) };
+    let mut out = Module { externs: vec![], tables: vec![], functions: Vec::with_capacity(next as usize) };
+    let mut new_extern = vec![None; module.externs.len()];
+    for (k, decl) in module.externs.iter().enumerate() {
+        if extern_used[k] {
+            new_extern[k] = Some(out.push_extern(decl.clone()));
+        }
+    }
     let mut new_table = vec![None; module.tables.len()];
     for (k, table) in module.tables.iter().enumerate() {
         if table_used[k] {
@@ -60,6 +69,13 @@ pub fn retain_reachable(module: &Module, roots: &[&str]) -> Module {
             match &mut inst.imm {
                 Imm::Callee(Callee::Func(callee)) => {
                     *callee = new_id[callee.index()].expect("a kept function only calls kept functions");
+                }
+                Imm::Callee(Callee::Extern(e)) => {
+                    // As for tables: an index that names no extern is left as it is.
+                    let fresh: Option<ExternId> = new_extern.get(e.index()).copied().flatten();
+                    if let Some(fresh) = fresh {
+                        *e = fresh;
+                    }
                 }
                 Imm::Table(t) => {
                     // An index that names no table (unverified IR) is left as it is.

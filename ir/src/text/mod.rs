@@ -98,6 +98,9 @@ pub enum ParseErrorKind {
     /// An opcode spelling that does not exist.
     #[error("unknown opcode `{0}`: see docs/ir.md for the opcodes (terminators are jump, br, ret)")]
     UnknownOpcode(String),
+    /// A derivative declaration's mode that does not exist.
+    #[error("unknown mode `{0}`: a declared derivative is `= grad forward @f wrt ...` or `= grad reverse @f wrt ...`")]
+    UnknownDiffMode(String),
     /// A comparison condition that does not exist.
     #[error("unknown condition `{0}`: use one of eq, ne, lt, le, gt, ge")]
     UnknownCondition(String),
@@ -167,6 +170,7 @@ impl ParseErrorKind {
             ParseErrorKind::UnknownType(_) => "UnknownType",
             ParseErrorKind::UnknownOpcode(_) => "UnknownOpcode",
             ParseErrorKind::UnknownCondition(_) => "UnknownCondition",
+            ParseErrorKind::UnknownDiffMode(_) => "UnknownDiffMode",
             ParseErrorKind::UnknownValue(_) => "UnknownValue",
             ParseErrorKind::UnknownBlock(_) => "UnknownBlock",
             ParseErrorKind::UnknownCallee(_) => "UnknownCallee",

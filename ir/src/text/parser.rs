@@ -12,6 +12,7 @@ use crate::function::{
 use crate::opcode::{CondCode, Opcode, Shape};
 use crate::spans::{FuncSpans, Pos, SourceMap};
 use crate::types::Type;
+use crate::{DerivativeOf, DiffMode};
 use std::collections::{HashMap, VecDeque};
 
 /// Parse and resolve a whole module (see [`super::parse_module_with_spans`]).
@@ -32,7 +33,7 @@ struct Name {
 }
 
 enum Item {
-    Extern { pos: Pos, name: Name, params: Vec<Type>, returns: Vec<Type> },
+    Extern { pos: Pos, name: Name, params: Vec<Type>, returns: Vec<Type>, derivative: Option<DerivativeOf> },
     Table { pos: Pos, name: Name, data: Vec<f64> },
     Func(FuncAst),
 }
@@ -230,8 +231,9 @@ impl Parser {
                     let name = self.global("the extern's name, as in `extern @name(f64) -> f64`")?;
                     let params = self.paren_list(Self::ty)?;
                     let returns = self.returns()?;
+                    let derivative = if self.eat(&TokenKind::Equals) { Some(self.derivative()?) } else { None };
                     self.end_of_line()?;
-                    items.push(Item::Extern { pos, name, params, returns });
+                    items.push(Item::Extern { pos, name, params, returns, derivative });
                 }
                 TokenKind::Ident(word) if word == "const" => {
                     self.advance();
@@ -446,6 +448,32 @@ impl Parser {
         Ok(found)
     }
 
+    /// `grad forward|reverse @f wrt p {, p}`, after an extern's `=`.
+    fn derivative(&mut self) -> Result<DerivativeOf, ParseError> {
+        let kind = self.name("`grad`, as in `= grad reverse @f wrt 0, 1`")?;
+        if kind.text != "grad" {
+            return Err(err(
+                kind.pos,
+                K::UnexpectedToken { expected: "`grad`".into(), found: format!("`{}`", kind.text) },
+            ));
+        }
+        let mode = self.name("`forward` or `reverse`")?;
+        let mode = DiffMode::from_spelling(&mode.text).ok_or_else(|| err(mode.pos, K::UnknownDiffMode(mode.text)))?;
+        let of = self.global("the differentiated function, as in `@f`")?;
+        let wrt = self.name("`wrt` and the differentiated parameters' positions")?;
+        if wrt.text != "wrt" {
+            return Err(err(
+                wrt.pos,
+                K::UnexpectedToken { expected: "`wrt`".into(), found: format!("`{}`", wrt.text) },
+            ));
+        }
+        let wrt = self.comma_list(|p| {
+            let (text, pos) = p.number("a parameter position (0 for the first)")?;
+            text.parse::<usize>().map_err(|_| err(pos, K::BadNumber(text)))
+        })?;
+        Ok(DerivativeOf { of: of.text, mode, wrt })
+    }
+
     fn integer(&mut self) -> Result<i64, ParseError> {
         let (text, pos) = self.number("an integer literal")?;
         text.parse().map_err(|_| err(pos, K::BadNumber(text)))
@@ -506,9 +534,14 @@ fn resolve(items: Vec<Item>) -> Result<(Module, SourceMap), ParseError> {
     let mut bodies = vec![];
     for item in items {
         let (name, global) = match item {
-            Item::Extern { pos, name, params, returns } => {
+            Item::Extern { pos, name, params, returns, derivative } => {
                 let id = ExternId(module.externs.len() as u32);
-                module.externs.push(ExternDecl { name: name.text.clone(), params, returns: returns.clone() });
+                module.externs.push(ExternDecl {
+                    name: name.text.clone(),
+                    params,
+                    returns: returns.clone(),
+                    derivative,
+                });
                 spans.externs.push(pos);
                 (name, Global::Callee(Callee::Extern(id), returns))
             }

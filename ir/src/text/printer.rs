@@ -23,7 +23,8 @@ pub fn print_module(module: &Module) -> String {
         .iter()
         .map(|e| {
             let params: Vec<&str> = e.params.iter().map(|t| t.spelling()).collect();
-            format!("extern @{}({}){}\n", e.name, params.join(", "), arrow(&e.returns))
+            let derivative = e.derivative.as_ref().map(|d| format!(" = {}", d.spelling())).unwrap_or_default();
+            format!("extern @{}({}){}{derivative}\n", e.name, params.join(", "), arrow(&e.returns))
         })
         .collect();
     items.extend(module.tables.iter().map(table));
@@ -222,7 +223,12 @@ mod tests {
     #[test]
     fn items_are_separated_by_one_blank_line() {
         let mut m = Module::new();
-        m.externs.push(crate::function::ExternDecl { name: "e".into(), params: vec![Type::Slice], returns: vec![] });
+        m.externs.push(crate::function::ExternDecl {
+            name: "e".into(),
+            params: vec![Type::Slice],
+            returns: vec![],
+            derivative: None,
+        });
         m.functions.push(Function::new("f", vec![]));
         m.functions.push(Function::new("g", vec![Type::F64, Type::I64]));
         assert_eq!(print_module(&m), "extern @e(slice)\n\nfunc @f() {\n}\n\nfunc @g() -> f64, i64 {\n}\n");

@@ -1,0 +1,258 @@
+//! Nested AD: derivatives declared inside a module (`extern @g(...) = grad reverse @f wrt ...`,
+//! see [`jitdiff_ir::DerivativeOf`]) replaced by derived functions, so that the module is
+//! ordinary IR again — which any mode can then differentiate once more.
+//!
+//! Each declaration is derived by the same transforms as a top-level request, from the
+//! functions `@f` reaches, once every declaration *they* call has been expanded (innermost
+//! first). The derived code lands in the module under names that start with the declaration's
+//! (`g__f_value_and_grad`), and `@g` becomes a function of the declared signature that calls it.
+//! Because a derivative is new code rather than a tagged number, an outer derivative of a
+//! function that calls `@g` differentiates `@g`'s body like any other: the inner and outer
+//! tangents can never be confused (the "perturbation confusion" of operator-overloading AD).
+//!
+//! A reverse-mode declaration keeps its pullback state on the tape like any reverse
+//! derivative. Where the derived code is straight-line after inlining (every push popped again
+//! in the same block), the pushes and pops are forwarded and disappear: the gradient is then
+//! plain arithmetic, which reverse mode can differentiate again. Otherwise the state stays on
+//! the tape between `tsplit` and `trejoin` (so a call leaves the tape as it found it), and an
+//! outer *reverse* derivative reports [`AdError::TapeInReverseMode`] at it; forward mode over it
+//! works.
+
+use crate::error::AdError;
+use crate::{derive_forward_with_rules, derive_reverse_with_rules};
+use jitdiff_ir::{Callee, DiffMode, ExternId, FuncId, Function, Imm, Module, Opcode, Terminator, Type, Value, passes};
+use jitdiff_rules::RuleSet;
+use jitdiff_rules::{BlockEmitter, Emit};
+use std::collections::{HashMap, HashSet};
+
+/// Instructions a caller may grow to by inlining its derived gradient: enough for the small
+/// inner functions nested AD is used for, bounded so that a large one stays a call.
+const INLINE_LIMIT: usize = 4000;
+
+/// `module` with every derivative declaration replaced by a derived function of the declared
+/// name and signature (a module without declarations is returned as it is).
+///
+/// ```
+/// use jitdiff_ir::{interpret, parse_module, ArgValue};
+/// let m = parse_module(
+///     "extern @sq_grad(f64) -> f64 = grad reverse @sq wrt 0\n\
+///      func @sq(x: f64) -> f64 {\nentry:\n    y = fmul x, x\n    ret y\n}\n\
+///      func @slope(x: f64) -> f64 {\nentry:\n    d = call @sq_grad(x)\n    ret d\n}\n",
+/// )
+/// .unwrap();
+/// let expanded = jitdiff_ad::expand_derivatives(&m, &Default::default()).unwrap();
+/// let out = interpret(&expanded, "slope", &mut [ArgValue::F64(3.0)]).unwrap();
+/// assert_eq!(out[0].as_f64(), Some(6.0));
+/// ```
+pub fn expand_derivatives(module: &Module, rules: &RuleSet) -> Result<Module, AdError> {
+    if !module.has_derivative_declarations() {
+        return Ok(module.clone());
+    }
+    let originals: Vec<String> = module.functions.iter().map(|f| f.name.clone()).collect();
+    let mut declared: Vec<String> = vec![];
+    let mut out = module.clone();
+    while out.has_derivative_declarations() {
+        let Some(ready) = out.next_derivative_declaration() else {
+            let decl = out.externs.iter().find(|e| e.derivative.is_some()).expect("a declaration is left");
+            return Err(AdError::NestedDerivative {
+                name: decl.name.clone(),
+                reason: "it depends on itself: the function it differentiates calls, directly or through \
+                         other declared derivatives, a derivative of itself"
+                    .into(),
+            });
+        };
+        declared.push(out.externs[ready.index()].name.clone());
+        expand_one(&mut out, ready, rules)?;
+    }
+    let roots: Vec<&str> = originals.iter().chain(&declared).map(String::as_str).collect();
+    Ok(passes::retain_reachable(&out, &roots))
+}
+
+/// Derive the declaration `extern_id` into `module` and turn it into a function.
+fn expand_one(module: &mut Module, extern_id: ExternId, rules: &RuleSet) -> Result<(), AdError> {
+    let decl = module.externs[extern_id.index()].clone();
+    let Some(derivative) = decl.derivative.clone() else { return Ok(()) };
+    let bad = |reason: String| AdError::NestedDerivative { name: decl.name.clone(), reason };
+    let of = module
+        .func_by_name(&derivative.of)
+        .ok_or_else(|| bad(format!("the module has no function @{}", derivative.of)))?;
+    let (params, returns) = derivative.signature(of).map_err(&bad)?;
+    if params != decl.params || returns != decl.returns {
+        return Err(bad("its signature does not match the function it differentiates (see the verifier)".into()));
+    }
+    let mut wrt = vec![false; params.len()];
+    for &p in &derivative.wrt {
+        wrt[p] = true;
+    }
+    let source = passes::retain_reachable(module, &[&derivative.of]);
+    let count = derivative.wrt.len();
+    let (derived, entry) = match derivative.mode {
+        DiffMode::Reverse => {
+            let d = derive_reverse_with_rules(&source, &derivative.of, &wrt, rules)?;
+            let entry = d.value_and_grad.clone().ok_or_else(|| bad("no value_and_grad was derived".into()))?;
+            (d.module, entry)
+        }
+        DiffMode::Forward => {
+            // Width 1, one call per partial: scalar tangents keep the inlined result plain
+            // `f64` arithmetic (CSE then shares the primal work of the calls), which any mode
+            // can differentiate again; lanes would make an outer tangent a vector of vectors.
+            let d = derive_forward_with_rules(&source, &derivative.of, &wrt, 1, rules)?;
+            (d.module, d.name)
+        }
+    };
+    // The derived code, under names that say which declaration it implements.
+    let mut piece = passes::retain_reachable(&derived, &[&entry]);
+    let mut taken: HashSet<String> = module
+        .functions
+        .iter()
+        .map(|f| f.name.clone())
+        .chain(module.externs.iter().map(|e| e.name.clone()))
+        .chain(module.tables.iter().map(|t| t.name.clone()))
+        .collect();
+    let mut entry_index = 0;
+    for (k, f) in piece.functions.iter_mut().enumerate() {
+        if f.name == entry {
+            entry_index = k;
+        }
+        let base = format!("{}__{}", decl.name, f.name);
+        let mut name = base.clone();
+        let mut suffix = 2;
+        while !taken.insert(name.clone()) {
+            name = format!("{base}_{suffix}");
+            suffix += 1;
+        }
+        f.name = name;
+    }
+    let ids = module.append(&piece);
+    let derived_id = ids[entry_index];
+    let derived_returns = module.func(derived_id).returns.clone();
+
+    // `@decl`: the declared signature over the derived function.
+    let source_fn = module.func_by_name(&derivative.of).expect("checked above");
+    let mut wrapper = Function::new(decl.name.clone(), returns.clone());
+    let args: Vec<Value> = source_fn
+        .params
+        .iter()
+        .map(|&p| (source_fn.ty(p), source_fn.values[p.index()].name.clone()))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|(ty, name)| wrapper.add_param(ty, name.as_deref()))
+        .collect();
+    let block = wrapper.add_block("entry");
+    let mut em = BlockEmitter::new(&mut wrapper, block);
+    let partials = match derivative.mode {
+        DiffMode::Reverse => {
+            let results = em.emit_multi(Opcode::Call, &args, Imm::Callee(Callee::Func(derived_id)), &derived_returns);
+            results[1..].to_vec()
+        }
+        DiffMode::Forward => {
+            let (zero, one) = (em.fconst(0.0), em.fconst(1.0));
+            (0..count)
+                .map(|k| {
+                    let mut call_args = args.clone();
+                    call_args.extend((0..count).map(|j| if j == k { one } else { zero }));
+                    let callee = Imm::Callee(Callee::Func(derived_id));
+                    em.emit_multi(Opcode::Call, &call_args, callee, &derived_returns)[1]
+                })
+                .collect()
+        }
+    };
+    wrapper.block_mut(block).term = Some(Terminator::Return(partials));
+    wrapper.canonicalize();
+    let wrapper_id = module.push_function(wrapper);
+
+    // Calls of the extern call the function; the extern goes.
+    module.replace_extern(extern_id, wrapper_id);
+
+    // The derived code inlined into `@decl`, its tape traffic forwarded where it is
+    // straight-line; where it is not, the state stays on the tape between tsplit and trejoin.
+    let derived_ids: HashSet<FuncId> = ids.iter().copied().collect();
+    inline_into(module, wrapper_id, &derived_ids);
+    let wrapper = &mut module.functions[wrapper_id.index()];
+    passes::optimize_function(wrapper);
+    if !forward_tape(wrapper) && uses_tape(wrapper) {
+        fence_tape(wrapper);
+    }
+    passes::optimize_function(wrapper);
+    Ok(())
+}
+
+/// Inline calls of `callees` into `into` (and into one another), leaving every other function
+/// as it is.
+fn inline_into(module: &mut Module, into: FuncId, callees: &HashSet<FuncId>) {
+    // Inlining runs on a copy, of which only `into` is taken back: the derived functions stay
+    // as derived, since a caller of `into` need not be the only one of theirs.
+    let mut copy = module.clone();
+    passes::inline_calls(&mut copy, |id, _| callees.contains(&id), INLINE_LIMIT);
+    module.functions[into.index()] = copy.functions.swap_remove(into.index());
+}
+
+fn uses_tape(func: &Function) -> bool {
+    func.blocks.iter().flat_map(|b| &b.insts).any(|i| is_tape_op(i.op))
+}
+
+fn is_tape_op(op: Opcode) -> bool {
+    matches!(op, Opcode::TPush | Opcode::TPop | Opcode::TSplit | Opcode::TRejoin)
+}
+
+/// In a function whose tape traffic lies in one block — every `tpop` reading a `tpush` of the
+/// same block, of the same type, and no `tsplit`/`trejoin` — replace each popped value by the
+/// pushed one and drop the traffic. Returns whether the function is now free of tape
+/// operations (false: it was left as it was).
+fn forward_tape(func: &mut Function) -> bool {
+    let mut replace: HashMap<Value, Value> = HashMap::new();
+    for block in &func.blocks {
+        let mut stack: Vec<Value> = vec![];
+        for inst in &block.insts {
+            match inst.op {
+                Opcode::TPush => stack.push(inst.args[0]),
+                Opcode::TPop => match stack.pop() {
+                    Some(pushed) if func.ty(pushed) == func.ty(inst.results[0]) => {
+                        replace.insert(inst.results[0], pushed);
+                    }
+                    _ => return false,
+                },
+                Opcode::TSplit | Opcode::TRejoin => return false,
+                _ => {}
+            }
+        }
+        if !stack.is_empty() {
+            return false;
+        }
+    }
+    let resolve = |mut v: Value| {
+        while let Some(&to) = replace.get(&v) {
+            v = to;
+        }
+        v
+    };
+    for block in &mut func.blocks {
+        block.insts.retain(|i| !is_tape_op(i.op));
+        for inst in &mut block.insts {
+            inst.args.iter_mut().for_each(|a| *a = resolve(*a));
+        }
+        if let Some(term) = &mut block.term {
+            term.map_uses(resolve);
+        }
+    }
+    true
+}
+
+/// Bracket the function's tape traffic with `tsplit` at entry and `trejoin` before every
+/// return, so that a call leaves the tape as it found it (its pops read its own pushes).
+fn fence_tape(func: &mut Function) {
+    let cursor = func.new_value(Type::I64);
+    func.blocks[0]
+        .insts
+        .insert(0, jitdiff_ir::InstData { op: Opcode::TSplit, args: vec![], imm: Imm::None, results: vec![cursor] });
+    for block in &mut func.blocks {
+        if matches!(block.term, Some(Terminator::Return(_))) {
+            block.insts.push(jitdiff_ir::InstData {
+                op: Opcode::TRejoin,
+                args: vec![cursor],
+                imm: Imm::None,
+                results: vec![],
+            });
+        }
+    }
+}
