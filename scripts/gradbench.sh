@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run GradBench's evals against jitdiff and GradBench's `manual` (hand-written reference),
-# `adol-c` and `jax` tools through the GradBench CLI, without Docker, then write
+# `adol-c`, `jax` and `finite` tools through the GradBench CLI, without Docker, then write
 # docs/gradbench.md.
 #
 # Usage (from anywhere):
@@ -24,8 +24,10 @@
 # at once), so an interrupted run has every tool for the evals it finished.
 #
 # Environment:
-#   TOOLS          tools to run, among jitdiff manual adol-c jax jax-nosync (default
-#                  "jitdiff manual adol-c jax"; adol-c/jax are dropped when not installed)
+#   TOOLS          tools to run, among jitdiff manual adol-c jax jax-nosync finite (default
+#                  "jitdiff manual adol-c jax finite"; adol-c/jax are dropped when not
+#                  installed; finite, GradBench's central differences, is the one tool of the
+#                  checkout besides jitdiff that implements particle and saddle)
 #   CAP            per-eval wall-clock cap in seconds, the same for every tool (default 120;
 #                  sizes finished before the cap are kept, the rest are reported as not run)
 #   MIN_SECONDS    the evals' --min-seconds (default 0.2; upstream's default is 1)
@@ -41,7 +43,7 @@ set -u
 : "${GRADBENCH_DIR:?set GRADBENCH_DIR to a GradBench checkout}" "${VENV:?set VENV to a Python venv}"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-TOOLS=${TOOLS:-"jitdiff manual adol-c jax"}
+TOOLS=${TOOLS:-"jitdiff manual adol-c jax finite"}
 CAP=${CAP:-120}; MIN_SECONDS=${MIN_SECONDS:-0.2}; MIN_RUNS=${MIN_RUNS:-1}
 OUT=${OUT:-$TARGET/gradbench-logs}
 REPORT=${REPORT-$ROOT/docs/gradbench.md}
@@ -73,7 +75,7 @@ have_jax() { python3 -c 'import jax, jaxlib' >/dev/null 2>&1; }
 RUN_TOOLS=()
 for tool in $TOOLS; do
   case $tool in
-    jitdiff|manual) RUN_TOOLS+=("$tool") ;;
+    jitdiff|manual|finite) RUN_TOOLS+=("$tool") ;;
     adol-c) if have_adolc; then RUN_TOOLS+=("$tool")
             else echo "skipping adol-c: no ADOL-C/boost headers or libadolc (apt-get install libadolc-dev libboost-dev)" >&2; fi ;;
     jax|jax-nosync) if have_jax; then RUN_TOOLS+=("$tool")
@@ -111,7 +113,7 @@ PY
 tool_command() {
   case $1 in
     jitdiff) echo "$JITDIFF_TOOL" ;;
-    manual|adol-c) echo "python3 python/gradbench/gradbench/cpp.py $1" ;;
+    manual|adol-c|finite) echo "python3 python/gradbench/gradbench/cpp.py $1" ;;
     jax) echo "python3 $JAX_SYNC python/gradbench/gradbench/tools/jax/run.py" ;;
     jax-nosync) echo "python3 python/gradbench/gradbench/tools/jax/run.py" ;;
   esac

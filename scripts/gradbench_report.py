@@ -19,8 +19,8 @@ DERIV = {"hello": ["double"], "llsq": ["gradient"], "lse": ["gradient"], "det": 
          "ht": ["jacobian"], "kmeans": ["dir"], "particle": ["ff", "fr", "rf", "rr"],
          "saddle": ["ff", "fr", "rf", "rr"]}
 LABEL = {"jitdiff": "jitdiff", "manual": "manual", "adol-c": "ADOL-C", "jax": "JAX",
-         "jax-nosync": "JAX (upstream timing)"}
-PEERS = ["manual", "adol-c", "jax", "jax-nosync"]
+         "jax-nosync": "JAX (upstream timing)", "finite": "finite"}
+PEERS = ["manual", "adol-c", "jax", "jax-nosync", "finite"]
 
 
 def read_log(path):
@@ -138,6 +138,9 @@ def versions(tools, gb_dir, root):
     cxx = sh("c++ --version | head -1")
     if "manual" in tools:
         out.append(f"manual: GradBench's `tools/manual` at the commit above, {cxx or 'c++ ?'}")
+    if "finite" in tools:
+        out.append(f"finite: GradBench's `tools/finite` (central differences of the C++ primal) at the "
+                   f"commit above, {cxx or 'c++ ?'}")
     if "adol-c" in tools:
         ver = sh("dpkg-query -W -f '${Version}' libadolc-dev 2>/dev/null") or sh(
             "grep -h 'define ADOLC_VERSION\\|define ADOLC_SUBVERSION\\|define ADOLC_PATCHLEVEL' "
@@ -213,7 +216,9 @@ def main():
         "(`gradbench/`: each eval's functions as plain Rust in jitdiff's subset, `gradbench/models/`,",
         "differentiated by jitdiff's handles) and GradBench's own tools, through the GradBench CLI",
         "without Docker: `manual` (hand-written C++ derivatives, `-O3 -march=native`), `adol-c`",
-        "(operator-overloading tape, C++) and `jax` (Python, `jax.jit`, CPU). Regenerate with",
+        "(operator-overloading tape, C++), `jax` (Python, `jax.jit`, CPU) and `finite` (central",
+        "differences of a C++ primal: the only GradBench tool here with `particle` and `saddle`,",
+        "which `manual` leaves out). Regenerate with",
         "`GRADBENCH_DIR=... VENV=... scripts/gradbench.sh` (see the script's header).",
         "",
         f"- Tools in this run: {names}. All ran in one sitting, one process at a time (for each eval,"
@@ -234,7 +239,8 @@ def main():
         "evaluation until `--min-seconds` have passed; tape recording, JIT compilation in `define`,",
         "JSON and input conversion are outside these runs, see below). *jitdiff/X* = jitdiff's",
         "time / X's time: **lower is better for jitdiff** (below 1: jitdiff faster). *valid*:",
-        "GradBench's validator on each tool's output (it compares with `manual`, tolerance 1e-4),",
+        "GradBench's validator on each tool's output (it compares with `manual`, tolerance 1e-4;",
+        "for particle and saddle with the answers stored in the eval),",
         "in the order " + " / ".join(LABEL[t] for t in tools) + "; ✓ valid, ✗ invalid or failed,",
         "? finished, but the cap ended the run before the validator's answer, – not run or not",
         "implemented. *not run*: the tool did not finish that size within the",

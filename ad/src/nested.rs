@@ -68,6 +68,16 @@ pub fn expand_derivatives(module: &Module, rules: &RuleSet) -> Result<Module, Ad
     Ok(passes::retain_reachable(&out, &roots))
 }
 
+/// `module` itself when it declares no derivative, else its expansion: what every derivation
+/// entry point differentiates.
+pub(crate) fn expanded<'m>(module: &'m Module, rules: &RuleSet) -> Result<std::borrow::Cow<'m, Module>, AdError> {
+    Ok(if module.has_derivative_declarations() {
+        std::borrow::Cow::Owned(expand_derivatives(module, rules)?)
+    } else {
+        std::borrow::Cow::Borrowed(module)
+    })
+}
+
 /// Derive the declaration `extern_id` into `module` and turn it into a function.
 fn expand_one(module: &mut Module, extern_id: ExternId, rules: &RuleSet) -> Result<(), AdError> {
     let decl = module.externs[extern_id.index()].clone();

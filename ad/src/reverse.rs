@@ -96,6 +96,8 @@ pub fn derive_reverse_with_rules(
     wrt: &[bool],
     rules: &RuleSet,
 ) -> Result<ReverseDerivative, AdError> {
+    let expanded = crate::nested::expanded(module, rules)?;
+    let module = expanded.as_ref();
     // A panic in the transform is a bug; it reaches the caller as an error naming the function.
     jitdiff_ir::contain_panics(|| derive_reverse_unguarded(module, func, wrt, rules, &[]))
         .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))

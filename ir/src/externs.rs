@@ -132,6 +132,16 @@ pub(crate) fn format_signature(params: &[Type], returns: &[Type]) -> String {
 /// Why a module's externs do not match a registry.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ExternError {
+    /// A derivative declaration (`extern @g(...) = grad ...`) that was not expanded.
+    #[error(
+        "extern @{name} is a declared derivative ({derivative}), which no registry implements; build a handle from the module (it derives every declaration) or run jitdiff_ad::expand_derivatives on it first"
+    )]
+    UnexpandedDerivative {
+        /// The symbol.
+        name: String,
+        /// The declaration, e.g. `grad reverse @f wrt 1`.
+        derivative: String,
+    },
     /// A declared extern has no implementation.
     #[error("extern @{name} {declared} is declared but not registered; register it with ExternRegistry::register")]
     NotRegistered {
@@ -219,6 +229,12 @@ impl ExternRegistry {
     /// signature. Reports the first offending declaration, in module order.
     pub fn check_module(&self, module: &Module) -> Result<(), ExternError> {
         for decl in &module.externs {
+            if let Some(derivative) = &decl.derivative {
+                return Err(ExternError::UnexpandedDerivative {
+                    name: decl.name.clone(),
+                    derivative: derivative.spelling(),
+                });
+            }
             let declared = format_signature(&decl.params, &decl.returns);
             let Some(imp) = self.get(&decl.name) else {
                 return Err(ExternError::NotRegistered { name: decl.name.clone(), declared });

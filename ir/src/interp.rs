@@ -78,6 +78,16 @@ pub enum InterpError {
         /// The limit.
         limit: u64,
     },
+    /// A call of a derivative declaration (`extern @g(...) = grad ...`) that was not expanded.
+    #[error(
+        "extern @{name} called at {site} is a declared derivative, which the interpreter does not derive; interpret the module jitdiff_ad::expand_derivatives returns"
+    )]
+    UnexpandedDerivative {
+        /// The symbol.
+        name: String,
+        /// The call.
+        site: Site,
+    },
     /// A declared extern has no implementation in the registry.
     #[error("extern @{name} called at {site} is not registered; pass an ExternRegistry with it via with_externs")]
     ExternNotRegistered {
@@ -118,6 +128,7 @@ impl InterpError {
             InterpError::ArgType { .. } => "ArgType",
             InterpError::StepLimitExceeded { .. } => "StepLimitExceeded",
             InterpError::ExternNotRegistered { .. } => "ExternNotRegistered",
+            InterpError::UnexpandedDerivative { .. } => "UnexpandedDerivative",
             InterpError::ExternSignature { .. } => "ExternSignature",
             InterpError::Malformed { .. } => "Malformed",
         }
@@ -127,6 +138,7 @@ impl InterpError {
         match self {
             InterpError::Fault(fault) => Some(fault.site()),
             InterpError::ExternNotRegistered { site, .. }
+            | InterpError::UnexpandedDerivative { site, .. }
             | InterpError::ExternSignature { site, .. }
             | InterpError::Malformed { site, .. } => Some(site),
             InterpError::UnknownFunction(_)

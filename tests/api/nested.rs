@@ -371,3 +371,23 @@ fn an_uncalled_extern_needs_no_implementation() {
     assert_eq!(g.value_and_grad(&mut args![3.0], &mut grad).unwrap(), 9.0);
     assert_eq!(grad[0], 6.0);
 }
+
+/// Without a handle, the interpreter and the JIT say how to expand a declaration; the
+/// derivation entry points expand it themselves.
+#[test]
+fn unexpanded_declarations_are_explained_and_derivations_expand_them() {
+    let m = parse_module(&chain("reverse")).unwrap();
+    let err = interpret(&m, "outer", &mut [ArgValue::F64(0.5), ArgValue::F64(2.0)]).unwrap_err();
+    assert!(matches!(err, jitdiff::ir::InterpError::UnexpandedDerivative { .. }), "{err:?}");
+    assert!(err.to_string().contains("expand_derivatives"), "{err}");
+    let registry = jitdiff::ir::ExternRegistry::new();
+    let err = jitdiff::jit::compile(&m, &registry, &jitdiff::jit::JitOptions::new()).err().expect("an error");
+    let message = err.to_string();
+    assert!(message.contains("declared derivative") && message.contains("grad reverse @inner wrt 1"), "{message}");
+    let derived = jitdiff::ad::derive_reverse(&m, "outer", &[true, true]).unwrap();
+    assert!(derived.module.externs.is_empty());
+    let vg = derived.value_and_grad.unwrap();
+    let out = interpret(&derived.module, &vg, &mut [ArgValue::F64(0.5), ArgValue::F64(2.0)]).unwrap();
+    let want = inner_dy(0.5, 1.0) * 2.0;
+    assert!((out[0].as_f64().unwrap() - want).abs() < 1e-14, "{out:?}");
+}

@@ -498,6 +498,11 @@ impl ExternCallError {
     fn into_error(self, interp: &Interpreter<'_>, ext: usize, site: Site) -> InterpError {
         let name = interp.module.externs.get(ext).map_or_else(|| format!("#{ext}"), |d| d.name.clone());
         match self {
+            ExternCallError::NotRegistered
+                if interp.module.externs.get(ext).is_some_and(|d| d.derivative.is_some()) =>
+            {
+                InterpError::UnexpandedDerivative { name, site }
+            }
             ExternCallError::NotRegistered => InterpError::ExternNotRegistered { name, site },
             ExternCallError::Signature { declared, registered } => {
                 InterpError::ExternSignature { name, declared, registered, site }
