@@ -396,6 +396,22 @@ impl Deriver<'_> {
     }
 }
 
+/// The forward values a block's pullback needs, in the order first needed, each once (a set
+/// beside the list: a block of 100,000 instructions made a search of the list quadratic).
+#[derive(Default)]
+struct Needs {
+    order: Vec<Value>,
+    seen: std::collections::HashSet<Value>,
+}
+
+impl Needs {
+    fn add(&mut self, v: Value) {
+        if self.seen.insert(v) {
+            self.order.push(v);
+        }
+    }
+}
+
 /// The values of `func` that are data tables (`v = table @y`), with their immediates.
 fn table_values(func: &Function) -> HashMap<Value, Imm> {
     let tables = func.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.op == Opcode::Table);
@@ -492,7 +508,7 @@ impl Deriver<'_> {
             if let Some(&from) = from_params.get(&b) {
                 em.emit_multi(Opcode::TPush, &[from], Imm::None, &[]);
             }
-            let mut needs = vec![];
+            let mut needs = Needs::default();
             for (index, inst) in block.insts.iter().enumerate() {
                 let site = (source.name.as_str(), block.name.as_str(), index);
                 let frozen_here = frozen_at.at(b, index);
@@ -514,7 +530,7 @@ impl Deriver<'_> {
                 }
                 plans.insert((b, index), plan);
             }
-            state.plan_block(&func, b, &needs);
+            state.plan_block(&func, b, &needs.order);
             let mut em = BlockEmitter::new(&mut func, b);
             for &v in state.frame(b) {
                 em.emit_multi(Opcode::TPush, &[v], Imm::None, &[]);
@@ -626,7 +642,7 @@ impl Deriver<'_> {
         inst: &InstData,
         primal: &HashMap<Value, Value>,
         (activity, stable, frozen_here, tables): (&Activity, &[bool], &[Value], &HashMap<Value, Imm>),
-        needs: &mut Vec<Value>,
+        needs: &mut Needs,
         (func, block, index): (&str, &str, usize),
     ) -> Result<Plan, AdError> {
         let args: Vec<Value> = inst.args.iter().map(|a| primal[a]).collect();
@@ -668,8 +684,8 @@ impl Deriver<'_> {
                     .iter()
                     .zip(&inst.args)
                     .map(|(&a, &source_arg)| {
-                        if !source.ty(source_arg).is_slice() && !needs.contains(&a) {
-                            needs.push(a);
+                        if !source.ty(source_arg).is_slice() {
+                            needs.add(a);
                         }
                         a
                     })
@@ -683,9 +699,7 @@ impl Deriver<'_> {
         }
         em.push(InstData { op: inst.op, args: args.clone(), imm: inst.imm, results: results.clone() });
         let mut need = |v: Value| {
-            if !needs.contains(&v) {
-                needs.push(v);
-            }
+            needs.add(v);
             v
         };
         match inst.op {
