@@ -13,6 +13,7 @@
 //!   is the expected output.
 //! - `; test: vjp @f wrt <flags>` — derive the reverse mode of `@f` and print the new functions
 //!   (`_fwd`, which records the pullback state on the tape, `_pullback` and `_value_and_grad`).
+//! - `; test: expand` — expand the module's derivative declarations (nested AD) and print it.
 //! - `; test: run` with lines `; run: @f(args) == results` (exact, NaN equals NaN),
 //!   `; run: @f(args) ~= results` (relative 1e-12) or `; run: @f(args) == error <KindName>`.
 //!   Arguments are read by the function's parameter types: `1.5`, `3`, `true`, `[1.0, 2.0]`.
@@ -114,6 +115,13 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
                 let printed: Vec<String> =
                     new_functions.iter().map(|f| jitdiff_ir::print_function(&derived.module, f)).collect();
                 actual_output = Some(printed.join("\n"));
+            }
+            Some("expand") => {
+                let module = parse(body)?;
+                let expanded =
+                    jitdiff::ad::expand_derivatives(&module, &Default::default()).map_err(|e| e.to_string())?;
+                jitdiff_ir::verify_module(&expanded).map_err(|e| format!("expansion does not verify: {e}"))?;
+                actual_output = Some(print_module(&expanded));
             }
             Some("run") => {
                 let module = parse(body)?;

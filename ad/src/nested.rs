@@ -95,23 +95,30 @@ fn expand_one(module: &mut Module, extern_id: ExternId, rules: &RuleSet) -> Resu
         wrt[p] = true;
     }
     let source = passes::retain_reachable(module, &[&derivative.of]);
-    let count = derivative.wrt.len();
-    let (derived, entry) = match derivative.mode {
+    // What `@decl` calls: the fused value_and_grad, or one tangent sweep per partial — width 1,
+    // so that the inlined result is plain `f64` arithmetic any mode can differentiate again
+    // (lanes would make an outer tangent a vector of vectors), and each sweep differentiating
+    // its own parameter only: seeded (1, 0), the sweep of `x * y` at x = inf would give
+    // ∂/∂x = y·1 + x·0 = NaN, where differentiating x alone gives y, as reverse mode does.
+    // CSE shares the primal work of the sweeps once they are inlined.
+    let derived: Vec<(Module, String)> = match derivative.mode {
         DiffMode::Reverse => {
             let d = derive_reverse_with_rules(&source, &derivative.of, &wrt, rules)?;
             let entry = d.value_and_grad.clone().ok_or_else(|| bad("no value_and_grad was derived".into()))?;
-            (d.module, entry)
+            vec![(d.module, entry)]
         }
-        DiffMode::Forward => {
-            // Width 1, one call per partial: scalar tangents keep the inlined result plain
-            // `f64` arithmetic (CSE then shares the primal work of the calls), which any mode
-            // can differentiate again; lanes would make an outer tangent a vector of vectors.
-            let d = derive_forward_with_rules(&source, &derivative.of, &wrt, 1, rules)?;
-            (d.module, d.name)
-        }
+        DiffMode::Forward => derivative
+            .wrt
+            .iter()
+            .map(|&p| {
+                let mut one = vec![false; params.len()];
+                one[p] = true;
+                let d = derive_forward_with_rules(&source, &derivative.of, &one, 1, rules)?;
+                Ok((d.module, d.name))
+            })
+            .collect::<Result<_, AdError>>()?,
     };
     // The derived code, under names that say which declaration it implements.
-    let mut piece = passes::retain_reachable(&derived, &[&entry]);
     let mut taken: HashSet<String> = module
         .functions
         .iter()
@@ -119,25 +126,30 @@ fn expand_one(module: &mut Module, extern_id: ExternId, rules: &RuleSet) -> Resu
         .chain(module.externs.iter().map(|e| e.name.clone()))
         .chain(module.tables.iter().map(|t| t.name.clone()))
         .collect();
-    let mut entry_index = 0;
-    for (k, f) in piece.functions.iter_mut().enumerate() {
-        if f.name == entry {
-            entry_index = k;
+    let mut derived_ids = HashSet::new();
+    let mut entries = vec![];
+    for (derived, entry) in &derived {
+        let mut piece = passes::retain_reachable(derived, &[entry]);
+        let mut entry_index = 0;
+        for (k, f) in piece.functions.iter_mut().enumerate() {
+            if f.name == *entry {
+                entry_index = k;
+            }
+            let base = format!("{}__{}", decl.name, f.name);
+            let mut name = base.clone();
+            let mut suffix = 2;
+            while !taken.insert(name.clone()) {
+                name = format!("{base}_{suffix}");
+                suffix += 1;
+            }
+            f.name = name;
         }
-        let base = format!("{}__{}", decl.name, f.name);
-        let mut name = base.clone();
-        let mut suffix = 2;
-        while !taken.insert(name.clone()) {
-            name = format!("{base}_{suffix}");
-            suffix += 1;
-        }
-        f.name = name;
+        let ids = module.append(&piece);
+        derived_ids.extend(ids.iter().copied());
+        entries.push(ids[entry_index]);
     }
-    let ids = module.append(&piece);
-    let derived_id = ids[entry_index];
-    let derived_returns = module.func(derived_id).returns.clone();
 
-    // `@decl`: the declared signature over the derived function.
+    // `@decl`: the declared signature over the derived functions.
     let source_fn = module.func_by_name(&derivative.of).expect("checked above");
     let mut wrapper = Function::new(decl.name.clone(), returns.clone());
     let args: Vec<Value> = source_fn
@@ -150,21 +162,15 @@ fn expand_one(module: &mut Module, extern_id: ExternId, rules: &RuleSet) -> Resu
         .collect();
     let block = wrapper.add_block("entry");
     let mut em = BlockEmitter::new(&mut wrapper, block);
+    let call = |em: &mut BlockEmitter<'_>, id: FuncId, args: &[Value]| {
+        em.emit_multi(Opcode::Call, args, Imm::Callee(Callee::Func(id)), &module.func(id).returns)
+    };
     let partials = match derivative.mode {
-        DiffMode::Reverse => {
-            let results = em.emit_multi(Opcode::Call, &args, Imm::Callee(Callee::Func(derived_id)), &derived_returns);
-            results[1..].to_vec()
-        }
+        DiffMode::Reverse => call(&mut em, entries[0], &args)[1..].to_vec(),
         DiffMode::Forward => {
-            let (zero, one) = (em.fconst(0.0), em.fconst(1.0));
-            (0..count)
-                .map(|k| {
-                    let mut call_args = args.clone();
-                    call_args.extend((0..count).map(|j| if j == k { one } else { zero }));
-                    let callee = Imm::Callee(Callee::Func(derived_id));
-                    em.emit_multi(Opcode::Call, &call_args, callee, &derived_returns)[1]
-                })
-                .collect()
+            let one = em.fconst(1.0);
+            let seeded: Vec<Value> = args.iter().copied().chain([one]).collect();
+            entries.iter().map(|&id| call(&mut em, id, &seeded)[1]).collect()
         }
     };
     wrapper.block_mut(block).term = Some(Terminator::Return(partials));
@@ -176,7 +182,6 @@ fn expand_one(module: &mut Module, extern_id: ExternId, rules: &RuleSet) -> Resu
 
     // The derived code inlined into `@decl`, its tape traffic forwarded where it is
     // straight-line; where it is not, the state stays on the tape between tsplit and trejoin.
-    let derived_ids: HashSet<FuncId> = ids.iter().copied().collect();
     inline_into(module, wrapper_id, &derived_ids);
     let wrapper = &mut module.functions[wrapper_id.index()];
     passes::optimize_function(wrapper);

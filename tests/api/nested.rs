@@ -419,3 +419,23 @@ fn the_module_attribute_takes_nested_gradients() {
     // ∂/∂k of work = 2x² + 6y².
     assert!((grad[0] - (2.0 * x * x + 6.0 * y * y)).abs() < 1e-13, "{grad:?}");
 }
+
+/// Each forward-mode partial is a sweep of its own parameter: at x = ∞, ∂(x·y)/∂x is y, not
+/// y·1 + x·0 = NaN, in both modes.
+#[test]
+fn forward_partials_do_not_see_the_other_seeds() {
+    for mode in MODES {
+        let text = format!(
+            "extern @mul_grad(f64, f64) -> f64, f64 = grad {mode} @mul wrt 0, 1
+func @mul(x: f64, y: f64) -> f64 {{
+entry:
+    p = fmul x, y
+    ret p
+}}
+"
+        );
+        let m = expand_derivatives(&parse_module(&text).unwrap(), &Default::default()).unwrap();
+        let out = interpret(&m, "mul_grad", &mut [ArgValue::F64(f64::INFINITY), ArgValue::F64(2.0)]).unwrap();
+        assert_eq!((out[0].as_f64(), out[1].as_f64()), (Some(2.0), Some(f64::INFINITY)), "{mode}");
+    }
+}

@@ -13,8 +13,9 @@ use crate::opcode::Opcode;
 /// Evaluation is [`eval_pure`] — the very code the interpreter runs — so a folded function
 /// computes bit-identical results. Nothing that would fail at run time is folded (`idiv` by
 /// zero stays and still fails), and the only algebraic identities used are exact ones:
-/// `x + (-0.0) = x` (IEEE's additive identity is -0.0; `x + 0.0` is not `x` for `x = -0.0`), and
-/// `x + 0 = x - 0 = x * 1 = x` on integers.
+/// `x + (-0.0) = x - 0.0 = x * 1.0 = x / 1.0 = x` (IEEE's additive identity is -0.0; `x + 0.0`
+/// is not `x` for `x = -0.0`; the one bit that can differ is a signalling NaN's, which the
+/// arithmetic would have quieted), and `x + 0 = x - 0 = x * 1 = x` on integers.
 /// Vector results are not materialised (there is no vector constant), but their lanes still
 /// fold through `extract`.
 ///
@@ -104,9 +105,14 @@ fn identity(inst: &InstData, known: &[Option<RuntimeValue>]) -> Option<Value> {
         _ => false,
     };
     let (zero, one, negative_zero) = (RuntimeValue::I64(0), RuntimeValue::I64(1), RuntimeValue::F64(-0.0));
+    let (float_zero, float_one) = (RuntimeValue::F64(0.0), RuntimeValue::F64(1.0));
     match (inst.op, &inst.args[..]) {
         (Opcode::FAdd, &[x, y]) if is(y, &negative_zero) => Some(x),
         (Opcode::FAdd, &[x, y]) if is(x, &negative_zero) => Some(y),
+        (Opcode::FSub, &[x, y]) if is(y, &float_zero) => Some(x),
+        (Opcode::FMul, &[x, y]) if is(y, &float_one) => Some(x),
+        (Opcode::FMul, &[x, y]) if is(x, &float_one) => Some(y),
+        (Opcode::FDiv, &[x, y]) if is(y, &float_one) => Some(x),
         (Opcode::IAdd, &[x, y]) if is(y, &zero) => Some(x),
         (Opcode::IAdd, &[x, y]) if is(x, &zero) => Some(y),
         (Opcode::ISub, &[x, y]) if is(y, &zero) => Some(x),
