@@ -202,9 +202,13 @@ impl<'m, K: Build> Builder<'m, K> {
         let (width, fd, gradient_mode, checkpoint) = (self.width, self.fd, self.gradient_mode, self.checkpoint);
         let (rules, options) = (self.rules.clone(), self.options.clone());
         let mut user = self.resolve()?;
+        let mut rules = rules;
         if user.module.has_derivative_declarations() {
-            // Nested AD: the derivatives the module declares become derived functions first.
-            user.module = Arc::new(crate::ad::expand_derivatives(&user.module, &rules)?);
+            // Nested AD: the derivatives the module declares become derived functions first
+            // (and the rules some of them need to be differentiated again).
+            let (module, expanded_rules) = crate::ad::expand_derivatives_with_rules(&user.module, &rules)?;
+            user.module = Arc::new(module);
+            rules = expanded_rules;
         }
         K::build_from(Spec { user, rules, options, width, fd, gradient_mode, checkpoint, inline_calls: false })
     }

@@ -118,8 +118,8 @@ pub fn derive_reverse_checkpointed(
     if checkpoint == Checkpoint::Off {
         return Ok((super::derive_reverse_with_rules(module, func, wrt, rules)?, vec![]));
     }
-    let expanded = crate::nested::expanded(module, rules)?;
-    let module = expanded.as_ref();
+    let (module, rules) = crate::nested::expanded(module, rules)?;
+    let (module, rules) = (module.as_ref(), rules.as_ref());
     jitdiff_ir::verify_module(module)?;
     // Outline from the cleaned source, so that work hoisted out of the loop there (and its
     // adjoint, accumulated across every iteration) stays out of the segments.

@@ -59,8 +59,8 @@ pub fn derive_forward_with_rules(
     width: u8,
     rules: &RuleSet,
 ) -> Result<ForwardDerivative, AdError> {
-    let expanded = crate::nested::expanded(module, rules)?;
-    let module = expanded.as_ref();
+    let (module, rules) = crate::nested::expanded(module, rules)?;
+    let (module, rules) = (module.as_ref(), rules.as_ref());
     // A panic in the transform is a bug; it reaches the caller as an error naming the function.
     jitdiff_ir::contain_panics(|| derive_forward_unguarded(module, func, wrt, width, rules, false))
         .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))

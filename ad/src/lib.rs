@@ -30,5 +30,5 @@ pub use activity::Activity;
 pub use checkpoint::{Checkpoint, CheckpointedLoop, MAX_SNAPSHOTS, derive_reverse_checkpointed};
 pub use error::AdError;
 pub use forward::{ForwardDerivative, derive_forward, derive_forward_over_pullback, derive_forward_with_rules};
-pub use nested::expand_derivatives;
+pub use nested::{expand_derivatives, expand_derivatives_with_rules};
 pub use reverse::{ReverseDerivative, derive_reverse, derive_reverse_with_rules};

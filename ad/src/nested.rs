@@ -14,16 +14,20 @@
 //! derivative. Where the derived code is straight-line after inlining (every push popped again
 //! in the same block), the pushes and pops are forwarded and disappear: the gradient is then
 //! plain arithmetic, which reverse mode can differentiate again. Otherwise the state stays on
-//! the tape between `tsplit` and `trejoin` (so a call leaves the tape as it found it), and an
-//! outer *reverse* derivative reports [`AdError::TapeInReverseMode`] at it; forward mode over it
-//! works.
+//! the tape between `tsplit` and `trejoin` (so a call leaves the tape as it found it). Forward
+//! mode over it works; reverse mode gets custom rules for its partials, rows of the Hessian
+//! (`recorded.rs`), when every parameter of the differentiated function is an `f64`, and
+//! reports [`AdError::TapeInReverseMode`] otherwise.
 
 use crate::error::AdError;
 use crate::{derive_forward_with_rules, derive_reverse_with_rules};
 use jitdiff_ir::{Callee, DiffMode, ExternId, FuncId, Function, Imm, Module, Opcode, Terminator, Type, Value, passes};
 use jitdiff_rules::RuleSet;
 use jitdiff_rules::{BlockEmitter, Emit};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+
+mod recorded;
 
 /// Instructions a caller may grow to by inlining its derived gradient: enough for the small
 /// inner functions nested AD is used for, bounded so that a large one stays a call.
@@ -45,12 +49,30 @@ const INLINE_LIMIT: usize = 4000;
 /// assert_eq!(out[0].as_f64(), Some(6.0));
 /// ```
 pub fn expand_derivatives(module: &Module, rules: &RuleSet) -> Result<Module, AdError> {
+    Ok(expand_derivatives_with_rules(module, rules)?.0)
+}
+
+/// [`expand_derivatives`], and `rules` with the rules the expansion adds: a reverse-mode
+/// gradient that keeps state on the tape gets its partials as functions with custom rules (rows
+/// of the Hessian, `nested/recorded.rs`), which an outer reverse derivative needs. Derivations of
+/// the expanded module should use the returned rules.
+pub fn expand_derivatives_with_rules(module: &Module, rules: &RuleSet) -> Result<(Module, RuleSet), AdError> {
     if !module.has_derivative_declarations() {
-        return Ok(module.clone());
+        return Ok((module.clone(), rules.clone()));
     }
+    // A panic here is a bug; it reaches the caller as an error naming the declarations.
+    jitdiff_ir::contain_panics(|| expand_unguarded(module, rules)).unwrap_or_else(|message| {
+        let names: Vec<String> =
+            module.externs.iter().filter(|e| e.derivative.is_some()).map(|e| format!("@{}", e.name)).collect();
+        Err(AdError::Internal { func: names.join(", "), message })
+    })
+}
+
+fn expand_unguarded(module: &Module, rules: &RuleSet) -> Result<(Module, RuleSet), AdError> {
     let originals: Vec<String> = module.functions.iter().map(|f| f.name.clone()).collect();
     let mut declared: Vec<String> = vec![];
     let mut out = module.clone();
+    let mut all_rules = rules.clone();
     while out.has_derivative_declarations() {
         let Some(ready) = out.next_derivative_declaration() else {
             let decl = out.externs.iter().find(|e| e.derivative.is_some()).expect("a declaration is left");
@@ -62,24 +84,29 @@ pub fn expand_derivatives(module: &Module, rules: &RuleSet) -> Result<Module, Ad
             });
         };
         declared.push(out.externs[ready.index()].name.clone());
-        expand_one(&mut out, ready, rules)?;
+        expand_one(&mut out, ready, &mut all_rules)?;
     }
     let roots: Vec<&str> = originals.iter().chain(&declared).map(String::as_str).collect();
-    Ok(passes::retain_reachable(&out, &roots))
+    Ok((passes::retain_reachable(&out, &roots), all_rules))
 }
 
 /// `module` itself when it declares no derivative, else its expansion: what every derivation
 /// entry point differentiates.
-pub(crate) fn expanded<'m>(module: &'m Module, rules: &RuleSet) -> Result<std::borrow::Cow<'m, Module>, AdError> {
+pub(crate) fn expanded<'m>(module: &'m Module, rules: &'m RuleSet) -> Result<Expanded<'m>, AdError> {
     Ok(if module.has_derivative_declarations() {
-        std::borrow::Cow::Owned(expand_derivatives(module, rules)?)
+        let (module, rules) = expand_derivatives_with_rules(module, rules)?;
+        (Cow::Owned(module), Cow::Owned(rules))
     } else {
-        std::borrow::Cow::Borrowed(module)
+        (Cow::Borrowed(module), Cow::Borrowed(rules))
     })
 }
 
+/// A module with its declarations expanded, and the rules to derive it with.
+pub(crate) type Expanded<'m> = (Cow<'m, Module>, Cow<'m, RuleSet>);
+
 /// Derive the declaration `extern_id` into `module` and turn it into a function.
-fn expand_one(module: &mut Module, extern_id: ExternId, rules: &RuleSet) -> Result<(), AdError> {
+fn expand_one(module: &mut Module, extern_id: ExternId, all_rules: &mut RuleSet) -> Result<(), AdError> {
+    let rules = &all_rules.clone();
     let decl = module.externs[extern_id.index()].clone();
     let Some(derivative) = decl.derivative.clone() else { return Ok(()) };
     let bad = |reason: String| AdError::NestedDerivative { name: decl.name.clone(), reason };
@@ -187,8 +214,11 @@ fn expand_one(module: &mut Module, extern_id: ExternId, rules: &RuleSet) -> Resu
     passes::optimize_function(wrapper);
     if !forward_tape(wrapper) && uses_tape(wrapper) {
         fence_tape(wrapper);
+        passes::optimize_function(wrapper);
+        recorded::give_rules(module, wrapper_id, &derivative, &source, rules, all_rules)?;
+    } else {
+        passes::optimize_function(wrapper);
     }
-    passes::optimize_function(wrapper);
     Ok(())
 }
 
@@ -255,7 +285,7 @@ fn forward_tape(func: &mut Function) -> bool {
 
 /// Bracket the function's tape traffic with `tsplit` at entry and `trejoin` before every
 /// return, so that a call leaves the tape as it found it (its pops read its own pushes).
-fn fence_tape(func: &mut Function) {
+pub(super) fn fence_tape(func: &mut Function) {
     let cursor = func.new_value(Type::I64);
     func.blocks[0]
         .insts

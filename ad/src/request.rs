@@ -2,6 +2,7 @@
 
 use super::error::AdError;
 use jitdiff_ir::{Callee, FuncId, Imm, Module, Opcode, Type, passes};
+use jitdiff_rules::RuleSet;
 
 /// Find `@func` and check `wrt`: one flag per parameter, set only on `f64` and slice
 /// parameters. The module is assumed verified.
@@ -21,8 +22,9 @@ pub(super) fn checked_function(module: &Module, func: &str, wrt: &[bool]) -> Res
 }
 
 /// Reverse mode keeps the pullback state on the call's tape: reject `tpush`/`tpop` in `@id` or
-/// any function it may call, naming the first one (as written).
-pub(super) fn check_no_tape_use(module: &Module, id: FuncId) -> Result<(), AdError> {
+/// any function it may call, naming the first one (as written). A callee with a custom rule is
+/// not differentiated, so what it does inside does not matter.
+pub(super) fn check_no_tape_use(module: &Module, id: FuncId, rules: &RuleSet) -> Result<(), AdError> {
     let mut seen = vec![false; module.functions.len()];
     let mut stack = vec![id];
     while let Some(f) = stack.pop() {
@@ -41,7 +43,11 @@ pub(super) fn check_no_tape_use(module: &Module, id: FuncId) -> Result<(), AdErr
                             op: data.op.spelling(),
                         });
                     }
-                    (Opcode::Call, Imm::Callee(Callee::Func(callee))) => stack.push(callee),
+                    (Opcode::Call, Imm::Callee(Callee::Func(callee)))
+                        if rules.is_empty() || rules.lookup(&module.func(callee).name).is_none() =>
+                    {
+                        stack.push(callee)
+                    }
                     _ => {}
                 }
             }

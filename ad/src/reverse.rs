@@ -96,8 +96,8 @@ pub fn derive_reverse_with_rules(
     wrt: &[bool],
     rules: &RuleSet,
 ) -> Result<ReverseDerivative, AdError> {
-    let expanded = crate::nested::expanded(module, rules)?;
-    let module = expanded.as_ref();
+    let (module, rules) = crate::nested::expanded(module, rules)?;
+    let (module, rules) = (module.as_ref(), rules.as_ref());
     // A panic in the transform is a bug; it reaches the caller as an error naming the function.
     jitdiff_ir::contain_panics(|| derive_reverse_unguarded(module, func, wrt, rules, &[]))
         .unwrap_or_else(|message| Err(AdError::Internal { func: func.into(), message }))
@@ -188,7 +188,7 @@ fn derive_reverse_unguarded(
 ) -> Result<ReverseDerivative, AdError> {
     verify_module(module)?;
     let id = checked_function(module, func, wrt)?;
-    check_no_tape_use(module, id)?;
+    check_no_tape_use(module, id, rules)?;
     let f = module.func(id);
     // A `slice` parameter cannot be written by `f` or anything it calls (only `mslice` can), and
     // the safe API cannot alias it with an `mslice`: it is stable, and the pullback reads it again.

@@ -439,3 +439,64 @@ entry:
         assert_eq!((out[0].as_f64(), out[1].as_f64()), (Some(2.0), Some(f64::INFINITY)), "{mode}");
     }
 }
+
+/// `acc += y·sin(x·i)` for i in 0..5: a loop, so the inner reverse gradient keeps state on the
+/// tape; every parameter is an `f64`, so its partial gets a custom rule (a row of the Hessian)
+/// and reverse mode can differentiate it again.
+const RECORDED: &str = "extern @g_dx(f64, f64) -> f64 = grad reverse @g wrt 0
+func @g(x: f64, y: f64) -> f64 {
+entry:
+    zero = iconst 0
+    five = iconst 5
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, five
+    br more, body, exit
+body:
+    fi = itof i
+    xi = fmul x, fi
+    s = sin xi
+    t = fmul y, s
+    acc2 = fadd acc, t
+    one = iconst 1
+    i2 = iadd i, one
+    jump head(i2, acc2)
+exit:
+    ret acc
+}
+func @h(x: f64, y: f64) -> f64 {
+entry:
+    d = call @g_dx(x, y)
+    r = fmul d, y
+    ret r
+}
+";
+
+#[test]
+fn reverse_mode_differentiates_a_recorded_reverse_gradient_by_hessian_rows() {
+    let m = parse_module(RECORDED).unwrap();
+    // h = y² Σ i cos(x i): ∂h/∂x = -y² Σ i² sin(x i), ∂h/∂y = 2y Σ i cos(x i).
+    let (x, y) = (0.3, 1.7);
+    let want = [
+        -y * y * (0..5).map(|i| (i * i) as f64 * (x * i as f64).sin()).sum::<f64>(),
+        2.0 * y * (0..5).map(|i| i as f64 * (x * i as f64).cos()).sum::<f64>(),
+    ];
+    let reverse = GradientFn::builder(&m, "h").wrt_all().gradient_mode(GradientMode::Reverse).build().unwrap();
+    let mut grad = [0.0; 2];
+    let value = reverse.value_and_grad(&mut args![x, y], &mut grad).unwrap();
+    let h = y * y * (0..5).map(|i| i as f64 * (x * i as f64).cos()).sum::<f64>();
+    assert!((value - h).abs() < 1e-13, "{value} vs {h}");
+    for k in 0..2 {
+        assert!((grad[k] - want[k]).abs() < 1e-12 * want[k].abs().max(1.0), "{grad:?} vs {want:?}");
+    }
+    let forward = ForwardFn::builder(&m, "h").wrt_all().width(2).build().unwrap();
+    let (_, tangents) = forward.jvp(&mut args![x, y], &[&[1.0, 0.0], &[0.0, 1.0]]).unwrap();
+    for k in 0..2 {
+        assert!((tangents[k] - want[k]).abs() < 1e-12 * want[k].abs().max(1.0), "{tangents:?} vs {want:?}");
+    }
+    // The rule is what differentiates it: without the expansion's rules, reverse mode refuses.
+    let bare = expand_derivatives(&m, &Default::default()).unwrap();
+    let err = jitdiff::ad::derive_reverse(&bare, "h", &[true, true]).unwrap_err();
+    assert!(matches!(err, AdError::TapeInReverseMode { .. }), "{err:?}");
+}
