@@ -2,8 +2,9 @@
 //! check in `harness/checks.rs` (interpreter vs JIT on the program and on its forward, batched
 //! and reverse derivatives; forward mode vs central differences; batched lanes vs scalar sweeps;
 //! reverse vs forward mode by the dot-product identity; derived IR verifies; the public handles
-//! agree with the interpreter), after the saved failures in `tests/regressions/*.ir` and the
-//! hand-written programs in `tests/harness_programs/*.ir`.
+//! agree with the interpreter; nested AD: a declared gradient of the program and the
+//! derivatives of a function that calls it, `harness/nested.rs`), after the saved failures in
+//! `tests/regressions/*.ir` and the hand-written programs in `tests/harness_programs/*.ir`.
 //!
 //! `cargo test` runs it with no arguments: 800 seeded programs (a fixed mix of smooth,
 //! piecewise-smooth, general and everything-goes programs). Any number:
@@ -27,6 +28,8 @@ mod case;
 mod checks;
 #[path = "harness/minimise.rs"]
 mod minimise;
+#[path = "harness/nested.rs"]
+mod nested;
 #[path = "harness/scaling.rs"]
 mod scaling;
 #[path = "harness/singular.rs"]
@@ -267,6 +270,9 @@ fn main() {
             ("batched lanes compared", cov.lanes_compared, n),
             ("dot-product identities", cov.dot_products, n / 3),
             ("handle calls compared", cov.handle_calls, n / 3),
+            ("declared gradients compared (nested AD)", cov.nested, n / 5),
+            ("second derivatives compared between the modes (nested AD)", cov.nested_outer, n / 5),
+            ("second derivatives against central differences (nested AD)", cov.nested_fd, n / 5),
         ];
         for (what, got, want) in low {
             if got < want {

@@ -3,7 +3,9 @@
 //! matches central finite differences (smooth kinds); W-lane batched sweeps equal W scalar
 //! sweeps; reverse mode satisfies the dot-product identity against forward mode; the public
 //! handles (`ForwardFn`, `GradientFn`) return what the interpreter computes from the same IR, and
-//! `GradientFn`'s forward lanes (`GradientMode::Forward`) what its reverse mode does, to rounding.
+//! `GradientFn`'s forward lanes (`GradientMode::Forward`) what its reverse mode does, to rounding;
+//! then the checks at delicate points of `singular.rs` and the nested-AD check of `nested.rs` (a
+//! declared gradient of the program, and second derivatives through it).
 
 use super::case::{Case, Kind};
 use jitdiff::ad::{AdError, derive_forward, derive_reverse};
@@ -47,6 +49,14 @@ pub struct Coverage {
     pub zero_residual_hvp: u64,
     /// Gradient entries compared between the modes at singular points (`singular.rs`).
     pub singular_entries: u64,
+    /// Declared gradients compared (`nested.rs`), cases the nested check skipped, entries of
+    /// outer derivatives compared between the modes, outer reverse derivatives refused for an
+    /// inner gradient on the tape, and second derivatives compared with central differences.
+    pub nested: u64,
+    pub nested_skipped: u64,
+    pub nested_outer: u64,
+    pub nested_tape_refusals: u64,
+    pub nested_fd: u64,
 }
 
 impl std::ops::AddAssign for Coverage {
@@ -64,6 +74,11 @@ impl std::ops::AddAssign for Coverage {
         self.known_bug_skips += o.known_bug_skips;
         self.zero_residual_hvp += o.zero_residual_hvp;
         self.singular_entries += o.singular_entries;
+        self.nested += o.nested;
+        self.nested_skipped += o.nested_skipped;
+        self.nested_outer += o.nested_outer;
+        self.nested_tape_refusals += o.nested_tape_refusals;
+        self.nested_fd += o.nested_fd;
     }
 }
 
@@ -92,7 +107,7 @@ impl<'m> Jit<'m> {
 }
 
 /// [`Jit::agree`] on a module compiled for this one call.
-fn agree(
+pub fn agree(
     check: &'static str,
     module: &Module,
     externs: &ExternRegistry,
@@ -104,7 +119,7 @@ fn agree(
 }
 
 /// Run `function` in the interpreter; `None` if it fails (the JIT was checked to fail alike).
-fn interpret(module: &Module, function: &str, args: &mut [ArgValue], tape: &mut Tape) -> Option<Vec<RuntimeValue>> {
+pub fn interpret(module: &Module, function: &str, args: &mut [ArgValue], tape: &mut Tape) -> Option<Vec<RuntimeValue>> {
     let externs = standard_extern_registry();
     Interpreter::new(module)
         .with_externs(&externs)
@@ -228,11 +243,14 @@ impl Shape {
 ///
 /// A known bug, reported and kept as a regression file with an `; expect-fail:` line, gets a
 /// predicate here under which random runs (`!strict`) skip the affected check, counted in
-/// [`Coverage::known_bug_skips`]; regression files always run it. There is none at present:
-/// the last two (`ForwardFn::jvp` passing an `mslice`'s tangent as `Arg::Slice`, and W > 1
-/// lanes multiplied without the strong zero of W = 1) are fixed, and their regression files
+/// [`Coverage::known_bug_skips`]; regression files always run it. There is one at present, in
+/// the nested-AD check (`nested.rs`, `known_bug`: forward mode over a reverse-mode declared
+/// gradient of a program that passes a local array to a call;
+/// `tests/regressions/nested_forward_over_pullback_local_array.ir`). The two before it
+/// (`ForwardFn::jvp` passing an `mslice`'s tangent as `Arg::Slice`, and W > 1 lanes multiplied
+/// without the strong zero of W = 1) are fixed, and their regression files
 /// (`forward_fn_mslice_tangent.ir`, `batched_strong_zero*.ir`) now pass every check.
-pub fn check(case: &Case, _strict: bool) -> Check<Coverage> {
+pub fn check(case: &Case, strict: bool) -> Check<Coverage> {
     let mut cov = Coverage::default();
     let externs = standard_extern_registry();
     if let Err(e) = verify_module(&case.module) {
@@ -437,6 +455,10 @@ pub fn check(case: &Case, _strict: bool) -> Check<Coverage> {
         cov.zero_residual_hvp = super::singular::zero_residual_hvp(case, &shape.wrt, &primal, &base)?;
         cov.singular_entries = super::singular::singular_points(case, &shape.wrt, &primal, &base)?;
     }
+    let n = super::nested::nested(case, &primal, strict)?;
+    (cov.nested, cov.nested_skipped, cov.nested_outer) = (n.checked, n.skipped, n.outer_compared);
+    (cov.nested_tape_refusals, cov.nested_fd) = (n.tape_refusals, n.fd_compared);
+    cov.known_bug_skips += n.known_bug_skips;
     Ok(cov)
 }
 
@@ -471,6 +493,19 @@ fn finite_differences(
         let out = interpret(&case.module, &case.entry, &mut args, &mut Tape::new())?;
         Some(outputs(&out, &args, &shape.mslices))
     };
+    central_differences("forward vs central differences", run, tangents)
+}
+
+/// The central-difference policy of [`finite_differences`], for any function of a step:
+/// `run(h)` gives the outputs at the point moved by `h` along a direction (`None` if the
+/// program fails there), `tangents` the derivatives along it that `check` compares. Steps 1e-6
+/// and 1e-5 must agree to 1e-4 (relative, with a floor of 1) for an output to be compared;
+/// then the derivative must match the smaller step to 1e-6. Returns (compared, skipped).
+pub fn central_differences(
+    check: &'static str,
+    run: impl Fn(f64) -> Option<Vec<f64>>,
+    tangents: &[f64],
+) -> Check<(u64, u64)> {
     let (h, h2) = (1e-6, 1e-5);
     let (Some(p), Some(m), Some(p2), Some(m2)) = (run(h), run(-h), run(h2), run(-h2)) else {
         return Ok((0, tangents.len() as u64));
@@ -487,10 +522,7 @@ fn finite_differences(
         // (Written so that a NaN derivative where the differences are finite fails too.)
         let error = (ad - fd).abs() / scale;
         if error.is_nan() || error >= 1e-6 {
-            return failure(
-                "forward vs central differences",
-                format!("output {k}: JVP {ad} vs central difference {fd} (step 1e-5: {fd2})"),
-            );
+            return failure(check, format!("output {k}: JVP {ad} vs central difference {fd} (step 1e-5: {fd2})"));
         }
         compared += 1;
     }
