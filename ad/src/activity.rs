@@ -57,10 +57,14 @@ impl Activity {
             changed = false;
             for block in &func.blocks {
                 for inst in &block.insts {
-                    // A local array becomes active through what is written into it.
-                    let writes_active = match inst.op {
-                        Opcode::Store | Opcode::VStore => active.contains(&inst.args[2]),
-                        Opcode::Call => inst.args.iter().any(|a| active.contains(a)),
+                    // A local array becomes active through what is written into it — by a
+                    // callee with active arguments, or one whose tape reads are active (a
+                    // pullback under forward mode, called with constant cotangents, still
+                    // writes active values into the adjoint array it is given).
+                    let writes_active = match (inst.op, inst.imm) {
+                        (Opcode::Store | Opcode::VStore, _) => active.contains(&inst.args[2]),
+                        (Opcode::Call, Imm::Callee(Callee::Func(id))) if tape_users.contains(&id) => true,
+                        (Opcode::Call, _) => inst.args.iter().any(|a| active.contains(a)),
                         _ => false,
                     };
                     if writes_active {

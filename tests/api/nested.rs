@@ -500,3 +500,36 @@ fn reverse_mode_differentiates_a_recorded_reverse_gradient_by_hessian_rows() {
     let err = jitdiff::ad::derive_reverse(&bare, "h", &[true, true]).unwrap_err();
     assert!(matches!(err, AdError::TapeInReverseMode { .. }), "{err:?}");
 }
+
+/// Forward mode over a pullback that writes into the adjoint of a local array the primal never
+/// made active (constants stored, then passed to a call): the pullback's writes depend on the
+/// tape, so the array's adjoint is active (found by the harness's nested-AD check; `HvpFn`
+/// refused the same program).
+#[test]
+fn forward_over_a_pullback_into_a_constant_local_arrays_adjoint() {
+    let text = "func @scaled_cube(x: f64, s: slice) -> f64 {
+entry:
+    zero = iconst 0
+    c = load s, zero
+    x2 = fmul x, x
+    x3 = fmul x2, x
+    r = fmul c, x3
+    ret r
+}
+func @main(x: f64) -> f64 {
+entry:
+    one = iconst 1
+    a = alloc one
+    zero = iconst 0
+    k = fconst 1.5
+    store a, zero, k
+    r = call @scaled_cube(x, a)
+    ret r
+}
+";
+    let m = parse_module(text).unwrap();
+    let hvp = jitdiff::HvpFn::builder(&m, "main").wrt(["x"]).build().unwrap();
+    let mut product = [0.0];
+    hvp.hvp(&mut args![2.0], &[1.0], &mut product).unwrap();
+    assert_eq!(product[0], 9.0 * 2.0, "d²(1.5 x³)/dx² = 9x");
+}

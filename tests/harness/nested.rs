@@ -43,21 +43,6 @@ pub struct NestedCoverage {
     pub tape_refusals: u64,
     /// Second derivatives compared with central differences.
     pub fd_compared: u64,
-    /// Cases a known bug keeps from the outer derivatives (see [`known_bug`]).
-    pub known_bug_skips: u64,
-}
-
-/// The known bug this check found, skipped in random runs (not `strict`) like those of
-/// `checks.rs`; `tests/regressions/nested_forward_over_pullback_local_array.ir` still runs it.
-/// Forward mode over a reverse-mode declaration refuses a program that passes a local array
-/// (`alloc`) to a callee: the expanded gradient allocates that array's adjoint and passes it to
-/// the callee's pullback, whose stores into it are active (they depend on the tape), but
-/// activity analysis marks a local array active only when a call that receives it has an active
-/// argument (`ad/src/activity.rs`), and a pullback called with constant cotangents has none.
-/// Not specific to declarations: `HvpFn` (forward over reverse) refuses the same program alike,
-/// which `singular.rs` counts as a refusal for the other checks.
-fn known_bug(e: &Error) -> bool {
-    matches!(e, Error::Ad(AdError::StoreIntoInactiveSlice { func, .. }) if func.contains("_pullback"))
 }
 
 const AGREE: &str = "nested: interpreter vs JIT";
@@ -129,8 +114,7 @@ fn build(case: &Case, forward: bool) -> Option<(Module, Module, String, Vec<usiz
 }
 
 /// Run the nested-AD check on `case` at `primal`, where the case's program returned.
-/// With `strict`, also where the known bug fails (see [`known_bug`]).
-pub fn nested(case: &Case, primal: &[ArgValue], strict: bool) -> Check<NestedCoverage> {
+pub fn nested(case: &Case, primal: &[ArgValue]) -> Check<NestedCoverage> {
     let mut cov = NestedCoverage::default();
     let skipped = NestedCoverage { skipped: 1, ..NestedCoverage::default() };
     // Forward and reverse declarations alternate (independently of the batch width, seed % 3).
@@ -225,10 +209,6 @@ pub fn nested(case: &Case, primal: &[ArgValue], strict: bool) -> Check<NestedCov
         .build()
     {
         Ok(f) => f,
-        Err(e) if !strict && !forward_inner && known_bug(&e) => {
-            cov.known_bug_skips = 1;
-            return Ok(cov);
-        }
         Err(e) => return failure(OUTER_FORWARD, format!("ForwardFn of @nested_outer: {e}")),
     };
     let mut owned = primal.to_vec();
