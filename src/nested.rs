@@ -9,7 +9,7 @@
 //! closure; they approximate the gradient by central differences (relative step ∛ε), so that
 //! the model still runs, close to what jitdiff computes.
 
-/// A point at which a gradient is taken: an `f64`, or a tuple of two to four `f64`s; the
+/// A point at which a gradient is taken: an `f64`, or a tuple of two to eight `f64`s; the
 /// gradient has the same shape.
 pub trait Point: Copy {
     /// The number of coordinates.
@@ -58,6 +58,10 @@ macro_rules! tuple_point {
 tuple_point!(2; 0, 1);
 tuple_point!(3; 0, 1, 2);
 tuple_point!(4; 0, 1, 2, 3);
+tuple_point!(5; 0, 1, 2, 3, 4);
+tuple_point!(6; 0, 1, 2, 3, 4, 5);
+tuple_point!(7; 0, 1, 2, 3, 4, 5, 6);
+tuple_point!(8; 0, 1, 2, 3, 4, 5, 6, 7);
 
 /// The gradient of `f` at `at`, by forward mode under jitdiff (one sweep with a tangent lane
 /// per coordinate).
