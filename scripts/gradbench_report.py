@@ -399,6 +399,13 @@ def main():
         "- **ht**: the complicated variant on the big model (GradBench's default); jitdiff: forward",
         "  mode, 28 directions (26 `theta`, 2 compressed `us`) in 4 sweeps of 8 lanes.",
         "- **hello**: the time is one call per run, timed alone: per-call overhead.",
+        "- **particle**, **saddle**: nested AD. jitdiff's models are one plain-Rust program each",
+        "  (`gradbench/models/`): the gradient descent of GradBench's `gd.hpp`, whose objective",
+        "  takes a gradient itself (`jitdiff::grad_forward`/`grad_reverse`, both levels exact,",
+        "  the variant's two letters choosing each level's mode); the whole descent is one",
+        "  compiled call. `manual`, ADOL-C and JAX do not implement these evals; `finite` takes",
+        "  central differences at both levels (a performance baseline, not a faithful",
+        "  implementation, by its own description). The validator compares with stored answers.",
         "- Validation runs `tools/manual` on every input inside the eval, so it counts against the",
         "  cap of every tool (most at ht and ba).",
     ]
