@@ -43,24 +43,41 @@ impl<'r> CustomRules<'r> {
         let name = source.callee_name(callee).to_string();
         let bad = |message: String| AdError::BadRule { function: name.clone(), origin: rule.origin().into(), message };
         let (params, returns) = source.callee_signature(callee).expect("a verified call");
-        if params.iter().any(|&t| t != Type::F64) || returns != [Type::F64] {
-            return Err(bad("custom rules cover functions of f64 parameters with one f64 result".into()));
+        if returns != [Type::F64] {
+            return Err(bad("custom rules cover functions with one f64 result".into()));
+        }
+        // Partials are of the f64 parameters; the others (integers, booleans, read-only slices)
+        // are passed to the partials function as they are and must not be differentiated.
+        let floats: Vec<usize> = (0..params.len()).filter(|&i| params[i] == Type::F64).collect();
+        if let Some(i) = (0..params.len()).find(|&i| active[i] && params[i] != Type::F64) {
+            return Err(bad(format!(
+                "argument {i} is a differentiated {}; a custom rule gives partials of f64 parameters only",
+                params[i]
+            )));
         }
         let partials = self.install(out, rule)?;
         let (rule_params, rule_returns) = out.callee_signature(partials).expect("just installed");
-        let n = params.len();
-        if rule_params != vec![Type::F64; n + 1] || rule_returns != vec![Type::F64; n] {
+        let mut expected = params.clone();
+        expected.push(Type::F64);
+        if rule_params != expected || rule_returns != vec![Type::F64; floats.len()] {
+            let spell = |types: &[Type]| types.iter().map(|t| t.spelling()).collect::<Vec<_>>().join(", ");
             return Err(bad(format!(
-                "its partials function @{} must take the {n} arguments and the result (f64 each) and return {n} f64 partials",
-                rule.partials()
+                "its partials function @{} must take the arguments and the result ({}) and return one f64 partial per f64 parameter ({})",
+                rule.partials(),
+                spell(&expected),
+                floats.len()
             )));
         }
         let mut call_args = args.to_vec();
         call_args.push(result);
         let values = em.emit_multi(Opcode::Call, &call_args, Imm::Callee(partials), &rule_returns);
         // A user's partial may be infinite at a finite point: strong-zero products.
-        let terms =
-            (0..n).filter(|&i| active[i]).map(|i| Term { operand: i, coef: Coef::ScaleStrong(values[i]) }).collect();
+        let terms = floats
+            .iter()
+            .zip(values)
+            .filter(|&(&i, _)| active[i])
+            .map(|(&i, partial)| Term { operand: i, coef: Coef::ScaleStrong(partial) })
+            .collect();
         Ok(Linearization::Terms(terms))
     }
 

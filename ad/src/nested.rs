@@ -16,8 +16,8 @@
 //! plain arithmetic, which reverse mode can differentiate again. Otherwise the state stays on
 //! the tape between `tsplit` and `trejoin` (so a call leaves the tape as it found it). Forward
 //! mode over it works; reverse mode gets custom rules for its partials, rows of the Hessian
-//! (`recorded.rs`), when every parameter of the differentiated function is an `f64`, and
-//! reports [`AdError::TapeInReverseMode`] otherwise.
+//! (`recorded.rs`), unless the differentiated function has an `mslice` parameter, where it
+//! reports [`AdError::TapeInReverseMode`].
 
 use crate::error::AdError;
 use crate::{derive_forward_with_rules, derive_reverse_with_rules};

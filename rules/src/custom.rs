@@ -1,9 +1,11 @@
 //! Custom and retroactive rules, and the rule sets that hold them.
 //!
-//! A custom rule covers a scalar function — an IR function or an extern whose parameters are all
-//! `f64` and whose one result is `f64` — and replaces derivation for it. It is given as a
-//! *partials function*: `(x1, …, xn, y) -> (∂y/∂x1, …, ∂y/∂xn)`, where `y` is the primal result
-//! (so a rule for `exp` can return `y` itself). That one function is both rules: the frule is
+//! A custom rule covers a scalar function — an IR function or an extern whose one result is
+//! `f64` — and replaces derivation for it. It is given as a *partials function*:
+//! `(x1, …, xn, y) -> (∂y/∂x1, …, ∂y/∂xn)`, where `y` is the primal result (so a rule for `exp`
+//! can return `y` itself). Partials are of the `f64` parameters only; parameters of other types
+//! (integers, booleans, read-only slices) are passed to the partials function as they are, and
+//! must not be differentiated. That one function is both rules: the frule is
 //! `ẏ = Σ ∂i·ẋi`, the rrule's pullback is `x̄i += ∂i·ȳ`, and what the pullback captures is
 //! exactly the partials of the active operands — as for the primitives (see
 //! [`linearize`](crate::linearize)). The partials function is IR (text, the builder, or a call of

@@ -217,10 +217,11 @@ fn g_dx(x: f64, n: i64) -> f64 {
 }
 
 /// A reverse-mode gradient with a loop keeps its state on the tape: calls of it leave the tape
-/// as they found it (two calls in one function, and many calls of the handle), forward mode
-/// differentiates it, and reverse mode over it says why it cannot.
+/// as they found it (two calls in one function, and many calls of the handle); forward mode
+/// differentiates it, and so does reverse mode, through the Hessian-row rules of its partial
+/// (the integer parameter passed along undifferentiated).
 #[test]
-fn a_recorded_inner_gradient_works_under_forward_mode_and_is_refused_by_reverse() {
+fn a_recorded_inner_gradient_with_an_integer_parameter_works_in_both_modes() {
     let m = parse_module(LOOP).unwrap();
     let primal = PrimalFn::builder(&m, "h").build().unwrap();
     let (x, n) = (0.4, 7);
@@ -229,13 +230,34 @@ fn a_recorded_inner_gradient_works_under_forward_mode_and_is_refused_by_reverse(
         let got = primal.call(&mut args![x, n]).unwrap()[0].as_f64().unwrap();
         assert!((got - want).abs() < 1e-12, "{got} vs {want}");
     }
+    // d/dx [g'(x) + g'(x²)] = g''(x) + 2x g''(x²), g''(x) = -Σ i² sin(x i).
+    let g2 = |x: f64| -(0..n).map(|i| (i * i) as f64 * (x * i as f64).sin()).sum::<f64>();
+    let exact = g2(x) + 2.0 * x * g2(x * x);
     // (A `GradientFn` derives reverse mode whatever its mode, so forward mode is a `ForwardFn`.)
     let forward = ForwardFn::builder(&m, "h").wrt(["x"]).width(1).build().unwrap();
     let (_, tangent) = forward.jvp(&mut args![x, n], &[&[1.0]]).unwrap();
-    let grad = [tangent[0]];
-    let h = 1e-6;
-    let fd = (g_dx(x + h, n) + g_dx((x + h) * (x + h), n) - g_dx(x - h, n) - g_dx((x - h) * (x - h), n)) / (2.0 * h);
-    assert!((grad[0] - fd).abs() < 1e-6 * fd.abs().max(1.0), "{} vs {fd}", grad[0]);
+    assert!((tangent[0] - exact).abs() < 1e-12 * exact.abs().max(1.0), "{} vs {exact}", tangent[0]);
+    let reverse = GradientFn::builder(&m, "h").wrt(["x"]).gradient_mode(GradientMode::Reverse).build().unwrap();
+    let mut grad = [0.0];
+    reverse.value_and_grad(&mut args![x, n], &mut grad).unwrap();
+    assert!((grad[0] - exact).abs() < 1e-12 * exact.abs().max(1.0), "{} vs {exact}", grad[0]);
+}
+
+/// A recorded inner gradient of a function with an `mslice` parameter (which each partial
+/// would write again) gets no rules: reverse mode over it says why it cannot.
+#[test]
+fn reverse_mode_refuses_a_recorded_gradient_that_writes_a_slice() {
+    let text = LOOP
+        .replace(
+            "extern @g_dx(f64, i64) -> f64 = grad reverse @g wrt 0",
+            "extern @g_dx(f64, i64, mslice) -> f64 = grad reverse @g wrt 0",
+        )
+        .replace("func @g(x: f64, n: i64) -> f64 {", "func @g(x: f64, n: i64, out: mslice) -> f64 {")
+        .replace("exit:\n    ret acc", "exit:\n    count = itof n\n    store out, zero, count\n    ret acc")
+        .replace("func @h(x: f64, n: i64) -> f64 {", "func @h(x: f64, n: i64, out: mslice) -> f64 {")
+        .replace("call @g_dx(x, n)", "call @g_dx(x, n, out)")
+        .replace("call @g_dx(y, n)", "call @g_dx(y, n, out)");
+    let m = parse_module(&text).unwrap();
     let err = GradientFn::builder(&m, "h").wrt(["x"]).gradient_mode(GradientMode::Reverse).build().unwrap_err();
     assert!(matches!(err, Error::Ad(AdError::TapeInReverseMode { .. })), "{err:?}");
 }

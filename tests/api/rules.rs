@@ -346,3 +346,52 @@ fn a_rule_with_the_wrong_signature_is_an_error() {
     let message = err.to_string();
     assert!(message.contains("@softplus") && message.contains("a mismatched rule"), "{message}");
 }
+
+/// A rule for a function with an integer and a slice parameter: partials of its `f64`
+/// parameters only, the others passed along; a differentiated slice argument is an error.
+const SCALED_POWER: &str = "func @scaled_power(x: f64, n: i64, w: slice) -> f64 {
+entry:
+    zero = iconst 0
+    k = load w, zero
+    p = powi x, n
+    r = fmul k, p
+    ret r
+}
+func @loss(x: f64, w: slice) -> f64 {
+entry:
+    three = iconst 3
+    r = call @scaled_power(x, three, w)
+    ret r
+}
+";
+
+#[test]
+fn a_rule_covers_a_function_with_integer_and_slice_parameters() {
+    let module = parse_module(SCALED_POWER).unwrap();
+    // ∂/∂x (k xⁿ) = n y / x, written with the integer and the result the partials function gets.
+    let rule = ScalarRule::from_ir(
+        "func @scaled_power_partials(x: f64, n: i64, w: slice, y: f64) -> f64 {
+entry:
+    nf = itof n
+    a = fmul nf, y
+    d = fdiv a, x
+    ret d
+}",
+        "scaled_power_partials",
+        "a test",
+    )
+    .unwrap();
+    let mut rules = RuleSet::new();
+    rules.register("scaled_power", rule).unwrap();
+    let derived = jitdiff::ad::derive_reverse_with_rules(&module, "loss", &[true, false], &rules).unwrap();
+    assert!(print_module(&derived.module).contains("call @scaled_power_partials"), "the rule is used");
+    for mode in [GradientMode::Reverse, GradientMode::Forward] {
+        let f = GradientFn::builder(&module, "loss").wrt(["x"]).rules(&rules).gradient_mode(mode).build().unwrap();
+        let mut grad = [0.0];
+        let value = f.value_and_grad(&mut [Arg::F64(2.0), Arg::Slice(&[1.5])], &mut grad).unwrap();
+        assert_eq!((value, grad[0]), (12.0, 18.0), "{mode:?}: 1.5·2³ and 3·12/2");
+    }
+    let err = jitdiff::ad::derive_reverse_with_rules(&module, "loss", &[true, true], &rules).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("@scaled_power") && message.contains("differentiated slice"), "{message}");
+}

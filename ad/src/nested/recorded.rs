@@ -11,9 +11,10 @@
 //!   argument `a_i`;
 //! - `@g(args)`: the k partials, from those functions.
 //!
-//! The rules need every parameter of `@f` to be an `f64` (custom rules cover scalar
-//! functions); otherwise `@g` stays as it was, and an outer reverse derivative says why it
-//! cannot differentiate it.
+//! The rules give partials of `@f`'s `f64` parameters; its other parameters (integers,
+//! booleans, read-only slices: data the gradient depends on) are passed along undifferentiated.
+//! A `mslice` parameter (which the gradient would write to, once per partial) keeps `@g` as it
+//! was, and an outer reverse derivative then says why it cannot differentiate it.
 
 use super::fence_tape;
 use crate::error::AdError;
@@ -22,8 +23,8 @@ use jitdiff_ir::{Callee, DerivativeOf, FuncId, Function, Imm, Module, Opcode, Te
 use jitdiff_rules::{BlockEmitter, Emit, RuleSet, ScalarRule};
 
 /// Split the recorded gradient `@decl` (function `id` of `module`, derived from `source`) as
-/// above, registering the rules in `rules_out`. Does nothing when a parameter of the
-/// differentiated function is not an `f64`.
+/// above, registering the rules in `rules_out`. Does nothing when the differentiated function
+/// has a `mslice` parameter.
 pub(super) fn give_rules(
     module: &mut Module,
     id: FuncId,
@@ -34,9 +35,10 @@ pub(super) fn give_rules(
 ) -> Result<(), AdError> {
     let of = source.func_by_name(&derivative.of).expect("the source holds the differentiated function");
     let params = of.param_types();
-    if params.iter().any(|&t| t != Type::F64) {
+    if params.iter().any(|&t| !matches!(t, Type::F64 | Type::I64 | Type::Bool | Type::Slice)) {
         return Ok(());
     }
+    let floats = params.iter().filter(|&&t| t == Type::F64).count();
     let name = module.func(id).name.clone();
     let count = derivative.wrt.len();
     let unique = |module: &Module, base: String| {
@@ -53,8 +55,8 @@ pub(super) fn give_rules(
     recorded.name = unique(module, format!("{name}__recorded"));
     let recorded_id = module.push_function(recorded);
 
-    // The Hessian of `@f` in every parameter, by forward mode over its full value_and_grad.
-    let all = vec![true; params.len()];
+    // The Hessian of `@f` in every f64 parameter, by forward mode over its full value_and_grad.
+    let all: Vec<bool> = params.iter().map(|&t| t == Type::F64).collect();
     let full = derive_reverse_with_rules(source, &derivative.of, &all, rules)?;
     let vg = full.value_and_grad.clone().ok_or_else(|| AdError::NestedDerivative {
         name: name.clone(),
@@ -83,14 +85,14 @@ pub(super) fn give_rules(
         let row_name = format!("{partial_name}__hessian_row");
         let mut with_result = params.clone();
         with_result.push(Type::F64);
-        let (mut row, mut row_args) = with_params(&row_name, &with_result, vec![Type::F64; params.len()]);
+        let (mut row, mut row_args) = with_params(&row_name, &with_result, vec![Type::F64; floats]);
         row_args.pop();
         let block = row.add_block("entry");
         let mut em = BlockEmitter::new(&mut row, block);
         row_args.push(em.fconst(1.0));
         let out = em.emit_multi(Opcode::Call, &row_args, Imm::Callee(Callee::Func(sweep_id)), &sweep_returns);
-        // (value, n partials, its tangent, the n partials' tangents): the last n.
-        let hessian_row = out[out.len() - params.len()..].to_vec();
+        // (value, the partials, its tangent, the partials' tangents): the last ones.
+        let hessian_row = out[out.len() - floats..].to_vec();
         row.block_mut(block).term = Some(Terminator::Return(hessian_row));
         row.canonicalize();
         fence_tape(&mut row);
