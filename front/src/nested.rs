@@ -1,6 +1,7 @@
 //! Nested derivatives: `jitdiff::grad_forward(|y| f(a, y), y0)` and
 //! `jitdiff::grad_reverse(|(y1, y2)| f(a, y1, y2), (y1, y2))` — the gradient of a function of
-//! the program with respect to some of its `f64` arguments, taken inside another function.
+//! the program with respect to some of its `f64` arguments, taken inside another function
+//! (`grad_reverse(g, y0)` for a `fn g(y: f64) -> f64` is `grad_reverse(|y| g(y), y0)`).
 //!
 //! The closure names which arguments are differentiated: its body is one call of a `fn` of the
 //! program, each closure parameter passed whole as one argument, the other arguments
@@ -44,8 +45,22 @@ impl Lowerer<'_> {
                 },
             ));
         };
-        let syn::Expr::Closure(closure) = strip(closure) else {
-            return Err(unsupported(closure.span(), "gradients of anything but a closure written in place", SHAPE));
+        // `grad_reverse(f, x)` for a `fn f(x: f64) -> f64` is `grad_reverse(|x| f(x), x)`.
+        let named: syn::Expr;
+        let closure = match strip(closure) {
+            syn::Expr::Path(path) if path.qself.is_none() && path.path.get_ident().is_some() => {
+                let function = &path.path;
+                named = syn::parse_quote_spanned!(path.span()=> |point| #function(point));
+                &named
+            }
+            other => other,
+        };
+        let syn::Expr::Closure(closure) = closure else {
+            return Err(unsupported(
+                closure.span(),
+                "gradients of anything but a closure written in place or a `fn` of one `f64` parameter",
+                SHAPE,
+            ));
         };
         let (names, tuple) = closure_params(closure)?;
         let syn::Expr::Call(call) = strip(&closure.body) else {

@@ -555,3 +555,23 @@ entry:
     hvp.hvp(&mut args![2.0], &[1.0], &mut product).unwrap();
     assert_eq!(product[0], 9.0 * 2.0, "d²(1.5 x³)/dx² = 9x");
 }
+
+/// A `fn` of one `f64` parameter passed by name, as `grad(f)(x)` in JAX; natively too.
+#[test]
+fn a_function_passed_by_name_is_differentiated() {
+    fn cube(x: f64) -> f64 {
+        x * x * x
+    }
+    fn slope(x: f64) -> f64 {
+        jitdiff::grad_forward(cube, x) + jitdiff::grad_reverse(cube, x)
+    }
+    let source = "fn cube(x: f64) -> f64 {\n    x * x * x\n}\nfn slope(x: f64) -> f64 {\n    jitdiff::grad_forward(cube, x) + jitdiff::grad_reverse(cube, x)\n}\n";
+    let m = jitdiff::front::lower_source(source).unwrap();
+    let out = PrimalFn::builder(&m, "slope").build().unwrap().call(&mut args![2.0]).unwrap();
+    assert_eq!(out[0].as_f64(), Some(24.0));
+    assert!((slope(2.0) - 24.0).abs() < 1e-7, "native {}", slope(2.0));
+    let g = GradientFn::builder(&m, "slope").wrt_all().build().unwrap();
+    let mut grad = [0.0];
+    g.value_and_grad(&mut args![2.0], &mut grad).unwrap();
+    assert_eq!(grad[0], 24.0, "d/dx 6x² = 12x");
+}
