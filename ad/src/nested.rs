@@ -17,7 +17,7 @@
 //! the tape between `tsplit` and `trejoin` (so a call leaves the tape as it found it). Forward
 //! mode over it works; reverse mode gets custom rules for its partials, rows of the Hessian
 //! (`recorded.rs`), unless the differentiated function has an `mslice` parameter, where it
-//! reports [`AdError::TapeInReverseMode`].
+//! reports [`AdError::NestedDerivative`] (`request.rs` recognises the fence).
 
 use crate::error::AdError;
 use crate::{derive_forward_with_rules, derive_reverse_with_rules};
@@ -283,10 +283,15 @@ fn forward_tape(func: &mut Function) -> bool {
     true
 }
 
+/// The name of the cursor a fence saves (see [`fence_tape`]).
+pub(crate) const FENCE: &str = "nested_fence";
+
 /// Bracket the function's tape traffic with `tsplit` at entry and `trejoin` before every
 /// return, so that a call leaves the tape as it found it (its pops read its own pushes).
 pub(super) fn fence_tape(func: &mut Function) {
     let cursor = func.new_value(Type::I64);
+    // The name marks the fence for `request.rs`, which then reports a nested derivative.
+    func.set_value_name(cursor, FENCE);
     func.blocks[0]
         .insts
         .insert(0, jitdiff_ir::InstData { op: Opcode::TSplit, args: vec![], imm: Imm::None, results: vec![cursor] });

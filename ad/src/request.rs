@@ -32,9 +32,23 @@ pub(super) fn check_no_tape_use(module: &Module, id: FuncId, rules: &RuleSet) ->
             continue;
         }
         let func = module.func(f);
-        for block in &func.blocks {
+        for (b, block) in func.blocks.iter().enumerate() {
             for (inst, data) in block.insts.iter().enumerate() {
                 match (data.op, data.imm) {
+                    // The fence nested AD puts around a recorded gradient (`nested.rs`) that no
+                    // rule covers: say so in those terms, not as tape traffic the user wrote.
+                    (Opcode::TSplit, _)
+                        if b == 0 && inst == 0 && func.value_label(data.results[0]) == crate::nested::FENCE =>
+                    {
+                        return Err(AdError::NestedDerivative {
+                            name: func.name.clone(),
+                            reason: "its reverse-mode gradient keeps a loop's state on the tape, and the \
+                                     differentiated function takes a `mslice`, so reverse mode cannot \
+                                     differentiate it again; declare it `grad forward` (in Rust, \
+                                     `jitdiff::grad_forward`), or take the outer derivative by forward mode"
+                                .into(),
+                        });
+                    }
                     (Opcode::TPush | Opcode::TPop | Opcode::TSplit | Opcode::TRejoin, _) => {
                         return Err(AdError::TapeInReverseMode {
                             func: func.name.clone(),

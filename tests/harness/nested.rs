@@ -15,8 +15,8 @@
 //! - the declared partials equal `GradientFn`'s reverse-mode gradient of `f` to rounding (with
 //!   the non-finite conventions of the forward-lanes check for a forward-mode declaration);
 //! - the outer derivative of `@nested_outer` (second derivatives of `f`) by `ForwardFn` and,
-//!   unless an inner gradient recorded on the tape (`AdError::TapeInReverseMode`, documented),
-//!   by `GradientFn`'s reverse mode agree with each other, and, for the smooth kinds, with
+//!   unless an inner gradient recorded on the tape has no rules (`AdError::NestedDerivative`,
+//!   documented), by `GradientFn`'s reverse mode agree with each other, and, for the smooth kinds, with
 //!   central differences of `PrimalFn` under the harness's policy (`central_differences`).
 //!
 //! Cases with an `mslice` or vector parameter or result, or whose first result is not `f64`,
@@ -235,9 +235,9 @@ pub fn nested(case: &Case, primal: &[ArgValue]) -> Check<NestedCoverage> {
             }
             Some(grad)
         }
-        // Documented: an inner reverse gradient that keeps its state on the tape has no reverse
-        // derivative; forward mode (above) differentiates it.
-        Err(Error::Ad(AdError::TapeInReverseMode { .. })) if !forward_inner => {
+        // Documented: an inner reverse gradient that keeps its state on the tape and has no
+        // Hessian-row rules has no reverse derivative; forward mode (above) differentiates it.
+        Err(Error::Ad(AdError::TapeInReverseMode { .. } | AdError::NestedDerivative { .. })) if !forward_inner => {
             cov.tape_refusals = 1;
             None
         }
