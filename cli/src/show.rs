@@ -59,6 +59,15 @@ pub fn show(a: &ShowArgs<'_>, asm: bool) -> Result<(), CliError> {
         Mode::Primal => {
             println!("; @{} and the functions it calls", loaded.name);
             print!("{}", functions_reachable(&loaded.module, &[loaded.name.as_str()]));
+            let declared = declarations_called(&loaded.module, &loaded.name);
+            if !declared.is_empty() {
+                let expanded =
+                    jitdiff::ad::expand_derivatives(&loaded.module, &RuleSet::new()).map_err(jitdiff::Error::from)?;
+                let roots: Vec<&str> = declared.iter().map(String::as_str).collect();
+                println!();
+                println!("; the derivatives it declares (nested AD), as jitdiff derives them when a handle is built");
+                print!("{}", derived_only(&loaded.module, &expanded, &roots));
+            }
         }
         Mode::Jvp => {
             let d = derive_forward(&loaded.module, &loaded.name, &wrt, a.width).map_err(jitdiff::Error::from)?;
@@ -122,7 +131,11 @@ pub fn compile_only(a: &ShowArgs<'_>) -> Result<(), CliError> {
     let loaded = load(a.file, a.name)?;
     let wrt = parse_wrt(&loaded, a.wrt)?;
     match a.mode {
-        Mode::Primal => drop(compile(&loaded.module, &ExternRegistry::new(), &JitOptions::new())?),
+        Mode::Primal => {
+            let expanded =
+                jitdiff::ad::expand_derivatives(&loaded.module, &RuleSet::new()).map_err(jitdiff::Error::from)?;
+            drop(compile(&expanded, &ExternRegistry::new(), &JitOptions::new())?)
+        }
         Mode::Jvp => drop(
             ForwardFn::builder(&loaded.module, &loaded.name)
                 .wrt_mask(&wrt)
@@ -186,6 +199,23 @@ fn derived_only(original: &Module, derived: &Module, roots: &[&str]) -> String {
         .map(|f| print_function(derived, f))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The derivative declarations (`extern @g(...) = grad ...`) that `@name` or what it calls
+/// calls, by name.
+fn declarations_called(module: &Module, name: &str) -> Vec<String> {
+    let mut names = vec![];
+    for f in reachable(module, &[name]).iter().filter_map(|n| module.func_by_name(n)) {
+        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+            if let Imm::Callee(Callee::Extern(id)) = inst.imm
+                && let Some(decl) = module.externs.get(id.index()).filter(|d| d.derivative.is_some())
+                && !names.contains(&decl.name)
+            {
+                names.push(decl.name.clone());
+            }
+        }
+    }
+    names
 }
 
 fn reachable(module: &Module, roots: &[&str]) -> BTreeSet<String> {

@@ -381,3 +381,24 @@ fn rust_source_files_are_differentiated_like_ir_files() {
     let err = fails(&["grad", bad.to_str().unwrap(), "--args", "1.0", "2"]);
     assert!(err.contains("bad.rs:2:9: mismatched types") && err.contains("add `as f64`"), "{err}");
 }
+
+/// A Rust model with nested gradients: `show` prints the declared derivatives as derived,
+/// `--asm` compiles them, and `grad` differentiates through them.
+#[test]
+fn show_and_grad_go_through_nested_gradients() {
+    let model = format!("{}/../gradbench/models/saddle.rs", env!("CARGO_MANIFEST_DIR"));
+    let out = ok(&["show", &model, "--fn", "inner_grad"]);
+    for needle in [
+        "call @f__grad_forward_2_3(",
+        "the derivatives it declares (nested AD)",
+        "func @f__grad_forward_2_3(p1x: f64, p1y: f64, p2x: f64, p2y: f64) -> f64, f64 {",
+        "func @f__grad_reverse_2_3(",
+    ] {
+        assert!(out.contains(needle), "no {needle:?} in\n{out}");
+    }
+    let out = ok(&["show", &model, "--fn", "inner_grad", "--asm"]);
+    assert!(out.contains("machine code of @f__grad_reverse_2_3"), "{out}");
+    // max over p2 of f(p1, p2) is |p1|², whose gradient is 2 p1.
+    let out = ok(&["grad", &model, "--fn", "max_f", "--args", "0.5", "0.25", "1.0", "1.0", "true"]);
+    assert!(out.contains("p1x = 1.0") && out.contains("p1y = 0.5"), "{out}");
+}
