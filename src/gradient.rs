@@ -439,11 +439,12 @@ impl GradientFn {
                     at += lens[p];
                 }
             }
-            with_scratch(|s| {
-                let called = frame.call(&mut s.tape, &mut results);
-                self.last_tape_bytes.store(0, Ordering::Relaxed);
-                called.map_err(Box::new)
-            })
+            self.last_tape_bytes.store(0, Ordering::Relaxed);
+            if !frame.needs_tape() {
+                // No scratch to take: the call is all there is.
+                return frame.call_scratch(&mut results).map_err(Box::new);
+            }
+            with_scratch(|s| frame.call(&mut s.tape, &mut results).map_err(Box::new))
         })();
         outcome.map_err(|e| self.user.call_error(args, *e))?;
         for (i, g) in grad.iter_mut().enumerate() {
@@ -544,6 +545,11 @@ impl GradientFn {
                     }
                     rest = tail;
                 }
+            }
+            if !frame.needs_tape() {
+                // No scratch to take: the call is all there is.
+                self.last_tape_bytes.store(0, Ordering::Relaxed);
+                return frame.call_scratch(&mut results).map_err(Box::new);
             }
             with_scratch(|s| {
                 let called = frame.call(&mut s.tape, &mut results);

@@ -5,8 +5,8 @@ use crate::builder::{Build, Builder, Spec, sealed};
 use crate::error::Error;
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
-use jitdiff_ir::{Module, RuntimeValue};
-use jitdiff_jit::{Arg, CompiledFn, compile};
+use jitdiff_ir::{Module, RuntimeValue, Type};
+use jitdiff_jit::{Arg, CompiledFn, FrameResults, compile};
 
 /// A JIT-compiled function, no derivative: what `#[jitdiff::function]`'s `primal()` builds, and
 /// a way to run a module's function natively with checked arguments. Nothing is differentiated,
@@ -76,6 +76,26 @@ impl PrimalFn {
             Ok(read(&s.results))
         });
         outcome.map_err(|e| self.user.call_error(args, e))
+    }
+
+    /// Call the function through an argument frame (no thread-local scratch, no result
+    /// values: `read` gets the result slots and the result types), or `None` when the call does
+    /// not fit a frame or an argument does not fit its parameter (then call
+    /// [`call_with`](Self::call_with), which says what is wrong).
+    #[inline]
+    pub(crate) fn call_framed<T>(
+        &self,
+        args: &mut [Arg<'_>],
+        read: impl FnOnce(&FrameResults, &[Type]) -> T,
+    ) -> Option<Result<T, Error>> {
+        let mut frame = self.native.frame()?;
+        args.iter_mut().try_for_each(|a| frame.push(a.reborrow())).ok()?;
+        let mut slots = FrameResults::new();
+        let called = frame.call_scratch(&mut slots);
+        Some(match called {
+            Ok(()) => Ok(read(&slots, self.native.returns())),
+            Err(e) => Err(self.user.call_error(args, e)),
+        })
     }
 }
 

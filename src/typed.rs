@@ -31,8 +31,8 @@
 use crate::builder::{Build, Builder};
 use crate::error::Error;
 use crate::{ForwardFn, GradientFn, PrimalFn};
-use jitdiff_ir::{Module, RuntimeValue, parse_module};
-use jitdiff_jit::Arg;
+use jitdiff_ir::{Module, RuntimeValue, Type, parse_module};
+use jitdiff_jit::{Arg, FrameResults};
 
 /// A Rust parameter value as the [`Arg`] of its IR parameter: `f64`; the integer types (as an
 /// IR `i64`: `u64`/`usize` above `i64::MAX` wrap, as in the front end); `bool`; `&[f64]`,
@@ -94,6 +94,8 @@ impl<'a, const N: usize> ToArg<'a> for &'a mut [f64; N] {
 pub trait FromValue: Sized {
     /// The value, if it has the right kind.
     fn from_value(value: &RuntimeValue) -> Option<Self>;
+    /// The value from the raw slot of a result of type `ty`, if that is the right kind.
+    fn from_slot(bits: u64, ty: Type) -> Option<Self>;
 }
 
 impl FromValue for f64 {
@@ -103,6 +105,9 @@ impl FromValue for f64 {
             _ => None,
         }
     }
+    fn from_slot(bits: u64, ty: Type) -> Option<f64> {
+        (ty == Type::F64).then_some(f64::from_bits(bits))
+    }
 }
 
 impl FromValue for bool {
@@ -111,6 +116,9 @@ impl FromValue for bool {
             RuntimeValue::Bool(b) => Some(*b),
             _ => None,
         }
+    }
+    fn from_slot(bits: u64, ty: Type) -> Option<bool> {
+        (ty == Type::Bool).then_some(bits != 0)
     }
 }
 
@@ -124,6 +132,10 @@ macro_rules! int_from_value {
                     _ => None,
                 }
             }
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            fn from_slot(bits: u64, ty: Type) -> Option<$t> {
+                (ty == Type::I64).then_some(bits as i64 as $t)
+            }
         }
     )*};
 }
@@ -134,11 +146,17 @@ int_from_value!(i64, isize, i32, u64, usize, u32);
 pub trait FromResults: Sized {
     /// The value, if the results have the right number and kinds.
     fn from_results(values: &[RuntimeValue]) -> Option<Self>;
+    /// The value from the result slots of a native call whose results have `types`, if they
+    /// have the right number and kinds (all scalars, so result `k` is slot `k`).
+    fn from_slots(slots: &FrameResults, types: &[Type]) -> Option<Self>;
 }
 
 impl FromResults for () {
     fn from_results(values: &[RuntimeValue]) -> Option<()> {
         values.is_empty().then_some(())
+    }
+    fn from_slots(_: &FrameResults, types: &[Type]) -> Option<()> {
+        types.is_empty().then_some(())
     }
 }
 
@@ -148,6 +166,12 @@ macro_rules! scalar_from_results {
             fn from_results(values: &[RuntimeValue]) -> Option<$t> {
                 match values {
                     [v] => <$t>::from_value(v),
+                    _ => None,
+                }
+            }
+            fn from_slots(slots: &FrameResults, types: &[Type]) -> Option<$t> {
+                match types {
+                    [ty] => <$t>::from_slot(slots.bits(0), *ty),
                     _ => None,
                 }
             }
@@ -164,6 +188,12 @@ macro_rules! tuple_from_results {
                     return None;
                 }
                 Some(($($t::from_value(&values[$k])?,)+))
+            }
+            fn from_slots(slots: &FrameResults, types: &[Type]) -> Option<Self> {
+                if types.len() != $n {
+                    return None;
+                }
+                Some(($($t::from_slot(slots.bits($k), types[$k])?,)+))
             }
         }
     )*};
@@ -206,7 +236,11 @@ pub fn parse_generated(ir: &str, name: &str) -> Module {
 
 /// Call `f` and convert its results to `R`.
 pub fn call<R: FromResults>(f: &PrimalFn, args: &mut [Arg<'_>]) -> Result<R, Error> {
-    f.call_with(args, R::from_results)?.ok_or_else(|| mismatch(f.name()))
+    match f.call_framed(args, R::from_slots) {
+        Some(done) => done?,
+        None => f.call_with(args, R::from_results)?,
+    }
+    .ok_or_else(|| mismatch(f.name()))
 }
 
 /// The value and a freshly allocated gradient (see [`GradientFn::value_and_grad`]).

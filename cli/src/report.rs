@@ -9,7 +9,7 @@ use super::timing::{human, machine_line, seconds_per_call};
 use jitdiff::fd::{FdOptions, FiniteDiff};
 use jitdiff::ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::{ForwardFn, GradientFn, GradientMode};
+use jitdiff::{ForwardFn, GradientFn, GradientMode, PrimalFn};
 use jitdiff_problems::{Problem, standard_problems};
 use smallvec::SmallVec;
 use std::fmt::Write;
@@ -354,6 +354,17 @@ fn per_call_overhead(budget: Duration) -> Result<String, CliError> {
             let _ = std::hint::black_box(grad.value_and_grad(&mut [Arg::Slice(std::hint::black_box(&x))], &mut g));
         }),
     )?);
+    let typed_primal = PrimalFn::builder(&module, ENTRY).build()?;
+    let typed = per(seconds_per_call(
+        budget,
+        9,
+        batched(|| {
+            let _ = std::hint::black_box(jitdiff::typed::call::<f64>(
+                &typed_primal,
+                &mut [Arg::Slice(std::hint::black_box(&x))],
+            ));
+        }),
+    )?);
     let mut s = String::new();
     let _ = writeln!(s, "\n## Per-call overhead at n = 10\n");
     let _ = writeln!(
@@ -368,11 +379,97 @@ fn per_call_overhead(budget: Duration) -> Result<String, CliError> {
         ("rustc primal", rust),
         ("hand-written gradient", hand),
         ("JIT primal (`CompiledFn::call_into`)", jit),
+        ("JIT primal (`jitdiff::typed::call`: `#[jitdiff::function]`'s `primal().call`)", typed),
         ("`value_and_grad`", vg),
     ] {
         let _ = writeln!(s, "| {name} | {} | {:.2} | {:.2} |", human(t), t / rust, t / hand);
     }
     let _ = writeln!(s, "\n`value_and_grad` costs {:.1} ns more than the hand-written gradient.", (vg - hand) * 1e9);
+    s.push_str(&handle_cost(budget)?);
+    Ok(s)
+}
+
+/// What a handle itself costs per call: a function of one multiply (nothing to compute), called
+/// through each kind of handle, against a call of the same function compiled by rustc.
+fn handle_cost(budget: Duration) -> Result<String, CliError> {
+    #[inline(never)]
+    fn square(x: f64) -> f64 {
+        x * x
+    }
+    #[inline(never)]
+    fn first_squared(x: &[f64]) -> f64 {
+        x[0] * x[0]
+    }
+    const IR: &str = "func @square(x: f64) -> f64 {\nentry:\n    y = fmul x, x\n    ret y\n}\n\
+                      func @first_squared(x: slice) -> f64 {\nentry:\n    i = iconst 0\n    v = load x, i\n    y = fmul v, v\n    ret y\n}\n";
+    let module = parse_module(IR).map_err(|error| CliError::Parse { path: "square".into(), error })?;
+    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new())?;
+    let native = compiled.function("square")?;
+    let typed_native = native.typed::<(f64,), f64>()?;
+    let sliced = compiled.function("first_squared")?;
+    let primal = PrimalFn::builder(&module, "first_squared").build()?;
+    let grad = GradientFn::builder(&module, "square").wrt(["x"]).build()?;
+    let grad_sliced = GradientFn::builder(&module, "first_squared").wrt(["x"]).build()?;
+    let x = [1.5; 10];
+    let (mut g1, mut g10, mut out) = ([0.0; 1], [0.0; 10], [RuntimeValue::F64(0.0)]);
+    use std::hint::black_box;
+    let per = |t: f64| t / 1000.0;
+    let time = |f: &mut dyn FnMut()| -> Result<f64, CliError> { Ok(per(seconds_per_call(budget, 9, batched(f))?)) };
+    let rows: Vec<(&str, f64)> = vec![
+        (
+            "rustc `fn(f64) -> f64`, not inlined",
+            time(&mut || {
+                black_box(square(black_box(1.5)));
+            })?,
+        ),
+        (
+            "rustc `fn(&[f64]) -> f64`, not inlined",
+            time(&mut || {
+                black_box(first_squared(black_box(&x)));
+            })?,
+        ),
+        (
+            "`TypedFn::call` (`f64 -> f64`)",
+            time(&mut || {
+                let _ = black_box(typed_native.call(black_box((1.5,))));
+            })?,
+        ),
+        (
+            "`jitdiff::typed::call` (`&[f64] -> f64`)",
+            time(&mut || {
+                let _ = black_box(jitdiff::typed::call::<f64>(&primal, &mut [Arg::Slice(black_box(&x))]));
+            })?,
+        ),
+        (
+            "`CompiledFn::call_into` (`&[f64] -> f64`)",
+            time(&mut || {
+                let _ = sliced.call_into(&mut [Arg::Slice(black_box(&x))], &mut out);
+            })?,
+        ),
+        (
+            "`value_and_grad` (`f64`, forward lanes)",
+            time(&mut || {
+                let _ = black_box(grad.value_and_grad(&mut [Arg::F64(black_box(1.5))], &mut g1));
+            })?,
+        ),
+        (
+            "`value_and_grad` (`&[f64]` of 10, reverse)",
+            time(&mut || {
+                let _ = black_box(grad_sliced.value_and_grad(&mut [Arg::Slice(black_box(&x))], &mut g10));
+            })?,
+        ),
+    ];
+    let rust = rows[0].1.min(rows[1].1);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nWhat a handle itself costs per call, on functions that do one multiply (`x * x`, `x[0] * x[0]`), against the same compiled by rustc and called without inlining:\n"
+    );
+    let _ = writeln!(s, "| call | time | over rustc |");
+    let _ = writeln!(s, "|---|---:|---:|");
+    for (name, t) in rows {
+        let _ = writeln!(s, "| {name} | {} | {:.1} ns |", human(t), (t - rust) * 1e9);
+    }
     Ok(s)
 }
 

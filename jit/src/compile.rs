@@ -80,12 +80,14 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
     let jit = OwnedJit::new(JITModule::new(builder));
     let lowered = lower_module(module, jit, &resolved, options.bounds_checks_enabled(), shadows)?;
 
+    let tape_users = crate::callgraph::needs_tape(module);
     let functions: Vec<FnInfo> = module
         .functions
         .iter()
         .zip(lowered.entries)
         .zip(lowered.check_stats)
-        .map(|((f, entry), checks)| {
+        .zip(tape_users)
+        .map(|(((f, entry), checks), needs_tape)| {
             let params = f.param_types();
             FnInfo {
                 name: f.name.clone(),
@@ -96,6 +98,7 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
                 params,
                 returns: f.returns.clone(),
                 entry,
+                needs_tape,
             }
         })
         .collect();

@@ -8,8 +8,7 @@ use crate::abi::{MIN_OUT_SLOTS, slot_count};
 use crate::arg::Arg;
 use crate::error::CallError;
 use crate::handle::{CompiledFn, pack_one};
-use crate::tape::NativeTape;
-use jitdiff_ir::{Tape, Type};
+use jitdiff_ir::{RuntimeValue, Tape, Type};
 use std::marker::PhantomData;
 
 /// The most argument slots, and result slots, of a call through an [`ArgFrame`] (a slice takes
@@ -70,6 +69,21 @@ impl FrameResults {
     pub fn f64(&self, slot: usize) -> f64 {
         f64::from_bits(self.bits(slot))
     }
+    /// The result of type `ty` starting at slot `slot`, as a value.
+    ///
+    /// ```
+    /// use jitdiff_ir::{RuntimeValue, Type};
+    /// let results = jitdiff_jit::FrameResults::new();
+    /// assert_eq!(results.value(Type::I64, 0), RuntimeValue::I64(0));
+    /// ```
+    pub fn value(&self, ty: Type, slot: usize) -> RuntimeValue {
+        match ty {
+            Type::I64 => RuntimeValue::I64(self.bits(slot) as i64),
+            Type::Bool => RuntimeValue::Bool(self.bits(slot) != 0),
+            Type::F64x(w) => RuntimeValue::Vector((slot..slot + w as usize).map(|k| self.f64(k)).collect()),
+            _ => RuntimeValue::F64(self.f64(slot)),
+        }
+    }
 }
 
 impl CompiledFn {
@@ -121,6 +135,34 @@ impl<'a> ArgFrame<'_, 'a> {
     /// with the same arguments.)
     #[inline]
     pub fn call(&mut self, tape: &mut Tape, results: &mut FrameResults) -> Result<(), CallError> {
+        self.check_complete()?;
+        let f = self.f;
+        // SAFETY: see `raw_call_checked`.
+        let status = f.with_given_tape(tape, |state| unsafe { self.raw_call_checked(results, state) });
+        self.finish(status, results)
+    }
+
+    /// [`call`](Self::call) without a tape of the caller's, as [`CompiledFn::call`] makes it: a
+    /// scratch tape of the thread, or none when the function needs none
+    /// ([`CompiledFn::needs_tape`]).
+    #[inline]
+    pub fn call_scratch(&mut self, results: &mut FrameResults) -> Result<(), CallError> {
+        self.check_complete()?;
+        let f = self.f;
+        // SAFETY: see `raw_call_checked`.
+        let status = f.with_call_tape(|state| unsafe { self.raw_call_checked(results, state) });
+        self.finish(status, results)
+    }
+
+    /// The function's [`CompiledFn::needs_tape`].
+    #[inline]
+    pub fn needs_tape(&self) -> bool {
+        self.f.info().needs_tape
+    }
+
+    /// An error unless every parameter got an argument.
+    #[inline(always)]
+    fn check_complete(&self) -> Result<(), CallError> {
         if self.next != self.params.len() {
             let info = self.f.info();
             return Err(CallError::ArgCount {
@@ -129,19 +171,29 @@ impl<'a> ArgFrame<'_, 'a> {
                 got: self.next,
             });
         }
+        Ok(())
+    }
+
+    /// Call the native code on the pushed arguments and `state`.
+    ///
+    /// # Safety
+    ///
+    /// [`check_complete`](Self::check_complete) must have passed, and `state` must be lent as
+    /// `CompiledFn::raw_call` requires.
+    #[inline(always)]
+    unsafe fn raw_call_checked(&self, results: &mut FrameResults, state: *mut crate::tape::TapeState) -> i32 {
         // SAFETY: every parameter was pushed and checked against its type by `pack_one`, which
         // wrote exactly its slots, in order, so `self.slots` holds the function's arguments in
         // slot layout; every slice pointer and length in them was taken from a borrow of
         // lifetime `'a` (a `&mut` one for an `mslice`), which outlives `self` and so this call;
         // `frame` checked that the results (and the two failure-detail slots) fit in
-        // `FRAME_SLOTS`.
-        let status = unsafe {
-            self.f.raw_call(
-                self.slots.as_ptr(),
-                results.slots.as_mut_ptr(),
-                &mut NativeTape::new(tape, self.f.tape_limit()),
-            )
-        };
+        // `FRAME_SLOTS`; the caller lends `state`.
+        unsafe { self.f.raw_call(self.slots.as_ptr(), results.slots.as_mut_ptr(), state) }
+    }
+
+    /// The call's outcome from its status.
+    #[inline(always)]
+    fn finish(&self, status: i32, results: &FrameResults) -> Result<(), CallError> {
         if status != 0 {
             return Err(self.f.runtime_error(status, [results.slots[0], results.slots[1]]));
         }

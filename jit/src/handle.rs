@@ -8,7 +8,7 @@ use crate::extern_failure::{self, ExternFailure};
 use crate::lower::{ConstantPool, OwnedJit};
 use crate::shadow::BoundsCheckStats;
 use crate::sites::{SiteKind, SiteTable};
-use crate::tape::NativeTape;
+use crate::tape::{NativeTape, TapeState};
 use crate::typed::{NativeArgs, NativeResults, TypedFn};
 use jitdiff_ir::Fault;
 use jitdiff_ir::{RuntimeValue, Site, Tape, Type};
@@ -26,6 +26,9 @@ pub(crate) struct FnInfo {
     pub arg_slots: usize,
     pub result_slots: usize,
     pub entry: EntryFn,
+    /// Can its native code touch the call's tape ([`crate::callgraph::needs_tape`])? If not,
+    /// a call without a tape of the caller's lends it none.
+    pub needs_tape: bool,
 }
 
 /// The shared state of a compiled module; its native code is freed when the last handle drops.
@@ -125,11 +128,6 @@ impl std::fmt::Debug for CompiledFn {
 }
 
 impl CompiledFn {
-    /// The tape limit of the module, in bytes.
-    pub(crate) fn tape_limit(&self) -> usize {
-        self.module.tape_limit
-    }
-
     pub(crate) fn info(&self) -> &FnInfo {
         &self.module.functions[self.index]
     }
@@ -144,6 +142,20 @@ impl CompiledFn {
     /// Result types.
     pub fn returns(&self) -> &[Type] {
         &self.info().returns
+    }
+    /// Can a call touch its tape (`tpush`, `tpop`, local arrays — its own or a callee's)? A
+    /// call of a function that cannot is lent no tape: [`call_with_tape`](Self::call_with_tape)
+    /// leaves the tape as it is, and [`call`](Self::call) costs no thread-local access.
+    ///
+    /// ```
+    /// use jitdiff_ir::{parse_module, ExternRegistry};
+    /// use jitdiff_jit::{compile, JitOptions};
+    /// let ir = parse_module("func @sq(x: f64) -> f64 {\nentry:\n    y = fmul x, x\n    ret y\n}\n").unwrap();
+    /// let f = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap().function("sq").unwrap();
+    /// assert!(!f.needs_tape());
+    /// ```
+    pub fn needs_tape(&self) -> bool {
+        self.info().needs_tape
     }
     /// How many slice-access bounds checks this function's native code has, and how many were
     /// left out as redundant (see [`JitOptions::shadow_slice`](crate::JitOptions::shadow_slice)).
@@ -164,7 +176,7 @@ impl CompiledFn {
     /// assert!(err.to_string().contains("out of bounds"));
     /// ```
     pub fn call(&self, args: &mut [Arg<'_>]) -> Result<Vec<RuntimeValue>, CallError> {
-        crate::tape::with_scratch_tape(|tape| self.call_with_tape(args, tape))
+        self.invoke(args, None, decode_all)
     }
 
     /// Call the function on `tape`: its `tpush`es append to the tape and its `tpop`s read it
@@ -191,17 +203,7 @@ impl CompiledFn {
     /// assert_eq!(load.call_with_tape(&mut [], &mut tape).unwrap(), vec![RuntimeValue::F64(2.5)]);
     /// ```
     pub fn call_with_tape(&self, args: &mut [Arg<'_>], tape: &mut Tape) -> Result<Vec<RuntimeValue>, CallError> {
-        self.invoke(args, tape, |info, slots| {
-            let mut at = 0;
-            info.returns
-                .iter()
-                .map(|&ty| {
-                    let s = &slots[at..at + slot_count(ty)];
-                    at += slot_count(ty);
-                    decode(ty, s)
-                })
-                .collect()
-        })
+        self.invoke(args, Some(tape), decode_all)
     }
 
     /// Call the function and write its results into `results` (one per result), reusing the
@@ -219,7 +221,7 @@ impl CompiledFn {
     /// }
     /// ```
     pub fn call_into(&self, args: &mut [Arg<'_>], results: &mut [RuntimeValue]) -> Result<(), CallError> {
-        crate::tape::with_scratch_tape(|tape| self.call_into_with_tape(args, results, tape))
+        self.call_into_on(args, results, None)
     }
 
     /// [`call_into`](Self::call_into) on `tape` (see [`call_with_tape`](Self::call_with_tape)):
@@ -229,6 +231,17 @@ impl CompiledFn {
         args: &mut [Arg<'_>],
         results: &mut [RuntimeValue],
         tape: &mut Tape,
+    ) -> Result<(), CallError> {
+        self.call_into_on(args, results, Some(tape))
+    }
+
+    /// [`call_into`](Self::call_into) on `tape`, or on the scratch tape when there is none.
+    #[inline]
+    fn call_into_on(
+        &self,
+        args: &mut [Arg<'_>],
+        results: &mut [RuntimeValue],
+        tape: Option<&mut Tape>,
     ) -> Result<(), CallError> {
         let info = self.info();
         if results.len() != info.returns.len() {
@@ -285,22 +298,50 @@ impl CompiledFn {
     /// parameter) until this returns; `results` must have room for its result slots, and for at
     /// least two (a failure writes its detail there).
     #[inline]
-    pub(crate) unsafe fn raw_call(&self, args: *const u64, results: *mut u64, tape: &mut NativeTape<'_>) -> i32 {
+    pub(crate) unsafe fn raw_call(&self, args: *const u64, results: *mut u64, tape: *mut TapeState) -> i32 {
         // SAFETY: `entry` is the finalized entry trampoline of this function (signature
         // `extern "C" fn(*const u64, *mut u64, *mut TapeState) -> i32`); `self.module` keeps its
         // code mapped for the duration of the call. The trampoline reads exactly the parameter
         // slots, writes at most the result slots, and native code touches caller memory only
         // through the slices in `args`, within their lengths (bounds checks), as the caller
-        // guarantees, and through the tape state, which `tape` lends exclusively for the call
-        // and whose invariant (`cursor <= len <= cap`, `base` valid for `cap` entries) native
-        // code keeps.
-        unsafe { (self.entry)(args, results, tape.state()) }
+        // guarantees, and through the tape state, which the caller lends exclusively for the
+        // call (a `NativeTape`'s, or an unused one for a function that needs no tape, whose
+        // code never reads it) and whose invariant (`cursor <= len <= cap`, `base` valid for
+        // `cap` entries) native code keeps.
+        unsafe { (self.entry)(args, results, tape) }
+    }
+
+    /// Run `call` with the tape state for a call made without a tape of the caller's: this
+    /// thread's scratch tape when the function needs a tape, else an unused state (no
+    /// thread-local access at all).
+    #[inline(always)]
+    pub(crate) fn with_call_tape<T>(&self, call: impl FnOnce(*mut TapeState) -> T) -> T {
+        if self.info().needs_tape {
+            crate::tape::with_scratch_tape(|tape| {
+                let mut lent = NativeTape::new(tape, self.module.tape_limit);
+                call(lent.state())
+            })
+        } else {
+            call(&mut TapeState::unused())
+        }
+    }
+
+    /// Run `call` with the state of `tape` lent to it (or an unused state when the function
+    /// needs no tape: `tape` is then left as it is).
+    #[inline(always)]
+    pub(crate) fn with_given_tape<T>(&self, tape: &mut Tape, call: impl FnOnce(*mut TapeState) -> T) -> T {
+        if self.info().needs_tape {
+            let mut lent = NativeTape::new(tape, self.module.tape_limit);
+            call(lent.state())
+        } else {
+            call(&mut TapeState::unused())
+        }
     }
 
     fn invoke<T>(
         &self,
         args: &mut [Arg<'_>],
-        tape: &mut Tape,
+        tape: Option<&mut Tape>,
         finish: impl FnOnce(&FnInfo, &[u64]) -> T,
     ) -> Result<T, CallError> {
         // Slot buffers on the stack, sized for the call: zeroing 64 slots would cost small
@@ -317,7 +358,7 @@ impl CompiledFn {
     fn invoke_with<const N: usize, T>(
         &self,
         args: &mut [Arg<'_>],
-        tape: &mut Tape,
+        tape: Option<&mut Tape>,
         finish: impl FnOnce(&FnInfo, &[u64]) -> T,
     ) -> Result<T, CallError> {
         let info = self.info();
@@ -332,12 +373,10 @@ impl CompiledFn {
         // its parameter type; slice pointers come from `args`, which stays mutably borrowed by
         // this function until the call returns (so `SliceMut` memory is exclusively ours), and
         // `result_slots` has `info.result_slots` slots.
-        let status = unsafe {
-            self.raw_call(
-                arg_slots.as_ptr(),
-                result_slots.as_mut_ptr(),
-                &mut NativeTape::new(tape, self.module.tape_limit),
-            )
+        let call = |state| unsafe { self.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr(), state) };
+        let status = match tape {
+            Some(tape) => self.with_given_tape(tape, call),
+            None => self.with_call_tape(call),
         };
         if status != 0 {
             return Err(self.runtime_error(status, [result_slots[0], result_slots[1]]));
@@ -455,6 +494,19 @@ pub(crate) fn pack_one(
         }
     }
     Ok(())
+}
+
+/// Every result of a call, decoded from its slots.
+fn decode_all(info: &FnInfo, slots: &[u64]) -> Vec<RuntimeValue> {
+    let mut at = 0;
+    info.returns
+        .iter()
+        .map(|&ty| {
+            let s = &slots[at..at + slot_count(ty)];
+            at += slot_count(ty);
+            decode(ty, s)
+        })
+        .collect()
 }
 
 #[inline]

@@ -5,7 +5,6 @@
 
 use crate::error::CallError;
 use crate::handle::CompiledFn;
-use crate::tape::NativeTape;
 use jitdiff_ir::Type;
 use std::marker::PhantomData;
 
@@ -169,13 +168,9 @@ impl<A: NativeArgs, R: NativeResults> TypedFn<A, R> {
         // SAFETY: `CompiledFn::typed` checked that the parameters are exactly `A`'s scalar types
         // (one slot each, at most MAX_TYPED_SLOTS) and the results `R`'s; no slices are involved,
         // so native code touches only these two buffers and the tape it is lent.
-        let status = crate::tape::with_scratch_tape(|tape| unsafe {
-            self.f.raw_call(
-                arg_slots.as_ptr(),
-                result_slots.as_mut_ptr(),
-                &mut NativeTape::new(tape, self.f.tape_limit()),
-            )
-        });
+        let status = self
+            .f
+            .with_call_tape(|state| unsafe { self.f.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr(), state) });
         if status != 0 {
             return Err(self.f.runtime_error(status, [result_slots[0], result_slots[1]]));
         }

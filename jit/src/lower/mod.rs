@@ -24,6 +24,7 @@ mod local_arrays;
 mod parallel;
 mod tables;
 mod tape;
+pub(crate) use tape::uses_tape;
 mod versioning;
 
 use crate::abi::{self, EntryFn};

@@ -103,3 +103,32 @@ fn calls_on_a_tape_with_room_allocate_nothing() {
     assert_eq!(with_room, 1, "only the scratch tape of the plain calls allocates, once");
     assert_eq!(after_fill, with_room, "900 entries fit in the reserved 1000");
 }
+
+/// A function that cannot touch the tape is lent none: a tape passed to it keeps its entries
+/// and cursor, and one that pushes through a callee is still lent its tape.
+#[test]
+fn only_functions_that_touch_the_tape_are_lent_one() {
+    let m = parse_module(
+        "func @pure(x: f64) -> f64 {\nentry:\n    y = fmul x, x\n    ret y\n}\n\
+         func @push(x: f64) {\nentry:\n    tpush x\n    ret\n}\n\
+         func @via_callee(x: f64) -> f64 {\nentry:\n    call @push(x)\n    y = fadd x, x\n    ret y\n}\n\
+         func @local(n: i64) -> f64 {\nentry:\n    a = alloc n\n    i = iconst 0\n    v = load a, i\n    ret v\n}\n",
+    )
+    .unwrap();
+    let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let (pure, via, local) =
+        (compiled.function("pure").unwrap(), compiled.function("via_callee").unwrap(), compiled.function("local").unwrap());
+    assert!(!pure.needs_tape());
+    assert!(via.needs_tape());
+    assert!(local.needs_tape());
+    let mut tape = Tape::new();
+    tape.push_bits(7).unwrap();
+    assert_eq!(pure.call_with_tape(&mut [Arg::F64(3.0)], &mut tape).unwrap(), [RuntimeValue::F64(9.0)]);
+    assert_eq!((tape.entries(), tape.cursor()), (&[7u64][..], 1));
+    assert_eq!(via.call_with_tape(&mut [Arg::F64(2.5)], &mut tape).unwrap(), [RuntimeValue::F64(5.0)]);
+    assert_eq!(tape.entries(), &[7, 2.5f64.to_bits()]);
+    // Without a tape of the caller's, both kinds work.
+    assert_eq!(via.call(&mut [Arg::F64(1.0)]).unwrap(), [RuntimeValue::F64(2.0)]);
+    assert_eq!(local.call(&mut [Arg::I64(4)]).unwrap(), [RuntimeValue::F64(0.0)]);
+    assert_eq!(pure.typed::<(f64,), f64>().unwrap().call((4.0,)).unwrap(), 16.0);
+}
