@@ -122,6 +122,11 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     escaping_uses: Vec<Vec<Value>>,
     /// Each copy's parts of an escaping value (`None`: the checked copy).
     copy_parts: HashMap<(Option<usize>, Value), Parts>,
+    /// In the block being lowered: the partner of each `sin`/`cos` result computed by one fused
+    /// call with it (`trig.rs`).
+    pub trig_partners: HashMap<Value, Value>,
+    /// Partners the fused call has computed, waiting for their instruction.
+    pub trig_ready: HashMap<Value, clif::Value>,
 }
 
 /// Lower IR function `fid` into `func` (whose signature is already set).
@@ -194,6 +199,8 @@ pub(crate) fn lower_function(
         escapes: HashMap::new(),
         escaping_uses: vec![],
         copy_parts: HashMap::new(),
+        trig_partners: HashMap::new(),
+        trig_ready: HashMap::new(),
     };
     l.loop_depth = l.cfg.loop_depths(&l.cfg.natural_loops());
     if l.m.bounds_checks && std::env::var_os("JITDIFF_NO_VERSIONING").is_none() {
@@ -327,6 +334,8 @@ impl FuncLowerer<'_, '_> {
         }
         self.at_block = block;
         self.bind_escaping(block);
+        self.trig_partners = super::trig::partners(&data.insts);
+        self.trig_ready.clear();
         for (k, inst) in data.insts.iter().enumerate() {
             self.at_inst = k as u32;
             self.check_tape_run(&data.insts[k..])?;

@@ -109,7 +109,14 @@ impl FuncLowerer<'_, '_> {
             }
             op if matches!(op.info().math, MathFn::Unary(_) | MathFn::Binary(_)) => {
                 let args: Vec<clif::Value> = inst.args.iter().map(|&v| self.scalar(v)).collect();
-                Some(Parts::new(&[self.call_math(op, &args)?]))
+                let paired = match (op, result, args.first()) {
+                    (Sin | Cos, Some(r), Some(&x)) => self.lower_trig_pair(op, r, x)?,
+                    _ => None,
+                };
+                Some(Parts::new(&[match paired {
+                    Some(v) => v,
+                    None => self.call_math(op, &args)?,
+                }]))
             }
             IAdd | ISub | IMul => {
                 let (x, y) = (self.scalar(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));

@@ -25,6 +25,8 @@ mod parallel;
 mod tables;
 mod tape;
 pub(crate) use tape::uses_tape;
+mod trig;
+pub(crate) use trig::SIN_COS_SYMBOL;
 mod versioning;
 
 use crate::abi::{self, EntryFn};
@@ -95,6 +97,7 @@ pub(crate) struct ModuleLowering<'m> {
     pub table_data: Vec<Option<cranelift_module::DataId>>,
     internal_ids: Vec<ClifFuncId>,
     math_ids: HashMap<Opcode, ClifFuncId>,
+    sin_cos_id: Option<ClifFuncId>,
     extern_ids: HashMap<usize, ClifFuncId>,
     trampoline_id: Option<ClifFuncId>,
     tape_grow_id: Option<ClifFuncId>,
@@ -138,6 +141,7 @@ pub(crate) fn lower_module(
         check_stats: vec![BoundsCheckStats::default(); ir.functions.len()],
         internal_ids: vec![],
         math_ids: HashMap::new(),
+        sin_cos_id: None,
         extern_ids: HashMap::new(),
         trampoline_id: None,
         tape_grow_id: None,

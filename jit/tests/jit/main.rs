@@ -11,4 +11,5 @@ mod safety_comments;
 mod shadow;
 mod tape;
 mod threads;
+mod trig;
 mod versioning;

@@ -116,8 +116,11 @@ fn only_functions_that_touch_the_tape_are_lent_one() {
     )
     .unwrap();
     let compiled = compile(&m, &ExternRegistry::new(), &JitOptions::new()).unwrap();
-    let (pure, via, local) =
-        (compiled.function("pure").unwrap(), compiled.function("via_callee").unwrap(), compiled.function("local").unwrap());
+    let (pure, via, local) = (
+        compiled.function("pure").unwrap(),
+        compiled.function("via_callee").unwrap(),
+        compiled.function("local").unwrap(),
+    );
     assert!(!pure.needs_tape());
     assert!(via.needs_tape());
     assert!(local.needs_tape());
