@@ -5,7 +5,8 @@
 use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, RuntimeValue, parse_module};
 use jitdiff_jit::{Agreement, JitOptions, compile, differential_call};
 
-const OPERANDS: [f64; 12] = [0.0, -0.0, 0.5, -2.5, 1e-310, 1e5, 1e22, -1e300, f64::MAX, f64::INFINITY, f64::NAN, 3.14];
+const OPERANDS: [f64; 12] =
+    [0.0, -0.0, 0.5, -2.5, 1e-310, 1e5, 1e22, -1e300, f64::MAX, f64::INFINITY, f64::NAN, std::f64::consts::PI];
 
 #[test]
 fn fused_sine_and_cosine_match_the_interpreter() {
