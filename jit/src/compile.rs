@@ -37,6 +37,9 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
     jitdiff_ir::verify_module(module)?;
     externs.check_module(module)?;
     let shadows = crate::shadow::resolve(module, options.shadow_slices())?;
+    // From here on the module with its leaf calls inlined (same functions, same reports).
+    let inlined = crate::inline::inline_leaves(module);
+    let module: &Module = &inlined;
 
     let mut closures: Vec<Box<ClosureCtx>> = vec![];
     let mut resolved = Vec::with_capacity(module.externs.len());

@@ -157,6 +157,7 @@ mod error;
 mod extern_failure;
 mod frame;
 mod handle;
+mod inline;
 mod isa;
 mod lower;
 mod options;

@@ -25,10 +25,45 @@ use rustc_hash::FxHashMap as HashMap;
 /// assert!(!text[..text.find("func @sq").unwrap()].contains("call"), "{text}");
 /// ```
 pub fn inline_calls(module: &mut Module, wanted: impl Fn(FuncId, &Function) -> bool, max_insts: usize) {
+    inline_sites(module, |site| wanted(site.callee_id, site.callee), max_insts);
+}
+
+/// One call [`inline_sites`] may inline: instruction `inst` of block `block` of `caller`
+/// (module function `caller_id`) calls `callee` (`callee_id`).
+#[derive(Clone, Copy, Debug)]
+pub struct CallSite<'a> {
+    /// The calling function.
+    pub caller: &'a Function,
+    /// Its id in the module.
+    pub caller_id: FuncId,
+    /// The block of the call.
+    pub block: Block,
+    /// The call's position among the block's instructions.
+    pub inst: usize,
+    /// The called function.
+    pub callee: &'a Function,
+    /// Its id in the module.
+    pub callee_id: FuncId,
+}
+
+/// [`inline_calls`] deciding per call site: `wanted(site)` says whether to inline it (the
+/// rules about recursion, `alloc` and `max_insts` hold as there). A caller in which nothing is
+/// inlined is left exactly as it was.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, passes, print_module};
+/// let mut m = parse_module("func @f(x: f64) -> f64 {\nentry:\n    y = call @sq(x)\n    z = call @sq(y)\n    ret z\n}\nfunc @sq(a: f64) -> f64 {\nentry:\n    b = fmul a, a\n    ret b\n}\n").unwrap();
+/// // Only the first call of each block.
+/// passes::inline_sites(&mut m, |site| site.inst == 0 && site.block.index() == 0, 1000);
+/// let text = print_module(&m);
+/// assert_eq!(text[..text.find("func @sq").unwrap()].matches("call @sq").count(), 1, "{text}");
+/// ```
+pub fn inline_sites(module: &mut Module, wanted: impl Fn(CallSite<'_>) -> bool, max_insts: usize) {
     let n = module.functions.len();
     let callees: Vec<Vec<FuncId>> = (0..n).map(|f| calls_of(&module.functions[f])).collect();
     let recursive: Vec<bool> = (0..n).map(|f| reaches(&callees, FuncId(f as u32), FuncId(f as u32))).collect();
     for f in post_order(&callees) {
+        let mut changed = false;
         loop {
             let caller = &module.functions[f.index()];
             let size: usize = caller.blocks.iter().map(|b| b.insts.len()).sum();
@@ -36,14 +71,22 @@ pub fn inline_calls(module: &mut Module, wanted: impl Fn(FuncId, &Function) -> b
                 block
                     .insts
                     .iter()
-                    .position(|inst| match (inst.op, inst.imm) {
+                    .enumerate()
+                    .position(|(k, inst)| match (inst.op, inst.imm) {
                         (Opcode::Call, Imm::Callee(Callee::Func(g))) => {
                             g != f
                                 && g.index() < n
                                 && !recursive[g.index()]
                                 && !module.functions[g.index()].allocates()
                                 && size + body_size(&module.functions[g.index()]) <= max_insts
-                                && wanted(g, &module.functions[g.index()])
+                                && wanted(CallSite {
+                                    caller,
+                                    caller_id: f,
+                                    block: Block(b as u32),
+                                    inst: k,
+                                    callee: &module.functions[g.index()],
+                                    callee_id: g,
+                                })
                         }
                         _ => false,
                     })
@@ -55,8 +98,11 @@ pub fn inline_calls(module: &mut Module, wanted: impl Fn(FuncId, &Function) -> b
             };
             let callee = module.functions[g.index()].clone();
             inline_one(&mut module.functions[f.index()], block, k, &callee);
+            changed = true;
         }
-        module.functions[f.index()].canonicalize();
+        if changed {
+            module.functions[f.index()].canonicalize();
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 mod bad_input;
 mod doubling;
 mod externs;
+mod inline;
 mod ops;
 mod random;
 mod safety_comments;
