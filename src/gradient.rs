@@ -124,6 +124,9 @@ struct ForwardLanes {
 struct FramedLanes {
     value_slot: usize,
     tangent_slot: usize,
+    /// The W × W identity: input `i`'s tangent is row `i` (lane `i` set), whatever the number
+    /// of inputs, so a call seeds by slicing it instead of zeroing and filling a buffer.
+    identity: Vec<f64>,
 }
 
 impl FramedLanes {
@@ -146,9 +149,11 @@ impl FramedLanes {
             return None;
         }
         let value = user.returns.iter().position(|&t| t == Type::F64)?;
+        let identity = (0..w * w).map(|k| if k % (w + 1) == 0 { 1.0 } else { 0.0 }).collect();
         Some(FramedLanes {
             value_slot: native.result_slot(value),
             tangent_slot: native.result_slot(user.returns.len()),
+            identity,
         })
     }
 }
@@ -414,11 +419,8 @@ impl GradientFn {
         grad: &mut [f64],
     ) -> Result<f64, Error> {
         let w = f.width();
-        // Input i is lane i: W lanes per input, at most 8 x 8.
-        let mut seed = [0.0; 64];
-        for i in 0..grad.len() {
-            seed[i * w + i] = 1.0;
-        }
+        // Input i is lane i: its tangent is row i of the identity.
+        let seed = &framed.identity;
         let native = &f.native;
         let mut results = FrameResults::new();
         let outcome = (|| -> Result<(), Box<CallError>> {
