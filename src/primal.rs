@@ -88,6 +88,9 @@ impl PrimalFn {
         args: &mut [Arg<'_>],
         read: impl FnOnce(&FrameResults, &[Type]) -> T,
     ) -> Option<Result<T, Error>> {
+        if args.len() != self.user.params.len() {
+            return None;
+        }
         let mut frame = self.native.frame()?;
         args.iter_mut().try_for_each(|a| frame.push(a.reborrow())).ok()?;
         let mut slots = FrameResults::new();

@@ -460,6 +460,25 @@ fn table() -> Vec<Row> {
                 .unwrap();
             fails!(g.value_and_grad(&mut [Arg::F64(1.0), Arg::Slice(&[1.0, 2.0]), Arg::I64(2)], &mut [0.0; 3]))
         }),
+        // What `#[jitdiff::function]`'s `primal().call` calls: errors in the user's terms,
+        // also past its argument-frame fast path.
+        row(
+            "typed::call",
+            "ArgumentCount",
+            &["@two takes 2 argument(s) (a: slice, b: slice), but 1 were given"],
+            || {
+                let p = PrimalFn::builder(&programs(), "two").externs(&externs()).build().unwrap();
+                fails!(jitdiff::typed::call::<f64>(&p, &mut [Arg::Slice(&[1.0])]))
+            },
+        ),
+        row("typed::call", "ArgumentType", &["argument 1 of @two (`b: slice`)", "Arg::F64"], || {
+            let p = PrimalFn::builder(&programs(), "two").externs(&externs()).build().unwrap();
+            fails!(jitdiff::typed::call::<f64>(&p, &mut [Arg::Slice(&[1.0]), Arg::F64(2.0)]))
+        }),
+        row("typed::call", "Fault", &["@two", "index 0", "length 0"], || {
+            let p = PrimalFn::builder(&programs(), "two").externs(&externs()).build().unwrap();
+            fails!(jitdiff::typed::call::<f64>(&p, &mut [Arg::Slice(&[1.0]), Arg::Slice(&[])]))
+        }),
         row("GradientFn::pullback", "ArgumentType", &["argument 2 of @f (`k: i64`)", "Arg::I64"], || {
             let g = GradientFn::builder(&programs(), "f")
                 .wrt_mask(&[true, false, false])
@@ -524,6 +543,7 @@ fn the_table_covers_every_entry_point() {
         "GradientFn::value_and_grad",
         "GradientFn::pullback",
         "Pullback::apply",
+        "typed::call",
     ] {
         assert!(entries.contains(e), "no row for {e}");
     }
