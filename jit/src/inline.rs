@@ -34,17 +34,11 @@ pub(crate) fn inline_leaves(module: &Module) -> Cow<'_, Module> {
     }
     let deep = crate::callgraph::needs_depth_check(module, MAX_CALL_DEPTH);
     let wanted = |site: CallSite<'_>| {
-        leaves[site.callee_id.index()]
-            && !deep[site.caller_id.index()]
-            && site.caller.block(site.block).insts[site.inst + 1..].iter().all(|i| cannot_fail(i, &leaves))
+        !deep[site.caller_id.index()] && invisible_at(&site.caller.block(site.block).insts, site.inst, &leaves)
     };
+    // Copy the module only when some call qualifies.
     let any = module.functions.iter().enumerate().any(|(f, func)| {
-        !deep[f]
-            && func.blocks.iter().any(|b| {
-                b.insts.iter().enumerate().any(|(k, i)| {
-                    leaf_call(i, &leaves) && b.insts[k + 1..].iter().all(|later| cannot_fail(later, &leaves))
-                })
-            })
+        !deep[f] && func.blocks.iter().any(|b| (0..b.insts.len()).any(|k| invisible_at(&b.insts, k, &leaves)))
     });
     if !any {
         return Cow::Borrowed(module);
@@ -59,6 +53,11 @@ fn is_leaf(f: &Function) -> bool {
     let size: usize = f.blocks.iter().map(|b| b.insts.len() + 1).sum();
     size <= LEAF_LIMIT
         && f.blocks.iter().flat_map(|b| &b.insts).all(|i| !i.op.can_fail() && !matches!(i.op, Opcode::TSplit))
+}
+
+/// Is `insts[k]` a call of a leaf after which nothing in its block can fail?
+fn invisible_at(insts: &[InstData], k: usize, leaves: &[bool]) -> bool {
+    leaf_call(&insts[k], leaves) && insts[k + 1..].iter().all(|later| cannot_fail(later, leaves))
 }
 
 /// Is `inst` a call of a leaf?
