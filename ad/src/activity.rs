@@ -8,7 +8,7 @@
 //! it is passed to a call that has an active argument (the callee may store into it).
 
 use jitdiff_ir::{Callee, FuncId, Function, Imm, Module, Opcode, Terminator, Type, Value};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// The active values of one function, given which parameters are differentiated.
 #[derive(Clone, Debug, Default)]
@@ -20,7 +20,7 @@ impl Activity {
     /// Analyse `func` with `wrt[i]` saying whether parameter `i` is differentiated. Only `f64`
     /// and slice parameters can be; other flags are ignored here (the transforms reject them).
     pub fn analyse(func: &Function, wrt: &[bool]) -> Activity {
-        Activity::analyse_with_tape(func, wrt, &HashSet::new())
+        Activity::analyse_with_tape(func, wrt, &HashSet::default())
     }
 
     /// [`Activity::analyse`] for forward mode over a reverse-mode derivative: every `f64`
@@ -34,11 +34,11 @@ impl Activity {
     /// [`Activity::analyse`] for forward mode over a pullback whose tape holds constants (the
     /// forward run that filled it is not differentiated): popped values are inactive.
     pub fn analyse_constant_tape(func: &Function, wrt: &[bool]) -> Activity {
-        Activity::analyse_in(func, wrt, &HashSet::new(), false)
+        Activity::analyse_in(func, wrt, &HashSet::default(), false)
     }
 
     fn analyse_in(func: &Function, wrt: &[bool], tape_users: &HashSet<FuncId>, pops_active: bool) -> Activity {
-        let mut active: HashSet<Value> = HashSet::new();
+        let mut active: HashSet<Value> = HashSet::default();
         for (&p, &on) in func.params.iter().zip(wrt) {
             if on && (func.ty(p) == Type::F64 || func.ty(p).is_slice()) {
                 active.insert(p);
@@ -134,7 +134,7 @@ fn produces_active(op: Opcode, args: &[Value], active: &HashSet<Value>) -> bool 
 /// always calls their derived versions (with zero tangents if need be), so that every `f64` on
 /// the tape has its tangent beside it.
 pub fn tape_users(module: &Module) -> HashSet<FuncId> {
-    let mut users: HashSet<FuncId> = HashSet::new();
+    let mut users: HashSet<FuncId> = HashSet::default();
     let mut changed = true;
     while changed {
         changed = false;

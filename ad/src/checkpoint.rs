@@ -28,7 +28,7 @@ use jitdiff_ir::{
     passes,
 };
 use jitdiff_rules::RuleSet;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// How reverse mode bounds the tape of loops.
 ///
@@ -290,7 +290,7 @@ fn qualifies(f: &Function, h: Block) -> Result<Found, &'static str> {
     }
     // The blocks reachable from the body without passing the header: they must all lead back.
     let body = then_dest.block;
-    let mut blocks: HashSet<Block> = HashSet::new();
+    let mut blocks: HashSet<Block> = HashSet::default();
     let mut stack = vec![body];
     while let Some(b) = stack.pop() {
         if b == h || !blocks.insert(b) {
@@ -387,7 +387,7 @@ fn outline(f: &Function, found: &Found, name: &str) -> Function {
     let floats: Vec<Value> = found.invariants.iter().copied().filter(|&v| f.ty(v) == Type::F64).collect();
     let types: Vec<Type> = hb.params.iter().chain(&floats).map(|&p| f.ty(p)).collect();
     let mut g = Function::new(name, types);
-    let mut map: HashMap<Value, Value> = HashMap::new();
+    let mut map: HashMap<Value, Value> = HashMap::default();
     let entry = g.add_block("entry");
     let mut entry_args = vec![];
     for &p in &hb.params {
@@ -401,7 +401,7 @@ fn outline(f: &Function, found: &Found, name: &str) -> Function {
     for &p in &hb.params {
         map.insert(p, g.add_block_param(head, f.ty(p), f.values[p.index()].name.as_deref()));
     }
-    let mut blocks: HashMap<Block, Block> = HashMap::new();
+    let mut blocks: HashMap<Block, Block> = HashMap::default();
     blocks.insert(found.header, head);
     for &b in &found.blocks {
         let nb = g.add_block(&f.block(b).name);
@@ -419,15 +419,15 @@ fn outline(f: &Function, found: &Found, name: &str) -> Function {
             }
         }
     }
-    g.block_mut(entry).term = Some(Terminator::Jump(BlockCall { block: head, args: entry_args }));
+    g.block_mut(entry).term = Some(Terminator::Jump(BlockCall { block: head, args: entry_args.into() }));
     let cond = g.new_value(Type::Bool);
     map.insert(found.cond, cond);
     let i = map[&hb.params[found.counter]];
     g.block_mut(head).insts.push(InstData {
         op: Opcode::ICmp,
-        args: vec![i, end],
+        args: smallvec::smallvec![i, end],
         imm: Imm::Cond(CondCode::Lt),
-        results: vec![cond],
+        results: smallvec::smallvec![cond],
     });
     let done = g.add_block("segment_done");
     // The float invariants are returned as they came: the caller carries them through its
@@ -436,8 +436,8 @@ fn outline(f: &Function, found: &Found, name: &str) -> Function {
     let header_params: Vec<Value> = hb.params.iter().chain(&floats).map(|p| map[p]).collect();
     g.block_mut(head).term = Some(Terminator::Branch {
         cond,
-        then_dest: BlockCall { block: blocks[&found.body], args: vec![] },
-        else_dest: BlockCall { block: done, args: vec![] },
+        then_dest: BlockCall { block: blocks[&found.body], args: smallvec::smallvec![] },
+        else_dest: BlockCall { block: done, args: smallvec::smallvec![] },
     });
     g.block_mut(done).term = Some(Terminator::Return(header_params));
     for &b in &found.blocks {
@@ -506,7 +506,7 @@ fn rewrite(f: &mut Function, found: &Found, steps: FuncId, length: Length) {
         if let Some(term) = &mut f.block_mut(b).term {
             for s in term.successors_mut() {
                 if s.block == found.header {
-                    s.args.extend(&floats);
+                    s.args.extend_from_slice(&floats);
                 }
             }
         }
@@ -516,7 +516,7 @@ fn rewrite(f: &mut Function, found: &Found, steps: FuncId, length: Length) {
     let mut insts = vec![];
     let mut emit = |f: &mut Function, op: Opcode, args: Vec<Value>, imm: Imm, ty: Type| {
         let r = f.new_value(ty);
-        insts.push(InstData { op, args, imm, results: vec![r] });
+        insts.push(InstData { op, args: args.into(), imm, results: smallvec::smallvec![r] });
         r
     };
     let i = hb.params[found.counter];
@@ -531,9 +531,9 @@ fn rewrite(f: &mut Function, found: &Found, steps: FuncId, length: Length) {
             let results: Vec<Value> = types.iter().map(|&t| f.new_value(t)).collect();
             insts.push(InstData {
                 op: Opcode::Call,
-                args,
+                args: args.into(),
                 imm: Imm::Callee(Callee::Func(steps)),
-                results: results.clone(),
+                results: results.as_slice().into(),
             });
             return finish(f, found, seg, insts, results);
         }
@@ -572,7 +572,12 @@ fn rewrite(f: &mut Function, found: &Found, steps: FuncId, length: Length) {
     args.extend(found.invariants.iter().map(|v| carry.get(v).copied().unwrap_or(*v)));
     args.push(end);
     let results: Vec<Value> = types.iter().map(|&t| f.new_value(t)).collect();
-    insts.push(InstData { op: Opcode::Call, args, imm: Imm::Callee(Callee::Func(steps)), results: results.clone() });
+    insts.push(InstData {
+        op: Opcode::Call,
+        args: args.into(),
+        imm: Imm::Callee(Callee::Func(steps)),
+        results: results.as_slice().into(),
+    });
     finish(f, found, seg, insts, results);
 }
 
@@ -580,7 +585,7 @@ fn rewrite(f: &mut Function, found: &Found, steps: FuncId, length: Length) {
 /// header's branch enters it instead of the body.
 fn finish(f: &mut Function, found: &Found, seg: Block, insts: Vec<InstData>, results: Vec<Value>) {
     f.block_mut(seg).insts = insts;
-    f.block_mut(seg).term = Some(Terminator::Jump(BlockCall { block: found.header, args: results }));
+    f.block_mut(seg).term = Some(Terminator::Jump(BlockCall { block: found.header, args: results.into() }));
     if let Some(Terminator::Branch { then_dest, .. }) = &mut f.block_mut(found.header).term {
         then_dest.block = seg;
     }

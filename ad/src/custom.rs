@@ -6,7 +6,7 @@
 use super::error::AdError;
 use jitdiff_ir::{Callee, Imm, Module, Opcode, Type, Value};
 use jitdiff_rules::{BlockEmitter, Coef, Linearization, RuleSet, ScalarRule, Term};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The rules of one derivation and the partials functions installed so far.
 pub(super) struct CustomRules<'r> {
@@ -16,7 +16,7 @@ pub(super) struct CustomRules<'r> {
 
 impl<'r> CustomRules<'r> {
     pub fn new(rules: &'r RuleSet) -> CustomRules<'r> {
-        CustomRules { rules, installed: HashMap::new() }
+        CustomRules { rules, installed: HashMap::default() }
     }
 
     /// The rule for `callee` of `source`, if one is registered under its name.

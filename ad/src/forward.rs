@@ -19,7 +19,7 @@ use jitdiff_ir::{
     Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, verify_module,
 };
 use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, RuleSet, linearize};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// A derived forward-mode function inside a module that also holds the original functions.
 #[derive(Clone, Debug)]
@@ -101,9 +101,9 @@ fn derive_forward_unguarded(
         let mut deriver = Deriver {
             source,
             out: module.clone(),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             width,
-            tape_users: if constant_tape { HashSet::new() } else { super::activity::tape_users(source) },
+            tape_users: if constant_tape { HashSet::default() } else { super::activity::tape_users(source) },
             constant_tape,
             singular: Singular::analyse(source, &custom),
             custom,
@@ -149,7 +149,7 @@ impl Deriver<'_> {
         for &p in &source.params {
             derived.add_param(source.ty(p), source.values[p.index()].name.as_deref());
         }
-        let mut tangent_params = HashMap::new();
+        let mut tangent_params = HashMap::default();
         for (&p, &on) in source.params.iter().zip(wrt) {
             if on {
                 let ty = if source.ty(p).is_slice() { source.ty(p) } else { self.tangent_type() };
@@ -204,7 +204,7 @@ impl Deriver<'_> {
         let mut func = self.out.functions[new_id.index()].clone();
         let mut primal: HashMap<Value, Value> =
             source.params.iter().copied().zip(func.params.iter().copied()).collect();
-        let mut tangent = Tangents { values: tangent_params, negated: HashSet::new() };
+        let mut tangent = Tangents { values: tangent_params, negated: HashSet::default() };
         // Blocks first (same labels, same order), with tangent parameters for active block params.
         for block in &source.blocks {
             let b = func.add_block(&block.name);
@@ -251,9 +251,9 @@ impl Deriver<'_> {
                 if !is_active_call && !is_float_pop {
                     em.func().block_mut(b).insts.push(InstData {
                         op: inst.op,
-                        args: args.clone(),
+                        args: args.as_slice().into(),
                         imm: inst.imm,
-                        results: results.clone(),
+                        results: results.as_slice().into(),
                     });
                 }
                 self.tangent_of_inst(&mut em, source, inst, &args, &results, &activity, &mut tangent, site)?;
@@ -515,9 +515,9 @@ impl Deriver<'_> {
                 let block = em.block();
                 em.func().block_mut(block).insts.push(InstData {
                     op: Opcode::TPop,
-                    args: vec![],
+                    args: smallvec::smallvec![],
                     imm: inst.imm,
-                    results: results.to_vec(),
+                    results: jitdiff_ir::ValueList::from_slice(results),
                 });
                 let t = if lanes == 1 {
                     parts[0]
@@ -592,7 +592,7 @@ impl Deriver<'_> {
                     args.push(self.tangent_or_zero(em, tangent, *a));
                 }
             }
-            BlockCall { block: call.block, args }
+            BlockCall { block: call.block, args: args.into() }
         };
         match term {
             Terminator::Jump(call) => Terminator::Jump(edge(&mut em, call)),

@@ -22,7 +22,7 @@
 
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, CondCode, Function, Imm, Opcode, Terminator, Type, Value};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// One counted loop of the source function.
 #[derive(Clone, Debug)]
@@ -176,7 +176,7 @@ fn exit_test(func: &Function, header: Block, body: &HashSet<Block>, inductions: 
         return None;
     }
     let exit = if stays_on_true { else_dest.block } else { then_dest.block };
-    let test = func.block(header).insts.iter().find(|i| i.results == [*cond] && i.op == Opcode::ICmp)?;
+    let test = func.block(header).insts.iter().find(|i| i.results[..] == [*cond] && i.op == Opcode::ICmp)?;
     let (Imm::Cond(cc), &[a, b]) = (test.imm, test.args.as_slice()) else { return None };
     let (induction, bound, cc) = match (inductions.iter().find(|i| i.iv == a), inductions.iter().find(|i| i.iv == b)) {
         (Some(&i), None) => (i, b, cc),
@@ -189,7 +189,7 @@ fn exit_test(func: &Function, header: Block, body: &HashSet<Block>, inductions: 
         block.params.contains(&bound) || block.insts.iter().any(|i| i.results.contains(&bound))
     });
     let step =
-        func.blocks.iter().flat_map(|b| &b.insts).find(|i| i.results == [induction.step] && i.op == Opcode::IConst);
+        func.blocks.iter().flat_map(|b| &b.insts).find(|i| i.results[..] == [induction.step] && i.op == Opcode::IConst);
     let up = match step.map(|i| i.imm) {
         Some(Imm::I64(1)) => !induction.subtract,
         Some(Imm::I64(-1)) => induction.subtract,
@@ -204,7 +204,7 @@ fn exit_test(func: &Function, header: Block, body: &HashSet<Block>, inductions: 
 
 /// The header plus every block that reaches `latch` backwards without passing the header.
 fn natural_loop(cfg: &ControlFlow, header: Block, latch: Block) -> HashSet<Block> {
-    let mut body: HashSet<Block> = [header].into();
+    let mut body: HashSet<Block> = [header].into_iter().collect();
     let mut work = vec![latch];
     while let Some(b) = work.pop() {
         if body.insert(b) {

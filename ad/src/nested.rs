@@ -24,8 +24,8 @@ use crate::{derive_forward_with_rules, derive_reverse_with_rules};
 use jitdiff_ir::{Callee, DiffMode, ExternId, FuncId, Function, Imm, Module, Opcode, Terminator, Type, Value, passes};
 use jitdiff_rules::RuleSet;
 use jitdiff_rules::{BlockEmitter, Emit};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 
 mod recorded;
 
@@ -153,7 +153,7 @@ fn expand_one(module: &mut Module, extern_id: ExternId, all_rules: &mut RuleSet)
         .chain(module.externs.iter().map(|e| e.name.clone()))
         .chain(module.tables.iter().map(|t| t.name.clone()))
         .collect();
-    let mut derived_ids = HashSet::new();
+    let mut derived_ids = HashSet::default();
     let mut entries = vec![];
     for (derived, entry) in &derived {
         let mut piece = passes::retain_reachable(derived, &[entry]);
@@ -245,7 +245,7 @@ fn is_tape_op(op: Opcode) -> bool {
 /// pushed one and drop the traffic. Returns whether the function is now free of tape
 /// operations (false: it was left as it was).
 fn forward_tape(func: &mut Function) -> bool {
-    let mut replace: HashMap<Value, Value> = HashMap::new();
+    let mut replace: HashMap<Value, Value> = HashMap::default();
     for block in &func.blocks {
         let mut stack: Vec<Value> = vec![];
         for inst in &block.insts {
@@ -292,16 +292,22 @@ pub(super) fn fence_tape(func: &mut Function) {
     let cursor = func.new_value(Type::I64);
     // The name marks the fence for `request.rs`, which then reports a nested derivative.
     func.set_value_name(cursor, FENCE);
-    func.blocks[0]
-        .insts
-        .insert(0, jitdiff_ir::InstData { op: Opcode::TSplit, args: vec![], imm: Imm::None, results: vec![cursor] });
+    func.blocks[0].insts.insert(
+        0,
+        jitdiff_ir::InstData {
+            op: Opcode::TSplit,
+            args: smallvec::smallvec![],
+            imm: Imm::None,
+            results: smallvec::smallvec![cursor],
+        },
+    );
     for block in &mut func.blocks {
         if matches!(block.term, Some(Terminator::Return(_))) {
             block.insts.push(jitdiff_ir::InstData {
                 op: Opcode::TRejoin,
-                args: vec![cursor],
+                args: smallvec::smallvec![cursor],
                 imm: Imm::None,
-                results: vec![],
+                results: smallvec::smallvec![],
             });
         }
     }

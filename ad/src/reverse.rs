@@ -36,7 +36,7 @@ use jitdiff_ir::{
     verify_module,
 };
 use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, RuleSet, linearize};
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// The reverse-mode derivative of a function, inside a module that also holds the originals.
 #[derive(Clone, Debug)]
@@ -199,7 +199,7 @@ fn derive_reverse_unguarded(
         let mut deriver = Deriver {
             source,
             out: module.clone(),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             shapes: &shapes,
             singular: Singular::analyse(source, &custom),
             custom,
@@ -401,7 +401,7 @@ impl Deriver<'_> {
 #[derive(Default)]
 struct Needs {
     order: Vec<Value>,
-    seen: std::collections::HashSet<Value>,
+    seen: HashSet<Value>,
 }
 
 impl Needs {
@@ -472,8 +472,8 @@ impl Deriver<'_> {
         let merge_edges: MergeEdges = incoming.into_iter().filter(|(_, edges)| edges.len() > 1).collect();
         // Merge blocks get a parameter saying which edge entered them: the trip count at the
         // header of a counted loop, else the edge's position (pushed on entry).
-        let mut from_params: HashMap<Block, Value> = HashMap::new();
-        let mut trip_params: HashMap<Block, Value> = HashMap::new();
+        let mut from_params: HashMap<Block, Value> = HashMap::default();
+        let mut trip_params: HashMap<Block, Value> = HashMap::default();
         for (source_block, block) in source.block_ids().zip(&source.blocks) {
             let b = func.add_block(&block.name);
             for &p in &block.params {
@@ -501,7 +501,7 @@ impl Deriver<'_> {
         // Blocks on edges leaving counted loops, with the loops they leave: they record the
         // loops' carried values and trip counts once every block is planned.
         let mut leaves: Vec<(Block, Vec<usize>)> = vec![];
-        let mut plans: Plans = HashMap::new();
+        let mut plans: Plans = HashMap::default();
         for &b in cfg.reverse_post_order() {
             let block = source.block(b);
             let mut em = BlockEmitter::new(&mut func, b);
@@ -560,12 +560,12 @@ impl Deriver<'_> {
                     let position = edges.iter().position(|&e| e == (b, slot)).expect("every edge is recorded");
                     args.push(em.emit(Opcode::IConst, &[], Imm::I64(position as i64)));
                 }
-                let call = BlockCall { block: target, args };
+                let call = BlockCall { block: target, args: args.into() };
                 if exited.is_empty() {
                     call
                 } else {
                     func.block_mut(at).term = Some(Terminator::Jump(call));
-                    BlockCall { block: at, args: vec![] }
+                    BlockCall { block: at, args: smallvec::smallvec![] }
                 }
             };
             let new_term = match term {
@@ -690,14 +690,29 @@ impl Deriver<'_> {
                         a
                     })
                     .collect();
-                em.push(InstData { op: Opcode::Call, args, imm: Imm::Callee(Callee::Func(callee_id)), results });
+                em.push(InstData {
+                    op: Opcode::Call,
+                    args: args.into(),
+                    imm: Imm::Callee(Callee::Func(callee_id)),
+                    results: results.into(),
+                });
                 let joint = Some((fwd, saved));
                 return Ok(Plan::Call { pullback, mask, stable: callee_stable, joint });
             }
-            em.push(InstData { op: Opcode::Call, args, imm: Imm::Callee(Callee::Func(fwd)), results });
+            em.push(InstData {
+                op: Opcode::Call,
+                args: args.into(),
+                imm: Imm::Callee(Callee::Func(fwd)),
+                results: results.into(),
+            });
             return Ok(Plan::Call { pullback, mask, stable: callee_stable, joint: None });
         }
-        em.push(InstData { op: inst.op, args: args.clone(), imm: inst.imm, results: results.clone() });
+        em.push(InstData {
+            op: inst.op,
+            args: args.as_slice().into(),
+            imm: inst.imm,
+            results: results.as_slice().into(),
+        });
         let mut need = |v: Value| {
             needs.add(v);
             v

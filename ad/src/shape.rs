@@ -5,7 +5,7 @@
 use super::loops::Loops;
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, Function, Module, Terminator};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// One function's shape.
 pub(crate) struct Shape {
@@ -25,7 +25,7 @@ impl Shape {
     /// Analyse one function.
     pub fn analyse(func: &Function) -> Shape {
         let cfg = ControlFlow::new(func);
-        let mut incoming: HashMap<Block, Vec<(Block, usize)>> = HashMap::new();
+        let mut incoming: HashMap<Block, Vec<(Block, usize)>> = HashMap::default();
         let mut returns = vec![];
         for &b in cfg.reverse_post_order() {
             match &func.block(b).term {

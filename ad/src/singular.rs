@@ -21,7 +21,7 @@
 use super::custom::CustomRules;
 use jitdiff_ir::{Function, Imm, InstData, Module, Opcode, Value};
 use jitdiff_rules::has_singular_partials;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// The singular instructions of every function of a module, by result value.
 pub(super) struct Singular {

@@ -41,7 +41,7 @@ use super::loops::{ExitTest, Induction, Loops, Step};
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, Function, Imm, InstData, Opcode, Type, Value};
 use jitdiff_rules::{BlockEmitter, Emit};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// At most this many instructions are recomputed for one needed value; beyond that, recording
 /// the value is cheaper.
@@ -208,15 +208,15 @@ impl StatePlan {
         StatePlan {
             stable_slices,
             scalar_params,
-            entry_values: HashSet::new(),
+            entry_values: HashSet::default(),
             entry_runs_once,
             inductions,
             carried: vec![vec![]; loops.loops.len()],
             loops: facts,
-            defs: HashMap::new(),
-            def_block: HashMap::new(),
+            defs: HashMap::default(),
+            def_block: HashMap::default(),
             global: vec![],
-            blocks: HashMap::new(),
+            blocks: HashMap::default(),
             idom,
             loop_headers,
             exits: vec![ExitPlan::default(); loops.loops.len()],
@@ -442,7 +442,7 @@ impl StatePlan {
         loop_state: &[(usize, Value, Vec<Value>)],
     ) -> HashMap<Value, Value> {
         let mut env = global.clone();
-        let mut trips: HashMap<Block, Value> = HashMap::new();
+        let mut trips: HashMap<Block, Value> = HashMap::default();
         for (k, trip, params) in loop_state {
             trips.insert(self.loops[*k].header, *trip);
             for (carry, &p) in self.carried[*k].iter().zip(params) {

@@ -104,7 +104,8 @@ impl Lowerer<'_> {
         let extras: Vec<Value> = extra_types.iter().map(|&t| self.ssa.func.add_block_param(block, t, None)).collect();
         for (edge, mut edge_args) in join.edges.into_iter().zip(args) {
             edge_args.extend(edge.extras);
-            self.ssa.func.block_mut(edge.from).term = Some(Terminator::Jump(BlockCall { block, args: edge_args }));
+            self.ssa.func.block_mut(edge.from).term =
+                Some(Terminator::Jump(BlockCall { block, args: edge_args.into() }));
         }
         self.ssa.switch_to(block, true);
         extras

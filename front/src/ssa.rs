@@ -54,7 +54,7 @@ impl Ssa {
         // A misfit (a front-end bug) still gets a result, and the verifier reports it.
         let result_type = op.result_type(&arg_types, &imm).unwrap_or(Some(Type::F64));
         let result = result_type.map(|ty| self.func.new_value(ty));
-        let inst = InstData { op, args, imm, results: result.into_iter().collect() };
+        let inst = InstData { op, args: args.into(), imm, results: result.into_iter().collect() };
         self.func.block_mut(self.current).insts.push(inst);
         result
     }
@@ -105,7 +105,12 @@ impl Ssa {
     /// A call; one value per result type.
     pub(crate) fn call(&mut self, callee: Callee, args: Vec<Value>, results: &[Type]) -> Vec<Value> {
         let values: Vec<Value> = results.iter().map(|&t| self.func.new_value(t)).collect();
-        let inst = InstData { op: Opcode::Call, args, imm: Imm::Callee(callee), results: values.clone() };
+        let inst = InstData {
+            op: Opcode::Call,
+            args: args.into(),
+            imm: Imm::Callee(callee),
+            results: values.as_slice().into(),
+        };
         self.func.block_mut(self.current).insts.push(inst);
         values
     }
@@ -116,10 +121,24 @@ impl Ssa {
         let array = self.func.new_value(Type::SliceMut);
         let entry = self.func.block_mut(Block::ENTRY);
         let at = self.entry_prefix.min(entry.insts.len());
-        entry.insts.insert(at, InstData { op: Opcode::IConst, args: vec![], imm: Imm::I64(len), results: vec![size] });
-        entry
-            .insts
-            .insert(at + 1, InstData { op: Opcode::Alloc, args: vec![size], imm: Imm::None, results: vec![array] });
+        entry.insts.insert(
+            at,
+            InstData {
+                op: Opcode::IConst,
+                args: smallvec::smallvec![],
+                imm: Imm::I64(len),
+                results: smallvec::smallvec![size],
+            },
+        );
+        entry.insts.insert(
+            at + 1,
+            InstData {
+                op: Opcode::Alloc,
+                args: smallvec::smallvec![size],
+                imm: Imm::None,
+                results: smallvec::smallvec![array],
+            },
+        );
         self.entry_prefix = at + 2;
         array
     }
@@ -133,9 +152,15 @@ impl Ssa {
         let value = self.func.new_value(Type::Slice);
         let entry = self.func.block_mut(Block::ENTRY);
         let at = self.entry_prefix.min(entry.insts.len());
-        entry
-            .insts
-            .insert(at, InstData { op: Opcode::Table, args: vec![], imm: Imm::Table(table), results: vec![value] });
+        entry.insts.insert(
+            at,
+            InstData {
+                op: Opcode::Table,
+                args: smallvec::smallvec![],
+                imm: Imm::Table(table),
+                results: smallvec::smallvec![value],
+            },
+        );
         self.entry_prefix = at + 1;
         self.tables.insert(table, value);
         value
@@ -149,14 +174,14 @@ impl Ssa {
         }
     }
     pub(crate) fn jump(&mut self, target: Block, args: Vec<Value>) {
-        self.terminate(Terminator::Jump(BlockCall { block: target, args }));
+        self.terminate(Terminator::Jump(BlockCall { block: target, args: args.into() }));
     }
     /// `br cond, then_block, else_block` to two blocks without parameters.
     pub(crate) fn branch(&mut self, cond: Value, then_block: Block, else_block: Block) {
         self.terminate(Terminator::Branch {
             cond,
-            then_dest: BlockCall { block: then_block, args: vec![] },
-            else_dest: BlockCall { block: else_block, args: vec![] },
+            then_dest: BlockCall { block: then_block, args: smallvec::smallvec![] },
+            else_dest: BlockCall { block: else_block, args: smallvec::smallvec![] },
         });
     }
 

@@ -288,7 +288,7 @@ mod tests {
     use crate::types::Type;
 
     fn jump(b: u32) -> Terminator {
-        Terminator::Jump(BlockCall { block: Block(b), args: vec![] })
+        Terminator::Jump(BlockCall { block: Block(b), args: smallvec::smallvec![] })
     }
 
     /// entry -> head; head -> body | exit; body -> head (a loop); plus an unreachable block.
@@ -301,8 +301,8 @@ mod tests {
         f.block_mut(Block(0)).term = Some(jump(1));
         f.block_mut(Block(1)).term = Some(Terminator::Branch {
             cond: c,
-            then_dest: BlockCall { block: Block(2), args: vec![] },
-            else_dest: BlockCall { block: Block(3), args: vec![] },
+            then_dest: BlockCall { block: Block(2), args: smallvec::smallvec![] },
+            else_dest: BlockCall { block: Block(3), args: smallvec::smallvec![] },
         });
         f.block_mut(Block(2)).term = Some(jump(1));
         f.block_mut(Block(3)).term = Some(Terminator::Return(vec![]));

@@ -122,17 +122,30 @@ impl std::hash::Hash for Imm {
     }
 }
 
+/// The operands or results of an instruction, or a jump's arguments: up to four inline.
+///
+/// Almost every instruction has at most three operands and one result; kept inline, a
+/// function's instructions are not two heap allocations each, which is what made cloning and
+/// rewriting large functions slow (the allocator, not the passes, dominated).
+///
+/// ```
+/// use jitdiff_ir::ValueList;
+/// let list: ValueList = ValueList::new();
+/// assert!(!list.spilled() && list.is_empty());
+/// ```
+pub type ValueList = SmallVec<[Value; 4]>;
+
 /// One instruction: an opcode, SSA operands, an immediate and result values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InstData {
     /// The primitive.
     pub op: Opcode,
     /// SSA operands.
-    pub args: Vec<Value>,
+    pub args: ValueList,
     /// The immediate operand, if the opcode has one.
     pub imm: Imm,
     /// The values this instruction defines (zero or one, or a callee's result count).
-    pub results: Vec<Value>,
+    pub results: ValueList,
 }
 
 /// A jump target with the arguments bound to its block parameters.
@@ -141,7 +154,7 @@ pub struct BlockCall {
     /// The destination.
     pub block: Block,
     /// One argument per block parameter.
-    pub args: Vec<Value>,
+    pub args: ValueList,
 }
 
 /// How a block ends.
@@ -180,16 +193,16 @@ impl Terminator {
         }
     }
     /// Every value the terminator reads.
-    pub fn uses(&self) -> Vec<Value> {
+    pub fn uses(&self) -> ValueList {
         match self {
             Terminator::Jump(c) => c.args.clone(),
             Terminator::Branch { cond, then_dest, else_dest } => {
-                let mut v = vec![*cond];
-                v.extend(&then_dest.args);
-                v.extend(&else_dest.args);
+                let mut v: ValueList = smallvec![*cond];
+                v.extend_from_slice(&then_dest.args);
+                v.extend_from_slice(&else_dest.args);
                 v
             }
-            Terminator::Return(vals) => vals.clone(),
+            Terminator::Return(vals) => vals.iter().copied().collect(),
         }
     }
     /// Apply `f` to every value the terminator reads.

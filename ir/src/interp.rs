@@ -7,12 +7,12 @@
 //! input never panics: what does not type-check is reported as [`InterpError::Malformed`].
 //!
 //! ```
-//! use jitdiff_ir::{interpret, ArgValue, BlockCall, Function, InstData, Imm, Module, Opcode, RuntimeValue, Terminator, Type};
+//! use jitdiff_ir::{interpret, ArgValue, Function, InstData, Imm, Module, Opcode, RuntimeValue, Terminator, Type, ValueList};
 //! let mut f = Function::new("double", vec![Type::F64]);
 //! let x = f.add_param(Type::F64, Some("x"));
 //! let entry = f.add_block("entry");
 //! let y = f.new_value(Type::F64);
-//! f.block_mut(entry).insts.push(InstData { op: Opcode::FAdd, args: vec![x, x], imm: Imm::None, results: vec![y] });
+//! f.block_mut(entry).insts.push(InstData { op: Opcode::FAdd, args: ValueList::from_slice(&[x, x]), imm: Imm::None, results: ValueList::from_slice(&[y]) });
 //! f.block_mut(entry).term = Some(Terminator::Return(vec![y]));
 //! let m = Module { externs: vec![], tables: vec![], functions: vec![f] };
 //! assert_eq!(interpret(&m, "double", &mut [ArgValue::F64(1.25)]).unwrap(), vec![RuntimeValue::F64(2.5)]);

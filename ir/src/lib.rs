@@ -37,7 +37,7 @@ pub use derivative::{DerivativeOf, DiffMode};
 pub use externs::{ExternArg, ExternClosure, ExternError, ExternImpl, ExternRegistry};
 pub use function::{
     Block, BlockCall, BlockData, Callee, ExternDecl, ExternId, FuncId, Function, Imm, InstData, Module, Table, TableId,
-    Terminator, Value, ValueData, is_anonymous_value_name,
+    Terminator, Value, ValueData, ValueList, is_anonymous_value_name,
 };
 pub use interp::{ArgValue, Fault, InterpError, Interpreter, MAX_CALL_DEPTH, RuntimeValue, Site, interpret};
 pub use local_arrays::LocalArrays;

@@ -15,7 +15,7 @@ use crate::function::{Block, BlockCall, Callee, ExternDecl, Function, Imm, InstD
 use crate::opcode::{Opcode, Shape};
 use crate::spans::{Pos, SourceMap};
 use crate::types::{Type, VECTOR_WIDTHS};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::fmt::Write as _;
 
 /// Which part of a block an error is about.
@@ -278,7 +278,7 @@ fn check_module_names(module: &Module, spans: Option<&SourceMap>, errors: &mut V
         pos,
         kind,
     };
-    let mut extern_names = HashSet::new();
+    let mut extern_names = HashSet::default();
     for (i, e) in module.externs.iter().enumerate() {
         let pos = spans.and_then(|s| s.externs.get(i).copied());
         if !is_valid_name(&e.name) {
@@ -305,7 +305,7 @@ fn check_module_names(module: &Module, spans: Option<&SourceMap>, errors: &mut V
             }
         }
     }
-    let mut func_names = HashSet::new();
+    let mut func_names = HashSet::default();
     for (i, f) in module.functions.iter().enumerate() {
         let pos = spans.and_then(|s| s.func(i));
         if !is_valid_name(&f.name) {
@@ -317,7 +317,7 @@ fn check_module_names(module: &Module, spans: Option<&SourceMap>, errors: &mut V
             errors.push(at(&f.name, pos, VerifyErrorKind::NameClash { name: f.name.clone() }));
         }
     }
-    let mut table_names = HashSet::new();
+    let mut table_names = HashSet::default();
     for (i, t) in module.tables.iter().enumerate() {
         let pos = spans.and_then(|s| s.tables.get(i).copied());
         if !is_valid_name(&t.name) {
@@ -384,7 +384,7 @@ impl<'a> FuncChecker<'a> {
             }
         }
         let cfg = ControlFlow::new(f);
-        FuncChecker { module, spans, fi, f, cfg, defs, defined: vec![false; n], names: HashSet::new(), errors }
+        FuncChecker { module, spans, fi, f, cfg, defs, defined: vec![false; n], names: HashSet::default(), errors }
     }
 
     fn error(&mut self, loc: Loc, kind: VerifyErrorKind) {
@@ -433,7 +433,7 @@ impl<'a> FuncChecker<'a> {
                 self.error(FUNC_LOC, VerifyErrorKind::SliceResult { what: format!("result {k} of @{}", f.name), ty });
             }
         }
-        let mut labels = HashSet::new();
+        let mut labels = HashSet::default();
         for (bi, b) in f.blocks.iter().enumerate() {
             let loc = block_loc(bi);
             if !is_valid_name(&b.name) {
@@ -785,10 +785,15 @@ mod tests {
     use crate::spans::FuncSpans;
 
     fn inst(op: Opcode, args: &[Value], imm: Imm, results: &[Value]) -> InstData {
-        InstData { op, args: args.to_vec(), imm, results: results.to_vec() }
+        InstData {
+            op,
+            args: crate::function::ValueList::from_slice(args),
+            imm,
+            results: crate::function::ValueList::from_slice(results),
+        }
     }
     fn to(block: Block, args: &[Value]) -> BlockCall {
-        BlockCall { block, args: args.to_vec() }
+        BlockCall { block, args: crate::function::ValueList::from_slice(args) }
     }
     fn ret(values: &[Value]) -> Option<Terminator> {
         Some(Terminator::Return(values.to_vec()))
@@ -967,7 +972,7 @@ mod tests {
     fn value_definitions_and_names() {
         assert_eq!(kind_after(|f| f.values[5].name = Some("x".into())), "DuplicateValueName");
         assert_eq!(kind_after(|f| f.values[5].name = Some("v5".into())), "InvalidName");
-        assert_eq!(kind_after(|f| f.blocks[2].insts[2].results = vec![Value(6)]), "ValueDefinedTwice");
+        assert_eq!(kind_after(|f| f.blocks[2].insts[2].results = smallvec::smallvec![Value(6)]), "ValueDefinedTwice");
         assert_eq!(kind_after(|f| f.params.push(Value(2))), "ValueDefinedTwice");
         assert_eq!(kind_after(|f| f.blocks[2].insts[1].args[0] = Value(999)), "InvalidValue");
         assert_eq!(

@@ -91,9 +91,9 @@ mod tests {
             .iter()
             .map(|&c| InstData {
                 op: Opcode::Call,
-                args: vec![],
+                args: smallvec::smallvec![],
                 imm: Imm::Callee(Callee::Func(jitdiff_ir::FuncId::from_index(c as usize))),
-                results: vec![],
+                results: smallvec::smallvec![],
             })
             .collect();
         f.blocks.push(BlockData {
@@ -134,9 +134,9 @@ mod tests {
         let x = m.functions[2].add_param(jitdiff_ir::Type::F64, Some("x"));
         m.functions[2].blocks[0].insts.push(InstData {
             op: Opcode::TPush,
-            args: vec![x],
+            args: smallvec::smallvec![x],
             imm: Imm::None,
-            results: vec![],
+            results: smallvec::smallvec![],
         });
         assert_eq!(needs_tape(&m), vec![false, false, true, true]);
     }

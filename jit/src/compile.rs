@@ -6,10 +6,10 @@ use crate::error::JitError;
 use crate::handle::{CompiledModule, FnInfo, ModuleInner};
 use crate::isa::{IsaKey, host_isa};
 use crate::lower::{OwnedJit, ResolvedExtern, lower_module};
-use crate::options::JitOptions;
+use crate::options::{JitOptions, OptLevel};
 use cranelift_jit::{JITBuilder, JITModule};
 use jitdiff_ir::{ExternImpl, ExternRegistry, Module};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Mutex;
 
 /// Compile every function of `module` to native code.
@@ -73,7 +73,8 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
     }
 
     let largest = module.functions.iter().map(|f| f.blocks.iter().map(|b| b.insts.len()).sum::<usize>()).max();
-    let isa = host_isa(IsaKey::new(options.get_opt_level(), options.get_regalloc(), largest.unwrap_or(0)))?;
+    let key = IsaKey::new(options.get_opt_level(), options.get_regalloc(), largest.unwrap_or(0));
+    let isa = host_isa(key)?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     crate::symbols::register_math(&mut builder);
     crate::symbols::register_runtime(&mut builder);
@@ -81,7 +82,14 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
         builder.symbol(name, pointer);
     }
     let jit = OwnedJit::new(JITModule::new(builder));
-    let lowered = lower_module(module, jit, &resolved, options.bounds_checks_enabled(), shadows)?;
+    let lowered = lower_module(
+        module,
+        jit,
+        &resolved,
+        options.bounds_checks_enabled(),
+        key.opt_level == OptLevel::None,
+        shadows,
+    )?;
 
     let tape_users = crate::callgraph::needs_tape(module);
     let functions: Vec<FnInfo> = module

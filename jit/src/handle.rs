@@ -12,7 +12,7 @@ use crate::tape::{NativeTape, TapeState};
 use crate::typed::{NativeArgs, NativeResults, TypedFn};
 use jitdiff_ir::Fault;
 use jitdiff_ir::{RuntimeValue, Site, Tape, Type};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex};
 
 /// What the handles know about one compiled function.

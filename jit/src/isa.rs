@@ -4,7 +4,7 @@ use crate::error::JitError;
 use crate::options::{OptLevel, RegAlloc};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Mutex, OnceLock};
 
 /// The flags that distinguish one cached ISA from another.

@@ -65,7 +65,12 @@ impl<'f> BlockEmitter<'f> {
     /// Append an instruction with any number of results of the given types.
     pub fn emit_multi(&mut self, op: Opcode, args: &[Value], imm: Imm, result_types: &[Type]) -> Vec<Value> {
         let results: Vec<Value> = result_types.iter().map(|&t| self.func.new_value(t)).collect();
-        self.func.block_mut(self.block).insts.push(InstData { op, args: args.to_vec(), imm, results: results.clone() });
+        self.func.block_mut(self.block).insts.push(InstData {
+            op,
+            args: jitdiff_ir::ValueList::from_slice(args),
+            imm,
+            results: results.as_slice().into(),
+        });
         results
     }
 }

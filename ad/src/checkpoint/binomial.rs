@@ -88,8 +88,8 @@ pub(super) fn revolve_function(
     let direct = em.emit(Opcode::Select, &[one_leaf, one_leaf, stop], Imm::None);
     em.func().block_mut(entry).term = Some(Terminator::Branch {
         cond: direct,
-        then_dest: BlockCall { block: leaf_block, args: vec![] },
-        else_dest: BlockCall { block: split, args: vec![] },
+        then_dest: BlockCall { block: leaf_block, args: smallvec::smallvec![] },
+        else_dest: BlockCall { block: split, args: smallvec::smallvec![] },
     });
     em.switch_to(leaf_block);
     let direct_args: Vec<Value> = params.clone();
@@ -100,15 +100,16 @@ pub(super) fn revolve_function(
     let len_less_one = em.bin(Opcode::ISub, len, one);
     let rounded = em.bin(Opcode::IAdd, n, len_less_one);
     let leaves = em.bin(Opcode::IDiv, rounded, len);
-    em.func().block_mut(split).term = Some(Terminator::Jump(BlockCall { block: search, args: vec![zero, one] }));
+    em.func().block_mut(split).term =
+        Some(Terminator::Jump(BlockCall { block: search, args: smallvec::smallvec![zero, one] }));
     let r = em.func().add_block_param(search, Type::I64, Some("r"));
     let beta = em.func().add_block_param(search, Type::I64, Some("beta"));
     em.switch_to(search);
     let enough = cmp(&mut em, CondCode::Ge, beta, leaves);
     em.func().block_mut(search).term = Some(Terminator::Branch {
         cond: enough,
-        then_dest: BlockCall { block: place, args: vec![] },
-        else_dest: BlockCall { block: grow, args: vec![] },
+        then_dest: BlockCall { block: place, args: smallvec::smallvec![] },
+        else_dest: BlockCall { block: grow, args: smallvec::smallvec![] },
     });
     // C(c + r + 1, r + 1) = C(c + r, r) (c + r + 1) / (r + 1), exact at every step.
     em.switch_to(grow);
@@ -116,7 +117,8 @@ pub(super) fn revolve_function(
     let factor = em.bin(Opcode::IAdd, snapshots, next_r);
     let product = em.bin(Opcode::IMul, beta, factor);
     let next_beta = em.bin(Opcode::IDiv, product, next_r);
-    em.func().block_mut(grow).term = Some(Terminator::Jump(BlockCall { block: search, args: vec![next_r, next_beta] }));
+    em.func().block_mut(grow).term =
+        Some(Terminator::Jump(BlockCall { block: search, args: smallvec::smallvec![next_r, next_beta] }));
     // The second part takes C(c - 1 + r, r) = C(c + r, r) c / (c + r) leaves, the first the rest
     // (at least one).
     em.switch_to(place);

@@ -33,7 +33,7 @@
 
 use jitdiff_ir::analysis::{ControlFlow, NaturalLoop};
 use jitdiff_ir::{Block, BlockCall, CondCode, Function, Imm, InstData, Opcode, Terminator, Type, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Defer what can be deferred in the loops of the pullback `func`; true when something was.
 pub(crate) fn defer_accumulations(func: &mut Function) -> bool {
@@ -100,7 +100,7 @@ fn find_pair(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, depths: &[u32]
     }
     // The loop's memory traffic: no calls, one mslice only.
     let mut slice: Option<Value> = None;
-    let mut defs: HashMap<Value, &InstData> = HashMap::new();
+    let mut defs: HashMap<Value, &InstData> = HashMap::default();
     for (_, block) in func.block_ids().zip(&func.blocks).filter(|(b, _)| inside(*b)) {
         for inst in &block.insts {
             if inst.op == Opcode::Call {
@@ -126,7 +126,7 @@ fn find_pair(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, depths: &[u32]
     let slice = slice?;
     // Induction variables: header parameters stepped by a constant on the back edge.
     let back = func.block(latch).term.as_ref()?.successors().into_iter().find(|c| c.block == header)?.clone();
-    let mut steps: HashMap<Value, i64> = HashMap::new();
+    let mut steps: HashMap<Value, i64> = HashMap::default();
     for (&param, &arg) in func.block(header).params.iter().zip(&back.args) {
         if let Some(step) = step_of(func, &defs, param, arg) {
             steps.insert(param, step);
@@ -279,7 +279,7 @@ fn accumulations_in(func: &Function, b: Block, slice: Value) -> Vec<Accumulate> 
             continue;
         };
         let new = insts[op_at].results[0];
-        let Some(store) = insts.iter().position(|i| i.op == Opcode::Store && i.args == [slice, index, new]) else {
+        let Some(store) = insts.iter().position(|i| i.op == Opcode::Store && i.args[..] == [slice, index, new]) else {
             continue;
         };
         if op_at < load || store < op_at || uses(old) != 1 || uses(new) != 1 || insts[op_at].args[1] == old {
@@ -307,8 +307,18 @@ fn apply(func: &mut Function, pair: Pair) {
     let none = func.new_value(Type::I64);
     let zero = func.new_value(Type::F64);
     let entry = func.block_mut(Block::ENTRY);
-    entry.insts.push(InstData { op: Opcode::FConst, args: vec![], imm: Imm::F64(identity), results: vec![zero] });
-    entry.insts.push(InstData { op: Opcode::IConst, args: vec![], imm: Imm::I64(-1), results: vec![none] });
+    entry.insts.push(InstData {
+        op: Opcode::FConst,
+        args: smallvec::smallvec![],
+        imm: Imm::F64(identity),
+        results: smallvec::smallvec![zero],
+    });
+    entry.insts.push(InstData {
+        op: Opcode::IConst,
+        args: smallvec::smallvec![],
+        imm: Imm::I64(-1),
+        results: smallvec::smallvec![none],
+    });
     let pending = func.add_block_param(header, Type::F64, Some("pending"));
     let at = func.add_block_param(header, Type::I64, Some("pending_at"));
     // Edges into the header: the back edge carries this iteration's deferred amount and index.
@@ -339,7 +349,12 @@ fn apply(func: &mut Function, pair: Pair) {
     insts[op_at].args[0] = combined;
     insts.insert(
         load_at + 1,
-        InstData { op: deferred.op, args: vec![next.old, pending], imm: Imm::None, results: vec![combined] },
+        InstData {
+            op: deferred.op,
+            args: smallvec::smallvec![next.old, pending],
+            imm: Imm::None,
+            results: smallvec::smallvec![combined],
+        },
     );
     // Edges leaving the loop (all from the header) go through a block that applies what is
     // still pending.
@@ -355,23 +370,38 @@ fn apply(func: &mut Function, pair: Pair) {
         let ran = func.new_value(Type::Bool);
         func.block_mut(check).insts.push(InstData {
             op: Opcode::ICmp,
-            args: vec![at, none],
+            args: smallvec::smallvec![at, none],
             imm: Imm::Cond(CondCode::Ne),
-            results: vec![ran],
+            results: smallvec::smallvec![ran],
         });
         func.block_mut(check).term = Some(Terminator::Branch {
             cond: ran,
-            then_dest: BlockCall { block: flush, args: vec![] },
+            then_dest: BlockCall { block: flush, args: smallvec::smallvec![] },
             else_dest: target.clone(),
         });
         let (old, new) = (func.new_value(Type::F64), func.new_value(Type::F64));
         let insts = &mut func.block_mut(flush).insts;
-        insts.push(InstData { op: Opcode::Load, args: vec![slice, at], imm: Imm::None, results: vec![old] });
-        insts.push(InstData { op: deferred.op, args: vec![old, pending], imm: Imm::None, results: vec![new] });
-        insts.push(InstData { op: Opcode::Store, args: vec![slice, at, new], imm: Imm::None, results: vec![] });
+        insts.push(InstData {
+            op: Opcode::Load,
+            args: smallvec::smallvec![slice, at],
+            imm: Imm::None,
+            results: smallvec::smallvec![old],
+        });
+        insts.push(InstData {
+            op: deferred.op,
+            args: smallvec::smallvec![old, pending],
+            imm: Imm::None,
+            results: smallvec::smallvec![new],
+        });
+        insts.push(InstData {
+            op: Opcode::Store,
+            args: smallvec::smallvec![slice, at, new],
+            imm: Imm::None,
+            results: smallvec::smallvec![],
+        });
         func.block_mut(flush).term = Some(Terminator::Jump(target));
         let term = func.block_mut(header).term.as_mut().expect("terminated");
-        *term.successors_mut()[k] = BlockCall { block: check, args: vec![] };
+        *term.successors_mut()[k] = BlockCall { block: check, args: smallvec::smallvec![] };
     }
     func.canonicalize();
 }

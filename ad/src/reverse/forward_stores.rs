@@ -28,21 +28,21 @@
 //! and loaded.
 
 use jitdiff_ir::{Function, Opcode, Type, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Forward stores to loads and drop overwritten stores in every block of `func`; true when
 /// something changed.
 pub(crate) fn forward_stores(func: &mut Function) -> bool {
     let mut changed = false;
     for b in 0..func.blocks.len() {
-        let mut replace: HashMap<Value, Value> = HashMap::new();
+        let mut replace: HashMap<Value, Value> = HashMap::default();
         let mut remove: Vec<usize> = vec![];
         // The last store to each (slice, index) whose value is still in memory, with its position
         // and whether it may still be observed (read, or left behind by a failure) before the
         // next store to the same place.
-        let mut stored: HashMap<(Value, Value), (Value, usize, bool)> = HashMap::new();
+        let mut stored: HashMap<(Value, Value), (Value, usize, bool)> = HashMap::default();
         // Values loaded from each (slice, index) with no store to any mslice since.
-        let mut loaded: HashMap<(Value, Value), Value> = HashMap::new();
+        let mut loaded: HashMap<(Value, Value), Value> = HashMap::default();
         for (k, inst) in func.blocks[b].insts.iter().enumerate() {
             let mutable = |v: Value| func.ty(v) == Type::SliceMut;
             match inst.op {

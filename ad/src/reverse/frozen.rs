@@ -17,7 +17,7 @@
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, BlockCall, Callee, CondCode, Function, Imm, Module, Opcode, Terminator, Type, Value};
 use jitdiff_rules::{BlockEmitter, Emit};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// The local arrays frozen at each call site of one source function.
 #[derive(Debug, Default)]
@@ -32,7 +32,7 @@ impl FrozenArrays {
     pub fn analyse(module: &Module, f: &Function, cfg: &ControlFlow) -> FrozenArrays {
         let arrays: HashSet<Value> = match f.blocks.first() {
             Some(entry) => entry.insts.iter().filter(|i| i.op == Opcode::Alloc).map(|i| i.results[0]).collect(),
-            None => HashSet::new(),
+            None => HashSet::default(),
         };
         if arrays.is_empty() {
             return FrozenArrays::default();
@@ -49,7 +49,7 @@ impl FrozenArrays {
                 writes.extend(written.into_iter().filter(|a| arrays.contains(a)).map(|a| (b, index, a)));
             }
         }
-        let mut at_call = HashMap::new();
+        let mut at_call = HashMap::default();
         for (b, block) in f.block_ids().zip(&f.blocks) {
             let calls: Vec<(usize, Callee)> = block
                 .insts
@@ -106,7 +106,7 @@ fn writable_args(module: &Module, callee: Callee, args: &[Value]) -> Vec<Value> 
 
 /// The blocks reachable from `b` by at least one edge (`b` itself only if it is in a loop).
 fn reachable_after(cfg: &ControlFlow, b: Block) -> HashSet<Block> {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut stack: Vec<Block> = cfg.successors(b).to_vec();
     while let Some(next) = stack.pop() {
         if seen.insert(next) {
@@ -128,13 +128,13 @@ pub(super) fn push_array(func: &mut Function, at: Block, array: Value) -> Block 
     let mut em = BlockEmitter::new(func, at);
     let len = em.emit(Opcode::Len, &[array], Imm::None);
     let zero = em.emit(Opcode::IConst, &[], Imm::I64(0));
-    em.func().block_mut(at).term = Some(Terminator::Jump(BlockCall { block: head, args: vec![zero] }));
+    em.func().block_mut(at).term = Some(Terminator::Jump(BlockCall { block: head, args: smallvec::smallvec![zero] }));
     em.switch_to(head);
     let more = em.emit(Opcode::ICmp, &[index, len], Imm::Cond(CondCode::Lt));
     em.func().block_mut(head).term = Some(Terminator::Branch {
         cond: more,
-        then_dest: BlockCall { block: body, args: vec![] },
-        else_dest: BlockCall { block: done, args: vec![] },
+        then_dest: BlockCall { block: body, args: smallvec::smallvec![] },
+        else_dest: BlockCall { block: done, args: smallvec::smallvec![] },
     });
     em.switch_to(body);
     let entry = em.emit(Opcode::Load, &[array, index], Imm::None);
@@ -142,7 +142,7 @@ pub(super) fn push_array(func: &mut Function, at: Block, array: Value) -> Block 
     em.emit_multi(Opcode::TPush, &[entry], Imm::None, &[]);
     let one = em.emit(Opcode::IConst, &[], Imm::I64(1));
     let next = em.emit(Opcode::IAdd, &[index, one], Imm::None);
-    em.func().block_mut(body).term = Some(Terminator::Jump(BlockCall { block: head, args: vec![next] }));
+    em.func().block_mut(body).term = Some(Terminator::Jump(BlockCall { block: head, args: smallvec::smallvec![next] }));
     done
 }
 
@@ -155,20 +155,21 @@ pub(super) fn pop_array(func: &mut Function, at: Block, array: Value, len: Value
     let remaining = func.add_block_param(head, Type::I64, Some(&format!("thaw_{name}_remaining")));
     let body = func.add_block(&format!("thaw_{name}_body"));
     let done = func.add_block(&format!("thaw_{name}_done"));
-    func.block_mut(at).term = Some(Terminator::Jump(BlockCall { block: head, args: vec![len] }));
+    func.block_mut(at).term = Some(Terminator::Jump(BlockCall { block: head, args: smallvec::smallvec![len] }));
     let mut em = BlockEmitter::new(func, head);
     let zero = em.emit(Opcode::IConst, &[], Imm::I64(0));
     let finished = em.emit(Opcode::ICmp, &[remaining, zero], Imm::Cond(CondCode::Eq));
     em.func().block_mut(head).term = Some(Terminator::Branch {
         cond: finished,
-        then_dest: BlockCall { block: done, args: vec![] },
-        else_dest: BlockCall { block: body, args: vec![] },
+        then_dest: BlockCall { block: done, args: smallvec::smallvec![] },
+        else_dest: BlockCall { block: body, args: smallvec::smallvec![] },
     });
     em.switch_to(body);
     let one = em.emit(Opcode::IConst, &[], Imm::I64(1));
     let index = em.emit(Opcode::ISub, &[remaining, one], Imm::None);
     let entry = em.emit(Opcode::TPop, &[], Imm::Type(Type::F64));
     em.emit_multi(Opcode::Store, &[array, index, entry], Imm::None, &[]);
-    em.func().block_mut(body).term = Some(Terminator::Jump(BlockCall { block: head, args: vec![index] }));
+    em.func().block_mut(body).term =
+        Some(Terminator::Jump(BlockCall { block: head, args: smallvec::smallvec![index] }));
     done
 }

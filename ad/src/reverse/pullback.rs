@@ -10,7 +10,7 @@ use jitdiff_ir::{
     Block, BlockCall, Callee, CondCode, FuncId, Function, Imm, InstData, Opcode, Terminator, Type, Value,
 };
 use jitdiff_rules::{BlockEmitter, Emit};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 impl Deriver<'_> {
     /// `f_pullback`: the reversed control flow, popping what `f_fwd` pushed.
@@ -30,8 +30,8 @@ impl Deriver<'_> {
         let mut func = self.out.functions[pb_id.index()].clone();
         // Stable primal slices, differential slices, and result cotangents, by position.
         let mut next_param = func.params.iter().copied();
-        let mut primal_slice: HashMap<Value, Value> = HashMap::new();
-        let mut fwd_slice: HashMap<Value, Value> = HashMap::new();
+        let mut primal_slice: HashMap<Value, Value> = HashMap::default();
+        let mut fwd_slice: HashMap<Value, Value> = HashMap::default();
         for (k, (&p, &on)) in source.params.iter().zip(stable).enumerate() {
             if on {
                 let param = next_param.next().expect("one slice per stable slice parameter");
@@ -39,7 +39,7 @@ impl Deriver<'_> {
                 fwd_slice.insert(fwd.params[k], param);
             }
         }
-        let mut dslice: HashMap<Value, Value> = HashMap::new();
+        let mut dslice: HashMap<Value, Value> = HashMap::default();
         for (&p, &on) in source.params.iter().zip(wrt) {
             if on && source.ty(p).is_slice() {
                 dslice.insert(p, next_param.next().expect("one d-slice per differentiated slice"));
@@ -52,7 +52,7 @@ impl Deriver<'_> {
             .collect();
 
         let start = func.add_block("start");
-        let mut rev: HashMap<Block, Block> = HashMap::new();
+        let mut rev: HashMap<Block, Block> = HashMap::default();
         for &b in cfg.reverse_post_order() {
             let rb = func.add_block(&format!("rev_{}", source.block(b).name));
             for &v in liveness.at_end(b) {
@@ -87,7 +87,7 @@ impl Deriver<'_> {
                     sum.unwrap_or_else(|| em.fconst(0.0))
                 })
                 .collect();
-            seeds.push(BlockCall { block: rev[&r], args });
+            seeds.push(BlockCall { block: rev[&r], args: args.into() });
         }
         // `f_fwd` pushed the once-per-call values, then which block returned: pop in reverse.
         let which = (seeds.len() > 1).then(|| em.emit(Opcode::TPop, &[], Imm::Type(Type::I64)));
@@ -207,7 +207,7 @@ impl Deriver<'_> {
                                 args.extend(state.carried_values(k, &restored));
                             }
                         }
-                        (BlockCall { block: rev[&p], args }, p)
+                        (BlockCall { block: rev[&p], args: args.into() }, p)
                     })
                     .collect();
                 // A reversed edge entering loops goes through a block that pops their trip counts
@@ -457,7 +457,7 @@ fn enter_loops(
     let types: Vec<Type> = call.args.iter().map(|&a| func.ty(a)).collect();
     let params: Vec<Value> = types.into_iter().map(|t| func.add_block_param(block, t, None)).collect();
     let mut em = BlockEmitter::new(func, block);
-    let mut popped: HashMap<usize, Vec<Value>> = HashMap::new();
+    let mut popped: HashMap<usize, Vec<Value>> = HashMap::default();
     for &k in exited.iter().rev() {
         let (trip, values) = &derived[&k];
         let trip = trip.unwrap_or_else(|| em.emit(Opcode::TPop, &[], Imm::Type(Type::I64)));
@@ -481,7 +481,7 @@ fn enter_loops(
             None => args.extend(passed.by_ref().take(1 + carried(*k).len())),
         }
     }
-    func.block_mut(block).term = Some(Terminator::Jump(BlockCall { block: call.block, args }));
+    func.block_mut(block).term = Some(Terminator::Jump(BlockCall { block: call.block, args: args.into() }));
     BlockCall { block, args: call.args }
 }
 
@@ -515,7 +515,7 @@ fn dispatch(func: &mut Function, from_block: Block, selector: Value, mut targets
         let is_k = em.emit(Opcode::ICmp, &[selector, id], Imm::Cond(CondCode::Eq));
         let next = if k + 1 == count { None } else { Some(func.add_block("dispatch")) };
         let else_dest = match next {
-            Some(n) => BlockCall { block: n, args: vec![] },
+            Some(n) => BlockCall { block: n, args: smallvec::smallvec![] },
             None => last.clone(),
         };
         terms.push((current, Terminator::Branch { cond: is_k, then_dest: target, else_dest }));

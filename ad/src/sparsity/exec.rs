@@ -30,8 +30,8 @@ use jitdiff_ir::{
     Block, BlockCall, Callee, ExternArg, ExternImpl, ExternRegistry, Fault, Function, Imm, InstData, MAX_CALL_DEPTH,
     Module, Opcode, RuntimeValue, Shape, Site, Terminator, Type,
 };
+use rustc_hash::FxHashSet as HashSet;
 use smallvec::SmallVec;
-use std::collections::HashSet;
 
 /// The value may change when the inputs change.
 pub(super) const VARIES: u8 = 1;
@@ -405,7 +405,7 @@ impl<'m> Machine<'m> {
         }
         // Memory: a location written on either side may hold either side's value.
         let originals = self.originals_since(mark);
-        let mut seen: HashSet<(u32, u32)> = HashSet::with_capacity(alt_writes.len());
+        let mut seen: HashSet<(u32, u32)> = HashSet::with_capacity_and_hasher(alt_writes.len(), Default::default());
         for &(array, index, other) in &alt_writes {
             seen.insert((array, index));
             if let Some(&kept) = self.arrays[array as usize].slots.get(index as usize) {
@@ -436,7 +436,7 @@ impl<'m> Machine<'m> {
 
     /// Every location written since `mark`, with its current value.
     fn finals_since(&self, mark: usize) -> Vec<(u32, u32, Slot)> {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut out = vec![];
         for &(array, index, _) in &self.log[mark..] {
             if seen.insert((array, index))
@@ -450,7 +450,7 @@ impl<'m> Machine<'m> {
 
     /// Every location written since `mark`, with its value before the first such write.
     fn originals_since(&self, mark: usize) -> Vec<(u32, u32, Slot)> {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut out = vec![];
         for &(array, index, old) in &self.log[mark..] {
             if seen.insert((array, index)) {

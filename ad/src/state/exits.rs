@@ -14,7 +14,7 @@ use super::{Carry, RECOMPUTE_LIMIT, StatePlan, Trial};
 use crate::loops::Induction;
 use jitdiff_ir::{Block, CondCode, Imm, Opcode, Type, Value};
 use jitdiff_rules::{BlockEmitter, Emit};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// What the pullback computes, rather than pops, when it enters one reversed counted loop.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -181,7 +181,8 @@ impl FunctionBuilder {
         let mut st = self.st.borrow_mut();
         let results: Vec<Value> = result_types.iter().map(|&t| st.func.new_value(t)).collect();
         let block = st.current.unwrap_or(Block::ENTRY);
-        let data = InstData { op, args: args.iter().map(|a| a.value()).collect(), imm, results: results.clone() };
+        let data =
+            InstData { op, args: args.iter().map(|a| a.value()).collect(), imm, results: results.as_slice().into() };
         st.func.block_mut(block).insts.push(data);
         drop(st);
         results.iter().zip(&result_types).map(|(&v, &t)| Var::new(v, t, self)).collect()

@@ -249,7 +249,7 @@ fn apply(func: &mut Function, cfg: &ControlFlow, change: Change) {
     let mut new_insts = vec![];
     let mut emit = |func: &mut Function, op: Opcode, args: Vec<Value>| {
         let result = func.new_value(Type::I64);
-        new_insts.push(InstData { op, args, imm: Imm::None, results: vec![result] });
+        new_insts.push(InstData { op, args: args.into(), imm: Imm::None, results: smallvec::smallvec![result] });
         result
     };
     let offset = match change.opposite {
@@ -288,7 +288,10 @@ fn apply(func: &mut Function, cfg: &ControlFlow, change: Change) {
             term.map_uses(|v| if v == counter { value } else { v });
         }
         let args = if change.opposite { vec![offset, kept] } else { vec![kept, offset] };
-        block.insts.insert(0, InstData { op: Opcode::ISub, args, imm: Imm::None, results: vec![value] });
+        block.insts.insert(
+            0,
+            InstData { op: Opcode::ISub, args: args.into(), imm: Imm::None, results: smallvec::smallvec![value] },
+        );
     }
     func.canonicalize();
 }

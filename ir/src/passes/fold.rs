@@ -71,7 +71,12 @@ pub fn fold_constants(func: &mut Function) {
                 inst.args.iter().map(|a| known.get(a.index()).cloned().flatten()).collect();
             let Some(value) = operands.and_then(|ops| eval_pure(inst.op, &inst.imm, &ops)) else { continue };
             if let Some(constant) = as_constant(&value) {
-                *inst = InstData { op: constant.0, args: vec![], imm: constant.1, results: vec![result] };
+                *inst = InstData {
+                    op: constant.0,
+                    args: smallvec::smallvec![],
+                    imm: constant.1,
+                    results: smallvec::smallvec![result],
+                };
             }
             if let Some(slot) = known.get_mut(result.index()) {
                 *slot = Some(value);

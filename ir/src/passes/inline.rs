@@ -182,7 +182,7 @@ fn inline_one(f: &mut Function, block: Block, k: usize, callee: &Function) {
     let term = f.block_mut(block).term.take();
     {
         let r = f.block_mut(rest);
-        r.params = call.results.clone();
+        r.params = call.results.to_vec();
         r.insts = tail;
         r.term = term;
     }
@@ -250,5 +250,6 @@ fn inline_one(f: &mut Function, block: Block, k: usize, callee: &Function) {
         data.insts = insts;
         data.term = term;
     }
-    f.block_mut(block).term = Some(Terminator::Jump(BlockCall { block: blocks[&Block::ENTRY], args: vec![] }));
+    f.block_mut(block).term =
+        Some(Terminator::Jump(BlockCall { block: blocks[&Block::ENTRY], args: smallvec::smallvec![] }));
 }

@@ -48,7 +48,9 @@ pub fn merge_blocks(func: &mut Function) {
             let insts = std::mem::take(&mut target.insts);
             // The merged block keeps a terminator that jumps to itself, so that it stays a
             // well-formed (unreachable) block until it is removed below.
-            let term = target.term.replace(Terminator::Jump(crate::function::BlockCall { block: c, args: vec![] }));
+            let term = target
+                .term
+                .replace(Terminator::Jump(crate::function::BlockCall { block: c, args: smallvec::smallvec![] }));
             for (p, a) in params.into_iter().zip(args) {
                 aliases.set(p, a);
             }

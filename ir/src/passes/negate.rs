@@ -81,30 +81,35 @@ pub fn fold_negations(func: &mut Function) {
                 },
                 (Opcode::FAdd, &[a, x], _) => {
                     if let Some(y) = neg(&x) {
-                        (inst.op, inst.args) = (Opcode::FSub, vec![a, y]);
+                        (inst.op, inst.args) = (Opcode::FSub, smallvec::smallvec![a, y]);
                         changed = true;
                     } else if let Some(y) = neg(&a) {
-                        (inst.op, inst.args) = (Opcode::FSub, vec![x, y]);
+                        (inst.op, inst.args) = (Opcode::FSub, smallvec::smallvec![x, y]);
                         changed = true;
                     }
                 }
                 (Opcode::FSub, &[a, x], _) => {
                     if let Some(y) = neg(&x) {
-                        (inst.op, inst.args) = (Opcode::FAdd, vec![a, y]);
+                        (inst.op, inst.args) = (Opcode::FAdd, smallvec::smallvec![a, y]);
                         changed = true;
                     }
                 }
                 (Opcode::FMul | Opcode::FDiv, &[a, x], &[r]) => match (neg(&a), neg(&x)) {
                     (Some(p), Some(q)) => {
-                        inst.args = vec![p, q];
+                        inst.args = smallvec::smallvec![p, q];
                         changed = true;
                     }
                     (Some(_), None) | (None, Some(_)) if absorbs[r.index()] => {
                         // `r = -(a' op x')`: the product first, then its negation as `r`.
                         let args = vec![neg(&a).unwrap_or(a), neg(&x).unwrap_or(x)];
                         let product = func.new_value(func.ty(r));
-                        out.push(InstData { op: inst.op, args, imm: Imm::None, results: vec![product] });
-                        (inst.op, inst.args) = (Opcode::FNeg, vec![product]);
+                        out.push(InstData {
+                            op: inst.op,
+                            args: args.into(),
+                            imm: Imm::None,
+                            results: smallvec::smallvec![product],
+                        });
+                        (inst.op, inst.args) = (Opcode::FNeg, smallvec::smallvec![product]);
                         negated.insert(r, product);
                         changed = true;
                     }

@@ -114,14 +114,19 @@ pub fn reassociate(func: &mut Function) -> bool {
                 // w = first ± second (invariant); the result is w + variant or w - variant.
                 let w = func.new_value(Type::I64);
                 let op = if second_sign { Opcode::IAdd } else { Opcode::ISub };
-                out.push(InstData { op, args: vec![first, second], imm: Imm::None, results: vec![w] });
+                out.push(InstData {
+                    op,
+                    args: smallvec::smallvec![first, second],
+                    imm: Imm::None,
+                    results: smallvec::smallvec![w],
+                });
                 made_invariant.insert(w, l);
                 if let Some(count) = uses.get_mut(&inst.args[0]) {
                     *count -= 1;
                 }
                 let op = if variant_sign { Opcode::IAdd } else { Opcode::ISub };
                 inst.op = op;
-                inst.args = vec![w, variant];
+                inst.args = smallvec::smallvec![w, variant];
                 *uses.entry(variant).or_default() += 1;
                 defs.insert(inst.results[0], (op, w, variant));
                 changed = true;

@@ -59,7 +59,7 @@ pub fn fold_table_reads(func: &mut Function, tables: &[Table]) -> bool {
             _ => None,
         };
         if let Some((op, imm)) = folded {
-            *inst = InstData { op, args: vec![], imm, results: vec![result] };
+            *inst = InstData { op, args: smallvec::smallvec![], imm, results: smallvec::smallvec![result] };
             changed = true;
         }
     }

@@ -13,7 +13,8 @@ use crate::opcode::{CondCode, Opcode, Shape};
 use crate::spans::{FuncSpans, Pos, SourceMap};
 use crate::types::Type;
 use crate::{DerivativeOf, DiffMode};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 
 /// Parse and resolve a whole module (see [`super::parse_module_with_spans`]).
 pub(super) fn parse(text: &str) -> Result<(Module, SourceMap), ParseError> {
@@ -530,7 +531,7 @@ type Globals = HashMap<String, Global>;
 fn resolve(items: Vec<Item>) -> Result<(Module, SourceMap), ParseError> {
     let mut module = Module::new();
     let mut spans = SourceMap::default();
-    let mut globals = Globals::new();
+    let mut globals = Globals::default();
     let mut bodies = vec![];
     for item in items {
         let (name, global) = match item {
@@ -599,13 +600,13 @@ impl Scope {
         let label = &dest.label;
         let block = self.blocks.get(&label.text).copied();
         let block = block.ok_or_else(|| err(label.pos, K::UnknownBlock(label.text.clone())))?;
-        Ok(BlockCall { block, args: self.values(&dest.args)? })
+        Ok(BlockCall { block, args: (self.values(&dest.args)?).into() })
     }
 }
 
 fn resolve_function(ast: FuncAst, globals: &Globals) -> Result<(Function, FuncSpans), ParseError> {
     let mut func = Function::new(ast.name.text, ast.returns);
-    let mut scope = Scope { values: HashMap::new(), blocks: HashMap::new() };
+    let mut scope = Scope { values: HashMap::default(), blocks: HashMap::default() };
     let mut spans = FuncSpans { func: ast.pos, ..FuncSpans::default() };
     for (name, ty) in &ast.params {
         let value = scope.define(&mut func, name, *ty)?;
@@ -648,7 +649,7 @@ fn resolve_function(ast: FuncAst, globals: &Globals) -> Result<(Function, FuncSp
             };
             let results = inst.results.iter().zip(types).map(|(n, ty)| scope.define(&mut func, n, ty));
             let results = results.collect::<Result<Vec<_>, _>>()?;
-            data.insts.push(InstData { op: inst.op, args: vec![], imm, results });
+            data.insts.push(InstData { op: inst.op, args: smallvec::smallvec![], imm, results: results.into() });
         }
         func.blocks.push(data);
         spans.blocks.push(block.label.pos);
@@ -658,7 +659,7 @@ fn resolve_function(ast: FuncAst, globals: &Globals) -> Result<(Function, FuncSp
     // Then uses.
     for (block, data) in ast.blocks.iter().zip(func.blocks.iter_mut()) {
         for (inst, inst_data) in block.insts.iter().zip(data.insts.iter_mut()) {
-            inst_data.args = scope.values(&inst.args)?;
+            inst_data.args = (scope.values(&inst.args)?).into();
         }
         data.term = match &block.term {
             None => None,

@@ -255,7 +255,7 @@ mod tests {
             inst(Opcode::Call, vec![], Imm::Callee(Callee::Extern(ExternId(2))), vec![]),
             inst(Opcode::Call, vec![], Imm::I64(1), vec![]),
         ];
-        let jump = Terminator::Jump(BlockCall { block: crate::Block(9), args: vec![Value(100)] });
+        let jump = Terminator::Jump(BlockCall { block: crate::Block(9), args: smallvec::smallvec![Value(100)] });
         f.blocks.push(BlockData { name: "entry".into(), params: vec![Value(42)], insts, term: Some(jump) });
         m.functions.push(f);
         let text = print_module(&m);

@@ -174,9 +174,15 @@ fn constant_reads_of_tables_fold_and_unused_tables_go() {
     let f = &mut m.functions[0];
     let k = f.params[0];
     let two = f.new_value(Type::I64);
-    f.blocks[0]
-        .insts
-        .insert(0, jitdiff_ir::InstData { op: Opcode::IConst, args: vec![], imm: Imm::I64(2), results: vec![two] });
+    f.blocks[0].insts.insert(
+        0,
+        jitdiff_ir::InstData {
+            op: Opcode::IConst,
+            args: smallvec::smallvec![],
+            imm: Imm::I64(2),
+            results: smallvec::smallvec![two],
+        },
+    );
     for inst in &mut f.blocks[0].insts {
         inst.args.iter_mut().filter(|a| **a == k).for_each(|a| *a = two);
     }
@@ -250,8 +256,14 @@ fn a_function_built_by_hand_may_read_a_table_in_any_block() {
     let entry = f.add_block("entry");
     let next = f.add_block("next");
     let (t, k, x) = (f.new_value(Type::Slice), f.new_value(Type::I64), f.new_value(Type::F64));
-    f.block_mut(entry).term = Some(jitdiff_ir::Terminator::Jump(jitdiff_ir::BlockCall { block: next, args: vec![] }));
-    let inst = |op, imm, args: Vec<Value>, r| jitdiff_ir::InstData { op, args, imm, results: vec![r] };
+    f.block_mut(entry).term =
+        Some(jitdiff_ir::Terminator::Jump(jitdiff_ir::BlockCall { block: next, args: smallvec::smallvec![] }));
+    let inst = |op, imm, args: Vec<Value>, r| jitdiff_ir::InstData {
+        op,
+        args: args.into(),
+        imm,
+        results: smallvec::smallvec![r],
+    };
     f.block_mut(next).insts = vec![
         inst(Opcode::Table, Imm::Table(y), vec![], t),
         inst(Opcode::IConst, Imm::I64(0), vec![], k),

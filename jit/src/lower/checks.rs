@@ -13,7 +13,7 @@ use cranelift_codegen::ir::InstBuilder;
 use cranelift_codegen::ir::condcodes::IntCC;
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A proved access: its block, its width, and the copy of a versioned loop it was lowered in.
 type Fact = (Block, u8, Option<usize>);
@@ -29,7 +29,7 @@ pub(crate) struct BoundsFacts {
 
 impl BoundsFacts {
     pub fn new(shadows: Vec<Shadow>) -> BoundsFacts {
-        BoundsFacts { shadows, proven: HashMap::new(), stats: BoundsCheckStats::default() }
+        BoundsFacts { shadows, proven: HashMap::default(), stats: BoundsCheckStats::default() }
     }
 
     /// Is an access to parameter `param` at `index` with `width` proved in bounds by an access

@@ -8,7 +8,7 @@
 //! register across it, the way compiled Rust keeps it. Zero stays an `f64const` (one `xor`).
 
 use jitdiff_ir::{Imm, Module, Opcode};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Every distinct non-zero `fconst` bit pattern of a module, at a stable address.
 pub(crate) struct ConstantPool {
@@ -21,7 +21,7 @@ impl ConstantPool {
     /// Collect the float constants of `module`.
     pub fn of(module: &Module) -> ConstantPool {
         let mut values = vec![];
-        let mut index = HashMap::new();
+        let mut index = HashMap::default();
         // The sign mask of scalar negations (see `FuncLowerer::sign_mask`).
         if module.functions.iter().any(super::func::negates_scalars) {
             index.insert((-0.0f64).to_bits(), 0);

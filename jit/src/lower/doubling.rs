@@ -20,7 +20,7 @@
 use super::func::FuncLowerer;
 use cranelift_codegen::ir::{self as clif, InstBuilder};
 use jitdiff_ir::{Block, Function, Imm, Opcode, Type, Value};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Is rewriting `C * (a + a)` as `2C * a` exact for this `C`?
 pub(crate) fn doubling_is_exact(c: f64) -> bool {
@@ -56,7 +56,7 @@ impl Doubling {
                 _ => None,
             })
             .collect();
-        let mut d = Doubling { constants, doubles, wanted: HashSet::new(), twice: HashMap::new() };
+        let mut d = Doubling { constants, doubles, wanted: HashSet::default(), twice: HashMap::default() };
         let wanted: HashSet<Value> = block_insts()
             .filter(|(_, i)| i.op == Opcode::FMul)
             .filter_map(|(block, i)| d.rewrite(&i.args, block))

@@ -10,14 +10,14 @@ use crate::error::JitError;
 use crate::sites::{Site, SiteKind};
 use cranelift_codegen::entity::packed_option::ReservedValue;
 use cranelift_codegen::ir::{
-    self as clif, ExtFuncData, ExternalName, FuncRef, InstBuilder, StackSlot, StackSlotData, StackSlotKind,
+    self as clif, BlockArg, ExtFuncData, ExternalName, FuncRef, InstBuilder, StackSlot, StackSlotData, StackSlotKind,
     UserExternalName, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_module::{FuncId as ClifFuncId, Module as _};
 use jitdiff_ir::analysis::ControlFlow;
 use jitdiff_ir::{Block, Callee, CondCode, FuncId, Function, Imm, Opcode, Type, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::ops::Deref;
 
 /// The Cranelift values making up one IR value (at most 8: `f64x16` is 8 `F64X2` chunks).
@@ -43,16 +43,16 @@ impl Deref for Parts {
     }
 }
 
-/// An error exit: its block, the status it returns, and for an out-of-bounds failure the index
-/// and length to report.
-type ColdExit = (clif::Block, i32, Option<(clif::Value, clif::Value)>);
+/// An error exit: its block, the status it returns, and whether it reports an out-of-bounds
+/// index and length (its last two parameters: see `exit_args`).
+type ColdExit = (clif::Block, i32, bool);
 
 /// An error exit of a run of tape operations checked at once: the status is `first + index`,
 /// the site of the operation that fails (see `tape.rs`); for pops the cursor was used up.
+/// Its block's last parameter is the index (see `exit_args`).
 pub(super) struct ColdRun {
     pub block: clif::Block,
     pub first: i32,
-    pub index: clif::Value,
     pub pops: bool,
 }
 
@@ -183,8 +183,8 @@ pub(crate) fn lower_function(
         cold_runs: vec![],
         unchecked_pops: 0,
         reserved_pushes: 0,
-        refs: HashMap::new(),
-        table_refs: HashMap::new(),
+        refs: HashMap::default(),
+        table_refs: HashMap::default(),
         cfg: ControlFlow::new(f),
         loop_depth: vec![],
         used: used_values(f),
@@ -196,11 +196,11 @@ pub(crate) fn lower_function(
         local_array_mark: None,
         versioned: vec![],
         copy: None,
-        escapes: HashMap::new(),
+        escapes: HashMap::default(),
         escaping_uses: vec![],
-        copy_parts: HashMap::new(),
-        trig_partners: HashMap::new(),
-        trig_ready: HashMap::new(),
+        copy_parts: HashMap::default(),
+        trig_partners: HashMap::default(),
+        trig_ready: HashMap::default(),
     };
     l.loop_depth = l.cfg.loop_depths(&l.cfg.natural_loops());
     if l.m.bounds_checks && std::env::var_os("JITDIFF_NO_VERSIONING").is_none() {
@@ -432,28 +432,26 @@ impl FuncLowerer<'_, '_> {
         }
         for run in std::mem::take(&mut self.cold_runs) {
             self.b.switch_to_block(run.block);
-            if run.pops {
-                // Pops before the failing one succeeded: the cursor is at the bottom.
-                if let Some(vars) = self.tape_vars {
-                    let zero = self.b.ins().iconst(types::I64, 0);
-                    self.b.def_var(vars.cursor(), zero);
-                }
-            }
-            self.sync_tape_vars();
-            let status = self.b.ins().iadd_imm_s(run.index, i64::from(run.first));
+            let params = self.b.block_params(run.block).to_vec();
+            // Pops before the failing one succeeded: the cursor is at the bottom.
+            let bottom = run.pops.then(|| self.b.ins().iconst(types::I64, 0));
+            let taken = self.store_exit_tape_values(&params, bottom);
+            let index = params[taken];
+            let status = self.b.ins().iadd_imm_s(index, i64::from(run.first));
             let status = self.b.ins().ireduce(abi::STATUS, status);
             self.b.ins().return_(&[status]);
         }
         for (blk, status, detail) in std::mem::take(&mut self.cold) {
             self.b.switch_to_block(blk);
-            self.sync_tape_vars();
-            if let Some((index, len)) = detail {
+            let params = self.b.block_params(blk).to_vec();
+            let taken = self.store_exit_tape_values(&params, None);
+            if detail {
                 // The failing index and the length go to the first two result slots (every out
                 // buffer has at least two): plain stores, so the hot path gets no call-ABI
                 // register constraints from its error exits.
                 let out = self.out;
-                self.b.ins().store(abi::slot_flags(), index, out, 0);
-                self.b.ins().store(abi::slot_flags(), len, out, 8);
+                self.b.ins().store(abi::slot_flags(), params[taken], out, 0);
+                self.b.ins().store(abi::slot_flags(), params[taken + 1], out, 8);
             }
             let s = self.b.ins().iconst(abi::STATUS, i64::from(status));
             self.b.ins().return_(&[s]);
@@ -545,17 +543,45 @@ impl FuncLowerer<'_, '_> {
         let err = self.b.create_block();
         self.b.set_cold_block(err);
         let cont = self.b.create_block();
-        // The continuation goes second, so Cranelift visits it before the error block and keeps
-        // hoisting loop-invariant work out of the loop around it (see `lower_terminator`). The
-        // negated compare folds into the compare that made `ok`.
-        let failed = self.b.ins().icmp_imm_u(cranelift_codegen::ir::condcodes::IntCC::Equal, ok, 0);
-        self.b.ins().brif(failed, err, &[], cont, &[]);
+        // The continuation goes first: Cranelift's block order (reverse post-order of a
+        // depth-first walk that enters the first successor first) then puts the error block
+        // right after this one instead of after everything this block reaches. At the end of
+        // that order, which the register allocator walks, an exit keeps every value it reads
+        // live up to there: with one exit per check, O(n) values live across each block
+        // (quadratic; 25,000 blocks that each push to the tape took 26 s). Emission still puts
+        // cold blocks last.
+        let extra = detail.map(|(index, len)| [index, len]);
+        let args = self.exit_args(err, extra.as_ref().map_or(&[][..], |d| &d[..]));
+        if self.m.exits_follow_checks {
+            self.b.ins().brif(ok, cont, &[], err, &args);
+        } else {
+            let failed = self.b.ins().icmp_imm_u(cranelift_codegen::ir::condcodes::IntCC::Equal, ok, 0);
+            self.b.ins().brif(failed, err, &args, cont, &[]);
+        }
         // Both have their one predecessor now: sealing them at once lets the SSA builder
         // resolve variables (the tape's) locally instead of through placeholder parameters.
         self.b.seal_block(err);
         self.b.seal_block(cont);
         self.b.switch_to_block(cont);
-        self.cold.push((err, status, detail));
+        self.cold.push((err, status, detail.is_some()));
+    }
+
+    /// The arguments of a branch to error exit `exit`, appended to it as parameters: the tape
+    /// fields it writes back ([`exit_tape_values`](Self::exit_tape_values)), then `extra`.
+    ///
+    /// Exits are emitted after everything else and sit at the end of the block order the
+    /// register allocator walks; one that named the hot path's values directly would keep each
+    /// of them live from its definition to the end of the function (for `n` exits, `O(n)` values
+    /// live across every block: quadratic allocation, 26 s for 25,000 blocks that each push).
+    /// Passed along the edge, a value's live range ends at the branch.
+    pub(super) fn exit_args(&mut self, exit: clif::Block, extra: &[clif::Value]) -> Vec<BlockArg> {
+        let mut values = self.exit_tape_values();
+        values.extend_from_slice(extra);
+        for &v in &values {
+            let ty = self.b.func.dfg.value_type(v);
+            self.b.append_block_param(exit, ty);
+        }
+        values.into_iter().map(BlockArg::from).collect()
     }
 
     /// Return `status` from this function if it is non-zero (a callee failed).

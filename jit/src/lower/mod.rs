@@ -41,7 +41,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId as ClifFuncId, Linkage, Module as _};
 use jitdiff_ir::{MathFn, Module, Opcode};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::mem::ManuallyDrop;
 
 /// The maximum IR call depth native code allows (the interpreter's limit).
@@ -87,6 +87,11 @@ pub(crate) struct ModuleLowering<'m> {
     pub sites: SiteTable,
     pub depth_checks: Vec<bool>,
     pub bounds_checks: bool,
+    /// Branch to a check's error exit as the second successor, so that Cranelift's block order
+    /// puts the exit right after the check rather than at the end of the function (see
+    /// `FuncLowerer::fail_unless_with`). Without Cranelift's optimizer only: its loop-invariant
+    /// code motion needs the continuation second.
+    pub exits_follow_checks: bool,
     /// Shadow-slice declarations per function.
     pub shadows: Vec<Vec<Shadow>>,
     /// Bounds checks emitted and elided per function.
@@ -125,9 +130,11 @@ pub(crate) fn lower_module(
     jit: OwnedJit,
     externs: &[ResolvedExtern],
     bounds_checks: bool,
+    exits_follow_checks: bool,
     shadows: Vec<Vec<Shadow>>,
 ) -> Result<Lowered, JitError> {
     let mut m = ModuleLowering {
+        exits_follow_checks,
         ir,
         frontend_config: jit.module.target_config(),
         constants: ConstantPool::of(ir),
@@ -140,9 +147,9 @@ pub(crate) fn lower_module(
         shadows,
         check_stats: vec![BoundsCheckStats::default(); ir.functions.len()],
         internal_ids: vec![],
-        math_ids: HashMap::new(),
+        math_ids: HashMap::default(),
         sin_cos_id: None,
-        extern_ids: HashMap::new(),
+        extern_ids: HashMap::default(),
         trampoline_id: None,
         tape_grow_id: None,
         tape_grow_preserving_id: None,

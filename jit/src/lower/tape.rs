@@ -46,13 +46,6 @@ pub(crate) fn uses_tape(f: &Function) -> bool {
         .any(|i| matches!(i.op, Opcode::TPush | Opcode::TPop | Opcode::TSplit | Opcode::TRejoin))
 }
 
-impl TapeVars {
-    /// The variable holding the cursor.
-    pub(super) fn cursor(&self) -> Variable {
-        self.cursor
-    }
-}
-
 impl FuncLowerer<'_, '_> {
     /// At the function's entry: declare the variables and load the state into them.
     pub(super) fn init_tape_vars(&mut self) {
@@ -94,6 +87,34 @@ impl FuncLowerer<'_, '_> {
         }
         let cursor = self.b.use_var(vars.cursor);
         self.b.ins().store(tape_flags(), cursor, tape, CURSOR_OFFSET);
+    }
+
+    /// The tape fields an error exit writes back, read where it branches from: `len` when the
+    /// function pushes, then `cursor` (none without tape variables).
+    pub(super) fn exit_tape_values(&mut self) -> Vec<clif::Value> {
+        let Some(vars) = self.tape_vars else { return vec![] };
+        let mut values = vec![];
+        if vars.pushes {
+            values.push(self.b.use_var(vars.len));
+        }
+        values.push(self.b.use_var(vars.cursor));
+        values
+    }
+
+    /// In an error exit, write back the tape fields passed to it first among `params` (see
+    /// [`exit_tape_values`](Self::exit_tape_values)), the cursor replaced by `cursor` if given;
+    /// returns how many parameters they were.
+    pub(super) fn store_exit_tape_values(&mut self, params: &[clif::Value], cursor: Option<clif::Value>) -> usize {
+        let Some(vars) = self.tape_vars else { return 0 };
+        let tape = self.tape;
+        let mut taken = 0;
+        if vars.pushes {
+            self.b.ins().store(tape_flags(), params[0], tape, LEN_OFFSET);
+            taken = 1;
+        }
+        let cursor = cursor.unwrap_or(params[taken]);
+        self.b.ins().store(tape_flags(), cursor, tape, CURSOR_OFFSET);
+        taken + 1
     }
 
     /// Before lowering the first of `insts`: when it starts a run of two or more `tpop`s in a
@@ -142,10 +163,16 @@ impl FuncLowerer<'_, '_> {
         let cont = self.b.create_block();
         if op == Opcode::TPop {
             let cursor = self.b.use_var(vars.cursor);
-            let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, cursor, run as i64);
-            self.b.ins().brif(short, err, &[], cont, &[]);
+            let args = self.exit_args(err, &[cursor]);
+            if self.m.exits_follow_checks {
+                let enough = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, cursor, run as i64);
+                self.b.ins().brif(enough, cont, &[], err, &args);
+            } else {
+                let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, cursor, run as i64);
+                self.b.ins().brif(short, err, &args, cont, &[]);
+            }
             self.b.seal_block(err);
-            self.cold_runs.push(ColdRun { block: err, first, index: cursor, pops: true });
+            self.cold_runs.push(ColdRun { block: err, first, pops: true });
             self.unchecked_pops = run;
         } else {
             // Grow (doubling) until `run` entries fit; a grow that fails leaves `cap` as it was.
@@ -172,14 +199,15 @@ impl FuncLowerer<'_, '_> {
             self.b.def_var(vars.cap, cap);
             let grown = self.b.ins().icmp(IntCC::NotEqual, cap, before);
             let again = self.b.create_block();
-            self.b.ins().brif(grown, again, &[], err, &[]);
+            let args = self.exit_args(err, &[room]);
+            self.b.ins().brif(grown, again, &[], err, &args);
             self.b.seal_block(err);
             self.b.switch_to_block(again);
             self.b.seal_block(again);
             let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
             self.b.ins().brif(fits, cont, &[], grow, &[cap.into()]);
             self.b.seal_block(grow);
-            self.cold_runs.push(ColdRun { block: err, first, index: room, pops: false });
+            self.cold_runs.push(ColdRun { block: err, first, pops: false });
             self.reserved_pushes = run;
         }
         self.b.seal_block(cont);

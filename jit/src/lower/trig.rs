@@ -10,7 +10,7 @@ use crate::error::JitError;
 use cranelift_codegen::ir::{self as clif, AbiParam, InstBuilder, types};
 use cranelift_module::{FuncId as ClifFuncId, Module as _};
 use jitdiff_ir::{InstData, Opcode, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The symbol of the fused call in every JIT module.
 pub(crate) const SIN_COS_SYMBOL: &str = "jitdiff_sin_cos";
@@ -18,12 +18,12 @@ pub(crate) const SIN_COS_SYMBOL: &str = "jitdiff_sin_cos";
 /// For each `sin`/`cos` result of `insts` whose partner (the other function of the same operand)
 /// is also computed in `insts`: that partner's result.
 pub(super) fn partners(insts: &[InstData]) -> HashMap<Value, Value> {
-    let mut partners = HashMap::new();
+    let mut partners = HashMap::default();
     if !insts.iter().any(|i| i.op == Opcode::Sin) || !crate::symbols::sin_cos_is_exact() {
         return partners;
     }
     // Operand -> (first sin result, first cos result).
-    let mut by_operand: HashMap<Value, (Option<Value>, Option<Value>)> = HashMap::new();
+    let mut by_operand: HashMap<Value, (Option<Value>, Option<Value>)> = HashMap::default();
     for inst in insts {
         let (Some(&x), Some(&r)) = (inst.args.first(), inst.results.first()) else { continue };
         let entry = by_operand.entry(x).or_default();

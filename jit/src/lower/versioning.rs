@@ -31,7 +31,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self as clif, BlockArg, InstBuilder};
 use jitdiff_ir::analysis::{ControlFlow, NaturalLoop};
 use jitdiff_ir::{Block, CondCode, Function, Imm, Opcode, Terminator, Value};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Loops with more IR instructions than this are not duplicated (compile time).
 const MAX_VERSIONED_INSTS: usize = 200;
@@ -211,7 +211,7 @@ fn plan_loop(
     // Other integer header parameters stepping by a constant on every back edge run in lockstep
     // with `i`: at iteration value `i`, `j = j0 + (step_j / step) (i - i0)` with `j0`, `i0` the
     // values the loop was entered with (`step` is ±1, so the division is exact).
-    let mut secondary = HashMap::new();
+    let mut secondary = HashMap::default();
     for (position, &param) in header.params.iter().enumerate() {
         if position == iv || f.ty(param) != jitdiff_ir::Type::I64 {
             continue;
@@ -242,8 +242,8 @@ fn plan_loop(
     // Accesses outside the header (which runs once more, with the failing value) and with an
     // affine index.
     let mut accesses = vec![];
-    let mut unchecked = HashMap::new();
-    let mut memo = HashMap::new();
+    let mut unchecked = HashMap::default();
+    let mut memo = HashMap::default();
     for (b, block) in f.block_ids().zip(&f.blocks) {
         if !l.body[b.index()] || b == l.header {
             continue;
@@ -289,7 +289,7 @@ fn plan_loop(
         unchecked,
         bases: vec![],
         dispatch: None,
-        fast: HashMap::new(),
+        fast: HashMap::default(),
     })
 }
 
@@ -373,7 +373,7 @@ fn affine(
 pub(crate) fn escaping_values(f: &Function, loops: &[VersionedLoop]) -> Vec<(Value, usize)> {
     let def = definitions(f);
     let mut out = vec![];
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for (bi, block) in f.blocks.iter().enumerate() {
         let uses =
             block.insts.iter().flat_map(|i| i.args.iter().copied()).chain(block.term.iter().flat_map(|t| t.uses()));

@@ -137,7 +137,12 @@ fn unverified_modules_are_rejected_with_the_verifier_error() {
     let a = f.add_param(Type::I64, Some("a"));
     let r = f.new_value(Type::I64);
     single_block(
-        vec![InstData { op: Opcode::FAdd, args: vec![a, a], imm: Imm::None, results: vec![r] }],
+        vec![InstData {
+            op: Opcode::FAdd,
+            args: smallvec::smallvec![a, a],
+            imm: Imm::None,
+            results: smallvec::smallvec![r],
+        }],
         Some(Terminator::Return(vec![r])),
         &mut f,
     );

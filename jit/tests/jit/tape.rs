@@ -475,3 +475,101 @@ fn split_and_rejoin_leave_the_tape_as_it_was_on_both_executors() {
     let (out, _) = both(&m, &compiled, "bad", &[ArgValue::I64(5)], &start);
     assert_eq!(out, Agreement::Failed("TapeUnderflow"));
 }
+
+/// `blocks` blocks that each push (a merge behind every one) and load `x[k + n]`, and a chain
+/// that pops them back, one or two entries per block: over 1,000 instructions, so that
+/// `OptLevel::Auto` compiles without Cranelift's optimizer, where error exits follow their
+/// checks in the block order instead of sitting at the end of the function.
+fn push_chain(blocks: usize) -> String {
+    use std::fmt::Write;
+    let mut text =
+        String::from("func @push_chain(x: slice, n: i64) -> f64 {\nentry:\n    zero = fconst 0.0\n    jump b0(zero)\n");
+    for k in 0..blocks {
+        let _ = write!(
+            text,
+            "b{k}(a{k}: f64):\n    tpush a{k}\n    i{k} = iconst {k}\n    j{k} = iadd i{k}, n\n    v{k} = load x, j{k}\n    \
+             s{k} = fadd a{k}, v{k}\n    c{k} = fcmp gt s{k}, zero\n    br c{k}, l{k}, b{}(s{k})\nl{k}:\n    \
+             u{k} = fmul s{k}, v{k}\n    jump b{}(u{k})\n",
+            k + 1,
+            k + 1
+        );
+    }
+    let _ = write!(
+        text,
+        "b{blocks}(last: f64):\n    ret last\n}}\nfunc @pop_chain() -> f64 {{\nentry:\n    zero = fconst 0.0\n    jump p0(zero)\n"
+    );
+    for k in 0..blocks {
+        let second = if k % 3 == 0 {
+            format!("    w{k} = tpop.f64\n    y{k} = fadd y0_{k}, w{k}\n")
+        } else {
+            format!("    y{k} = fadd y0_{k}, zero\n")
+        };
+        let _ = write!(
+            text,
+            "p{k}(a{k}: f64):\n    y0_{k} = tpop.f64\n{second}    s{k} = fadd a{k}, y{k}\n    jump p{}(s{k})\n",
+            k + 1
+        );
+    }
+    let _ = write!(text, "p{blocks}(last: f64):\n    ret last\n}}\n");
+    text
+}
+
+/// Every kind of error exit — a bounds check with its index and length, a tape that may not
+/// grow, a pop and a run of pops that find the tape empty — fails at the same site, with the same
+/// message and the same tape, whichever way the exits are laid out (optimized and not), as in
+/// the interpreter.
+#[test]
+fn error_exits_agree_with_and_without_the_optimizer() {
+    use jitdiff_jit::{OptLevel, RegAlloc};
+    let m = parse_module(&push_chain(300)).unwrap();
+    let interp = Interpreter::new(&m);
+    let x: Vec<f64> = (0..300).map(|k| 0.25 + (k % 7) as f64 * 0.125).collect();
+    let modules: Vec<CompiledModule> =
+        [JitOptions::new(), JitOptions::new().opt_level(OptLevel::Speed).regalloc(RegAlloc::Backtracking)]
+            .iter()
+            .map(|options| compile(&m, &ExternRegistry::new(), options).unwrap())
+            .collect();
+    let mut limited = Tape::new();
+    limited.set_limit_bytes(8 * 100);
+    // `@pop_chain` pops 400 entries (two in every third block).
+    let filled = |entries: usize| {
+        let mut tape = Tape::new();
+        for k in 0..entries {
+            tape.push_bits((k as f64 * 0.5).to_bits()).unwrap();
+        }
+        tape
+    };
+    let (full, short) = (filled(400), filled(250));
+    let cases: Vec<(&str, Vec<ArgValue>, Tape, &str)> = vec![
+        ("push_chain", vec![ArgValue::Slice(x.clone()), ArgValue::I64(0)], Tape::new(), "returns"),
+        ("push_chain", vec![ArgValue::Slice(x.clone()), ArgValue::I64(120)], Tape::new(), "OutOfBounds"),
+        ("push_chain", vec![ArgValue::Slice(x.clone()), ArgValue::I64(0)], limited, "TapeAllocation"),
+        ("pop_chain", vec![], full, "returns"),
+        ("pop_chain", vec![], short, "TapeUnderflow"),
+    ];
+    for (f, args, tape, want) in cases {
+        let mut messages = vec![];
+        for compiled in &modules {
+            let (out, _) = both(&m, compiled, f, &args, &tape);
+            match want {
+                "returns" => assert!(matches!(out, Agreement::Returned(_)), "{f}: {out:?}"),
+                kind => assert_eq!(out, Agreement::Failed(kind), "{f}"),
+            }
+            let mut native_args: Vec<Arg> = args
+                .iter()
+                .map(|a| match a {
+                    ArgValue::Slice(v) => Arg::Slice(v),
+                    ArgValue::I64(n) => Arg::I64(*n),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            let outcome = compiled.function(f).unwrap().call_with_tape(&mut native_args, &mut tape.clone());
+            messages.push(outcome.map_err(|e| e.to_string()).map(|v| format!("{v:?}")));
+        }
+        assert_eq!(messages[0], messages[1], "{f} ({want})");
+        if want == "OutOfBounds" {
+            let message = messages[0].clone().unwrap_err();
+            assert!(message.contains("index 300") && message.contains("length 300"), "{message}");
+        }
+    }
+}
