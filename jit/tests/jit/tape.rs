@@ -522,7 +522,6 @@ fn push_chain(blocks: usize) -> String {
 fn error_exits_agree_with_and_without_the_optimizer() {
     use jitdiff_jit::{OptLevel, RegAlloc};
     let m = parse_module(&push_chain(300)).unwrap();
-    let interp = Interpreter::new(&m);
     let x: Vec<f64> = (0..300).map(|k| 0.25 + (k % 7) as f64 * 0.125).collect();
     let modules: Vec<CompiledModule> =
         [JitOptions::new(), JitOptions::new().opt_level(OptLevel::Speed).regalloc(RegAlloc::Backtracking)]
