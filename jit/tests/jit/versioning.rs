@@ -442,3 +442,44 @@ fn loops_over_tables_are_versioned_and_agree_with_the_interpreter() {
     }
     assert!(returned > 100 && failed > 100, "returned {returned}, failed {failed}");
 }
+
+/// A loop between constants a few iterations apart (`for k in 0..3`) keeps its checks: the
+/// dispatch would test each access about as often as the loop does, and the copy would cost
+/// compile time. Between constants further apart, or to a run-time bound, it is versioned.
+#[test]
+fn short_constant_loops_are_not_versioned() {
+    let loop_to = |bound: &str| {
+        format!(
+            "func @f(s: slice, n: i64) -> f64 {{
+entry:
+    zero = iconst 0
+    one = iconst 1
+    end = {bound}
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, end
+    br more, body, exit(acc)
+body:
+    x = load s, i
+    acc2 = fadd acc, x
+    next = iadd i, one
+    jump head(next, acc2)
+exit(total: f64):
+    ret total
+}}"
+        )
+    };
+    for (bound, versioned) in [("iconst 3", 0), ("iconst 4", 0), ("iconst 5", 1), ("iadd n, zero", 1)] {
+        let module = parse_module(&loop_to(bound)).unwrap();
+        let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+        let stats = compiled.function("f").unwrap().bounds_check_stats();
+        assert_eq!(stats.versioned_loops, versioned, "end = {bound}: {stats:?}");
+        let interp = Interpreter::new(&module);
+        for len in [2, 3, 4, 5, 6] {
+            let s = ArgValue::Slice((0..len).map(|k| k as f64 + 0.5).collect());
+            let outcome = differential_call(&compiled, &interp, "f", &[s, ArgValue::I64(4)]);
+            assert!(outcome.is_ok(), "end = {bound}, len {len}: {outcome:?}");
+        }
+    }
+}
