@@ -676,10 +676,11 @@ fn handles(
 /// as the dot-product check allows: tests/regressions/forward_lanes_cancellation_atan2.ir) where both are
 /// finite. Past a value that is already infinite the modes may differ (docs/rules.md, "Singular
 /// points"): a NaN partial times the zero tangent of another input is NaN in forward lanes,
-/// where reverse mode passes that input no cotangent at all; so forced forward lanes may have a
-/// non-finite entry where reverse mode's is finite if reverse mode has a non-finite entry
-/// elsewhere, and `Auto` (which then takes reverse mode's gradient) never. Returns how many calls
-/// were compared.
+/// where reverse mode passes that input no cotangent at all, or a strong zero absorbs the NaN
+/// cotangent (tests/regressions/forward_lanes_nan_value_strong_zero.ir); so forced forward lanes
+/// may have a non-finite entry where reverse mode's is finite if reverse mode has a non-finite
+/// entry elsewhere or the value itself is not finite, and `Auto` (which then takes reverse mode's
+/// gradient) never. Returns how many calls were compared.
 fn forward_lanes(case: &Case, shape: &Shape, primal: &[ArgValue], value: f64, want: &[f64]) -> Check<u64> {
     const CHECK: &str = "forward lanes vs reverse mode";
     let mut compared = 0;
@@ -704,7 +705,8 @@ fn forward_lanes(case: &Case, shape: &Shape, primal: &[ArgValue], value: f64, wa
             Err(e) => return failure(CHECK, format!("GradientFn::value_and_grad in {mode:?} mode: {e}")),
         };
         let scale = want.iter().chain(&grad).filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs()));
-        let reached_infinity = mode == GradientMode::Forward && want.iter().any(|x| !x.is_finite());
+        let reached_infinity =
+            mode == GradientMode::Forward && (!value.is_finite() || want.iter().any(|x| !x.is_finite()));
         let close = |a: f64, b: f64| match (a.is_finite(), b.is_finite()) {
             (true, true) => (a - b).abs() <= 1e-10 * a.abs().max(b.abs()) + 1e-12 * scale.max(1.0),
             (false, true) => reached_infinity,
