@@ -180,8 +180,25 @@ impl Build for GradientFn {
     fn build_from(spec: Spec) -> Result<GradientFn, Error> {
         let Spec { user, rules, options, gradient_mode, checkpoint, .. } = spec;
         let given_options = options.clone();
-        let (derived, checkpoints) =
-            derive_reverse_checkpointed(&user.module, &user.name, user.derivation_wrt(), &rules, checkpoint)?;
+        // In Auto mode, with only `f64` inputs (so their number is known now) and few of them,
+        // forward lanes will compute every gradient: build them on another core while reverse
+        // mode is derived (the pendulum: 0.6 ms of derivation no longer adds to the first call).
+        let fixed_inputs = user.params.iter().zip(&user.wrt).filter(|(_, on)| **on).all(|(ty, _)| *ty == Type::F64);
+        let inputs = user.wrt.iter().filter(|&&on| on).count();
+        let early_lanes = gradient_mode == GradientMode::Auto
+            && fixed_inputs
+            && user.mslices().next().is_none()
+            && (1..=AUTO_FORWARD_INPUTS).contains(&inputs);
+        let derive =
+            || derive_reverse_checkpointed(&user.module, &user.name, user.derivation_wrt(), &rules, checkpoint);
+        let (derived, lanes) = if early_lanes {
+            let width = inputs.next_power_of_two();
+            let (derived, lanes) = rayon::join(derive, || build_lanes(&user, &rules, &given_options, width, true));
+            (derived, Some((width, lanes)))
+        } else {
+            (derive(), None)
+        };
+        let (derived, checkpoints) = derived?;
         // In Auto mode forward lanes may compute every gradient (a few inputs, `lane_width`):
         // reverse mode's code waits until a call needs it.
         let lazy =
@@ -197,6 +214,9 @@ impl Build for GradientFn {
             checkpoints: checkpoints.into(),
             lanes: Arc::new(Default::default()),
         };
+        if let Some((width, Ok(lanes))) = lanes {
+            let _ = handle.lanes[width.trailing_zeros() as usize].set(lanes);
+        }
         if !lazy {
             handle.reverse()?;
         }
@@ -391,19 +411,7 @@ impl GradientFn {
         if let Some(lanes) = slot.get() {
             return Ok(lanes.as_ref());
         }
-        let spec = Spec {
-            // Calls of small functions cost a sweep more than their bodies (results pass through
-            // memory, a status is checked): the pendulum's 4-lane sweep takes 0.77 of the time
-            // with its acceleration inlined.
-            inline_calls: true,
-            ..Spec::inner(&self.user, &self.rules, &self.options, w as u8)
-        };
-        let built = match ForwardFn::build_from(spec) {
-            Ok(f) => Some(ForwardLanes { framed: FramedLanes::new(&self.user, &f), f }),
-            // Auto mode falls back to reverse mode, for good.
-            Err(_) if self.mode == GradientMode::Auto => None,
-            Err(e) => return Err(e),
-        };
+        let built = build_lanes(&self.user, &self.rules, &self.options, w, self.mode == GradientMode::Auto)?;
         Ok(slot.get_or_init(|| built).as_ref())
     }
 
@@ -764,6 +772,29 @@ impl FramedCall {
 /// the number of inputs; `None` when they do not fit (the general path reports why) or there are
 /// more parameters than a frame has slots.
 #[inline]
+/// The forward lanes of width `w` for `user`'s `value_and_grad`; `None` where forward mode
+/// cannot derive it and `fall_back` (Auto mode, which then uses reverse mode for good).
+fn build_lanes(
+    user: &UserFunction,
+    rules: &RuleSet,
+    options: &JitOptions,
+    w: usize,
+    fall_back: bool,
+) -> Result<Option<ForwardLanes>, Error> {
+    let spec = Spec {
+        // Calls of small functions cost a sweep more than their bodies (results pass through
+        // memory, a status is checked): the pendulum's 4-lane sweep takes 0.77 of the time
+        // with its acceleration inlined.
+        inline_calls: true,
+        ..Spec::inner(user, rules, options, w as u8)
+    };
+    match ForwardFn::build_from(spec) {
+        Ok(f) => Ok(Some(ForwardLanes { framed: FramedLanes::new(user, &f), f })),
+        Err(_) if fall_back => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 fn scan(user: &UserFunction, args: &[Arg<'_>], lens: &mut [usize; FRAME_SLOTS]) -> Option<usize> {
     if args.len() != user.params.len() || args.len() > FRAME_SLOTS {
         return None;
