@@ -62,7 +62,10 @@ impl Build for HvpFn {
         let slices = user.params.iter().zip(wrt).filter(|(t, on)| **on && t.is_slice()).count();
         let mut forward_wrt = wrt.to_vec();
         forward_wrt.extend(std::iter::repeat_n(true, slices));
-        let derived = derive_forward_with_rules(&reverse.module, vg, &forward_wrt, width, &rules)?;
+        // Only what `f_value_and_grad` calls: the primal itself, no longer needed, would be
+        // cleaned up and analysed for nothing (a third of the work for straight-line code).
+        let source = retain_reachable(&reverse.module, &[vg]);
+        let derived = derive_forward_with_rules(&source, vg, &forward_wrt, width, &rules)?;
         let needed = retain_reachable(&derived.module, &[&derived.name]);
         let compiled = compile(&needed, &with_rule_externs(&user.externs, &rules), &options)
             .map_err(|e| Error::compile(&user.name, e))?;

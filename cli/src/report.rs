@@ -161,8 +161,11 @@ fn measure(p: &dyn Problem, budget: Duration) -> Result<Row, CliError> {
         grad.value_and_grad(&mut native, &mut g).map(|_| ())
     })?;
 
-    let compile_s =
-        if built_and_prepared_s.is_finite() { built_and_prepared_s } else { (built_and_called_s - value_and_grad_s).max(0.0) };
+    let compile_s = if built_and_prepared_s.is_finite() {
+        built_and_prepared_s
+    } else {
+        (built_and_called_s - value_and_grad_s).max(0.0)
+    };
     let mode = grad.mode_for(&args.iter_mut().map(Arg::from).collect::<SmallVec<[Arg<'_>; 8]>>());
 
     let mut hand = vec![0.0; n];

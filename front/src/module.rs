@@ -8,7 +8,7 @@ use crate::error::{FrontError, FrontErrorKind, Result, invalid, unsupported};
 use crate::types::{Ty, TypePlace, parse_type};
 use jitdiff_ir::{Callee, ExternDecl, FuncId, Function, Module, Table, TableId, passes};
 use proc_macro2::Span;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use syn::spanned::Spanned;
 
 /// A callable's signature.
@@ -58,7 +58,7 @@ impl ModuleCtx {
 pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
     let mut module = Module::new();
     let mut ctx = ModuleCtx::default();
-    let mut names: HashMap<String, Span> = HashMap::new();
+    let mut names: HashMap<String, Span> = HashMap::default();
     let mut bodies: Vec<(&syn::ItemFn, FuncId)> = vec![];
     // Constant arrays and their declared lengths, evaluated once every `const` is known.
     let mut arrays: Vec<(&syn::ItemConst, Option<&syn::Expr>)> = vec![];

@@ -8,7 +8,7 @@
 use jitdiff_ir::{
     Block, BlockCall, Callee, CondCode, Function, Imm, InstData, Opcode, TableId, Terminator, Type, Value,
 };
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A function being built, and where instructions go.
 pub(crate) struct Ssa {
@@ -30,7 +30,7 @@ impl Ssa {
     pub(crate) fn new(name: &str, returns: Vec<Type>) -> Ssa {
         let mut func = Function::new(name, returns);
         let entry = func.add_block("entry");
-        Ssa { func, current: entry, reachable: true, entry_prefix: 0, tables: HashMap::new() }
+        Ssa { func, current: entry, reachable: true, entry_prefix: 0, tables: HashMap::default() }
     }
 
     pub(crate) fn new_block(&mut self, name: &str) -> Block {
