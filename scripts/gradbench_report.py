@@ -321,7 +321,9 @@ def main():
         details += ["", head, ""]
         if compile_ns:
             details += [f"jitdiff compile (`define`: lowering, derivation and Cranelift compilation of"
-                        f" the eval's functions, once): {fmt_ns(compile_ns)}.", ""]
+                        f" the eval's functions, once, objective and derivative on two threads; the"
+                        f" tool's process start-up, a warm-up compile at `start`, is not in it):"
+                        f" {fmt_ns(compile_ns)}.", ""]
         missing = [LABEL[t] for t in tools if t not in impl and res.get(t) is not None]
         if missing:
             details += [f"Not implemented by (`define` failed): {', '.join(missing)}.", ""]

@@ -72,7 +72,10 @@ impl Tool {
         };
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         match message.get("kind").and_then(Value::as_str) {
-            Some("start") => json!({ "id": id, "tool": "jitdiff" }),
+            Some("start") => {
+                evals::warm_up();
+                json!({ "id": id, "tool": "jitdiff" })
+            }
             Some("define") => self.define(id, &message),
             Some("evaluate") => match self.evaluate(&message) {
                 Ok(e) => json!({ "id": id, "success": true, "output": e.output, "timings": e.timings }),

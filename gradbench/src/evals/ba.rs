@@ -7,7 +7,7 @@ use jitdiff::sparse::CsrMatrix;
 use jitdiff::{Arg, PrimalFn, SparseJacobianFn, args};
 use serde_json::{Value, json};
 
-use super::{Eval, json_number, lower, unknown};
+use super::{Eval, build_both, json_number, lower, unknown};
 use crate::ToolError;
 use crate::input::{Runs, count, field, number, require, vector};
 use crate::protocol::{Evaluation, Timing, repeat};
@@ -22,8 +22,10 @@ impl Ba {
     /// Lowers and compiles `models/ba.rs`.
     pub fn new() -> Result<Ba, ToolError> {
         let m = lower(include_str!("../../models/ba.rs"))?;
-        let objective = PrimalFn::builder(&m, "ba").build()?;
-        let jacobian = SparseJacobianFn::builder(&m, "ba").wrt(["cams", "xs", "w"]).build()?;
+        let (objective, jacobian) = build_both(
+            || Ok(PrimalFn::builder(&m, "ba").build()?),
+            || Ok(SparseJacobianFn::builder(&m, "ba").wrt(["cams", "xs", "w"]).build()?),
+        )?;
         Ok(Ba { objective, jacobian })
     }
 }

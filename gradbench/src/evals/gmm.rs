@@ -4,7 +4,7 @@
 use jitdiff::{GradientFn, PrimalFn, args};
 use serde_json::{Value, json};
 
-use super::{Eval, first_f64, json_matrix, json_number, json_vector, lower, unknown};
+use super::{Eval, build_both, first_f64, json_matrix, json_number, json_vector, lower, unknown};
 use crate::ToolError;
 use crate::input::{Runs, count, field, integer, matrix_cols, number, require, vector};
 use crate::protocol::{Evaluation, repeat};
@@ -19,10 +19,15 @@ impl Gmm {
     /// Lowers and compiles `models/gmm.rs`.
     pub fn new() -> Result<Gmm, ToolError> {
         let m = lower(include_str!("../../models/gmm.rs"))?;
-        let objective = PrimalFn::builder(&m, "gmm").build()?;
-        let gradient = GradientFn::builder(&m, "gmm").wrt(["alpha", "mu", "q", "l"]).build()?;
-        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
-        gradient.prepare()?;
+        let (objective, gradient) = build_both(
+            || Ok(PrimalFn::builder(&m, "gmm").build()?),
+            || {
+                let gradient = GradientFn::builder(&m, "gmm").wrt(["alpha", "mu", "q", "l"]).build()?;
+                // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+                gradient.prepare()?;
+                Ok(gradient)
+            },
+        )?;
         Ok(Gmm { objective, gradient })
     }
 }

@@ -7,7 +7,7 @@
 use jitdiff::{Arg, ForwardFn, PrimalFn, args};
 use serde_json::Value;
 
-use super::{Eval, json_matrix, json_vector, lower, unknown};
+use super::{Eval, build_both, json_matrix, json_vector, lower, unknown};
 use crate::ToolError;
 use crate::input::{Runs, field, matrix_cols, require, vector};
 use crate::protocol::{Evaluation, repeat};
@@ -24,8 +24,10 @@ impl Ht {
     /// Lowers and compiles `models/ht.rs`.
     pub fn new() -> Result<Ht, ToolError> {
         let m = lower(include_str!("../../models/ht.rs"))?;
-        let objective = PrimalFn::builder(&m, "ht").build()?;
-        let forward = ForwardFn::builder(&m, "ht").wrt(["theta", "us"]).width(LANES as u8).build()?;
+        let (objective, forward) = build_both(
+            || Ok(PrimalFn::builder(&m, "ht").build()?),
+            || Ok(ForwardFn::builder(&m, "ht").wrt(["theta", "us"]).width(LANES as u8).build()?),
+        )?;
         Ok(Ht { objective, forward })
     }
 }

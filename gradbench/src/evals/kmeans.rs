@@ -6,7 +6,7 @@
 use jitdiff::{HvpFn, PrimalFn, args};
 use serde_json::Value;
 
-use super::{Eval, first_f64, json_matrix, json_number, lower, unknown};
+use super::{Eval, build_both, first_f64, json_matrix, json_number, lower, unknown};
 use crate::ToolError;
 use crate::input::{Runs, field, matrix, matrix_cols, require};
 use crate::protocol::{Evaluation, repeat};
@@ -21,8 +21,10 @@ impl Kmeans {
     /// Lowers and compiles `models/kmeans.rs`.
     pub fn new() -> Result<Kmeans, ToolError> {
         let m = lower(include_str!("../../models/kmeans.rs"))?;
-        let cost = PrimalFn::builder(&m, "kmeans").build()?;
-        let hvp = HvpFn::builder(&m, "kmeans").wrt(["centroids"]).width(1).build()?;
+        let (cost, hvp) = build_both(
+            || Ok(PrimalFn::builder(&m, "kmeans").build()?),
+            || Ok(HvpFn::builder(&m, "kmeans").wrt(["centroids"]).width(1).build()?),
+        )?;
         Ok(Kmeans { cost, hvp })
     }
 }

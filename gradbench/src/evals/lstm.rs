@@ -4,7 +4,7 @@
 use jitdiff::{GradientFn, PrimalFn, args};
 use serde_json::Value;
 
-use super::{Eval, first_f64, json_number, json_vector, lower, unknown};
+use super::{Eval, build_both, first_f64, json_number, json_vector, lower, unknown};
 use crate::ToolError;
 use crate::input::{Runs, field, matrix, matrix_cols, require};
 use crate::protocol::{Evaluation, repeat};
@@ -19,10 +19,15 @@ impl Lstm {
     /// Lowers and compiles `models/lstm.rs`.
     pub fn new() -> Result<Lstm, ToolError> {
         let m = lower(include_str!("../../models/lstm.rs"))?;
-        let objective = PrimalFn::builder(&m, "lstm").build()?;
-        let gradient = GradientFn::builder(&m, "lstm").wrt(["main", "extra"]).build()?;
-        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
-        gradient.prepare()?;
+        let (objective, gradient) = build_both(
+            || Ok(PrimalFn::builder(&m, "lstm").build()?),
+            || {
+                let gradient = GradientFn::builder(&m, "lstm").wrt(["main", "extra"]).build()?;
+                // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+                gradient.prepare()?;
+                Ok(gradient)
+            },
+        )?;
         Ok(Lstm { objective, gradient })
     }
 }
