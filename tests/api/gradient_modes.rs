@@ -294,3 +294,32 @@ entry:
     assert_eq!(v, value);
     assert!(auto[0].is_nan() && auto[1] == 0.0, "{auto:?}");
 }
+
+/// With only `f64` inputs, at most 4, Auto mode builds its forward lanes while reverse mode is
+/// derived (on another core): calls take the lanes, their gradient is reverse mode's, and a
+/// function reverse mode cannot derive is still an error of `build` (`tests/api/errors.rs`,
+/// `GradientFn::builder` / `NoRule`).
+#[test]
+fn scalar_inputs_get_forward_lanes_at_build() {
+    let m = parse_module(
+        "func @f(x: f64, y: f64, n: i64) -> f64 {\nentry:\n    p = fmul x, y\n    s = sin x\n    r = fadd p, s\n    \
+         k = itof n\n    t = fmul r, k\n    ret t\n}",
+    )
+    .unwrap();
+    let auto = GradientFn::builder(&m, "f").wrt(["x", "y"]).build().unwrap();
+    let reverse = GradientFn::builder(&m, "f").wrt(["x", "y"]).gradient_mode(GradientMode::Reverse).build().unwrap();
+    assert_eq!(auto.mode_for(&args![0.5, 2.0, 3i64]), GradientMode::Forward);
+    for (x, y) in [(0.5, 2.0), (-1.25, 0.0), (3.0, -7.5)] {
+        let (mut lanes, mut adjoint) = ([0.0; 2], [0.0; 2]);
+        let v = auto.value_and_grad(&mut args![x, y, 3i64], &mut lanes).unwrap();
+        let w = reverse.value_and_grad(&mut args![x, y, 3i64], &mut adjoint).unwrap();
+        assert_eq!(v, w);
+        let want = [3.0 * (y + x.cos()), 3.0 * x];
+        for k in 0..2 {
+            assert!((lanes[k] - want[k]).abs() <= 1e-15 * want[k].abs().max(1.0), "{lanes:?} {want:?}");
+            assert!((adjoint[k] - want[k]).abs() <= 1e-15 * want[k].abs().max(1.0), "{adjoint:?} {want:?}");
+        }
+    }
+    // Forward lanes record no pullback state: the call did not run reverse mode.
+    assert_eq!(auto.tape_bytes(), 0);
+}
