@@ -248,7 +248,9 @@ impl Deriver<'_> {
                 let is_active_call = self.is_derived_call(inst, &activity);
                 // A popped `f64` is emitted after its tangent's lanes (see `tape_tangent`).
                 let is_float_pop = !self.constant_tape && inst.op == Opcode::TPop && inst.imm == Imm::Type(Type::F64);
-                if !is_active_call && !is_float_pop {
+                // A skip guard on an active value is rebuilt by `tangent_of_inst`.
+                let is_active_guard = inst.op == Opcode::IsZero && activity.is_active(inst.args[0]);
+                if !is_active_call && !is_float_pop && !is_active_guard {
                     em.func().block_mut(b).insts.push(InstData {
                         op: inst.op,
                         args: args.as_slice().into(),
@@ -389,6 +391,23 @@ impl Deriver<'_> {
                 };
                 let t = em.emit(Opcode::Alloc, &[len], Imm::None);
                 tangent.values.insert(inst.results[0], t);
+            }
+            // `iszero x` guards code skipped when `x` is zero (`reverse/skip.rs`): that code's
+            // effect is zero only to first order if the tangent of `x` is zero too, so the
+            // derived guard asks both (one derivative order per transform, so HVPs stay exact).
+            Opcode::IsZero if active[0] => {
+                let primal_zero = em.emit(Opcode::IsZero, &[args[0]], Imm::None);
+                let tangent_zero = match tangent.values.get(&inst.args[0]) {
+                    // A negated tangent is zero exactly when the tangent is.
+                    Some(&t) => em.emit(Opcode::IsZero, &[t], Imm::None),
+                    None => return Err(unsupported()),
+                };
+                em.push(InstData {
+                    op: Opcode::And,
+                    args: [primal_zero, tangent_zero].as_slice().into(),
+                    imm: Imm::None,
+                    results: [results[0]].as_slice().into(),
+                });
             }
             Opcode::Call if self.is_derived_call(inst, activity) => {
                 self.active_call(em, source, inst, args, results, activity, tangent, site)?

@@ -31,6 +31,7 @@ mod defer;
 mod forward_stores;
 mod frozen;
 mod pullback;
+mod skip;
 use jitdiff_ir::{
     Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, passes,
     verify_module,
@@ -187,6 +188,8 @@ fn derive_reverse_unguarded(
     joint: &[FuncId],
 ) -> Result<ReverseDerivative, AdError> {
     verify_module(module)?;
+    let unguarded = skip::without_guards(module);
+    let module = unguarded.as_ref();
     let id = checked_function(module, func, wrt)?;
     check_no_tape_use(module, id, rules)?;
     let f = module.func(id);
@@ -227,6 +230,9 @@ fn derive_reverse_unguarded(
     drop_joint_results(&mut out, &joint_fwds);
     for &pb in &pullbacks {
         let function = &mut out.functions[pb.index()];
+        if skip::skip_zero_cotangent_loops(function) {
+            passes::optimize_function(function);
+        }
         if forward_stores::forward_stores(function) | defer::defer_accumulations(function) {
             passes::optimize_function(function);
             // Folding `-0.0 + x` may leave stores that write back what was loaded.

@@ -36,6 +36,8 @@ pub enum Shape {
     BoolBinary,
     /// `(f64, f64) -> bool` with a condition code immediate.
     FloatCompare,
+    /// `(F) -> bool`: a test of every lane.
+    FloatTest,
     /// `(i64, i64) -> bool` with a condition code immediate.
     IntCompare,
     /// `(bool, T, T) -> T` for any non-slice `T`.
@@ -180,6 +182,7 @@ op_table! {
     Or => "or", BoolBinary, N, "Boolean or.";
     Not => "not", BoolUnary, N, "Boolean not.";
     FCmp => "fcmp", FloatCompare, N, "Float comparison (false when either operand is NaN, except `ne`).";
+    IsZero => "iszero", FloatTest, N, "`iszero x`: `x == 0` (±0; every lane of an `f64xW`). Its forward-mode rule also asks the tangent to be zero: a branch on it may skip code whose effect is zero *to first order* when `x` is (reverse mode's skipped zero-cotangent loops, `ad/src/reverse/skip.rs`); reverse mode treats it as `false`.";
     ICmp => "icmp", IntCompare, N, "Integer comparison.";
     Select => "select", Select, N, "`select c, a, b` is `a` when `c`, else `b`.";
     IToF => "itof", IntToFloat, N, "Integer to float.";
@@ -308,6 +311,9 @@ impl Opcode {
             BoolBinary => (arity_ok(2) && t(0)? == Type::Bool && t(1)? == Type::Bool).then_some(Some(Type::Bool))?,
             FloatCompare => (arity_ok(2) && t(0)? == Type::F64 && t(1)? == Type::F64 && matches!(imm, Imm::Cond(_)))
                 .then_some(Some(Type::Bool))?,
+            FloatTest => {
+                (arity_ok(1) && (t(0)? == Type::F64 || matches!(t(0)?, Type::F64x(_)))).then_some(Some(Type::Bool))?
+            }
             IntCompare => (arity_ok(2) && t(0)? == Type::I64 && t(1)? == Type::I64 && matches!(imm, Imm::Cond(_)))
                 .then_some(Some(Type::Bool))?,
             Select => {

@@ -756,6 +756,7 @@ fn shape_description(shape: Shape) -> &'static str {
         Shape::BoolUnary => "one bool operand",
         Shape::BoolBinary => "two bool operands",
         Shape::FloatCompare => "two f64 operands",
+        Shape::FloatTest => "one operand of type f64 or f64xW",
         Shape::IntCompare => "two i64 operands",
         Shape::Select => "a bool condition and two operands of the same non-slice type",
         Shape::IntToFloat => "one i64 operand",

@@ -315,6 +315,9 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
         O::IAdd | O::ISub | O::IMul | O::IDiv | O::IRem | O::INeg | O::And | O::Or | O::Not | O::FCmp | O::ICmp => {
             return Linearization::NoTangent;
         }
+        // A bool: no tangent of its own, but forward mode extends the test to the operand's
+        // tangent (`ad/src/forward.rs`) and reverse mode reads it as `false`.
+        O::IsZero => return Linearization::NoTangent,
         O::IToF => return Linearization::Zero,
         // A table is constant: no tangent (and no operand to propagate to).
         O::FToI | O::Len | O::TPush | O::TPop | O::TSplit | O::TRejoin | O::Alloc | O::Table => {

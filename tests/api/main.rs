@@ -40,5 +40,6 @@ mod reverse_api;
 mod reverse_state;
 mod rules;
 mod rust_functions;
+mod skip;
 mod sparse;
 mod tables;

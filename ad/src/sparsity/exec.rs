@@ -560,6 +560,8 @@ impl<'m> Machine<'m> {
                 let x = eval::bool_binary(op, a.bits != 0, b.bits != 0).unwrap_or(false);
                 Some(Slot::of_int(i64::from(x), a.flags | b.flags))
             }
+            // A skip guard: `false`, the path whose dependencies include the skipped ones.
+            Shape::FloatTest => Some(Slot::of_int(0, 0)),
             Shape::FloatCompare | Shape::IntCompare => {
                 let (a, b) = (arg(0), arg(1));
                 let Imm::Cond(cc) = inst.imm else {

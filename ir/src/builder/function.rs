@@ -347,6 +347,7 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
         Shape::BoolUnary => "(bool)",
         Shape::BoolBinary => "(bool, bool)",
         Shape::FloatCompare => "(f64, f64) and a condition code",
+        Shape::FloatTest => "one f64 or f64xW operand",
         Shape::IntCompare => "(i64, i64) and a condition code",
         Shape::Select => "(bool, T, T) with T not a slice",
         Shape::IntToFloat => "(i64)",
@@ -396,7 +397,7 @@ fn fallback_types(op: Opcode, args: &[Type], imm: &Imm) -> Vec<Type> {
         },
         Shape::IntUnary | Shape::IntBinary | Shape::FloatToInt | Shape::Len => Type::I64,
         Shape::Alloc => Type::SliceMut,
-        Shape::BoolUnary | Shape::BoolBinary | Shape::FloatCompare | Shape::IntCompare => Type::Bool,
+        Shape::BoolUnary | Shape::BoolBinary | Shape::FloatCompare | Shape::FloatTest | Shape::IntCompare => Type::Bool,
         Shape::Select => args.get(1).copied().filter(|t| !t.is_slice()).unwrap_or(Type::F64),
         Shape::Splat | Shape::VectorLoad => match imm {
             Imm::Type(t @ Type::F64x(_)) => *t,

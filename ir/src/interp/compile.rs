@@ -88,6 +88,15 @@ pub(super) enum CInst {
         a: u32,
         b: u32,
     },
+    IsZero {
+        dst: u32,
+        a: u32,
+    },
+    VIsZero {
+        dst: u32,
+        a: u32,
+        w: u8,
+    },
     ICmp {
         cc: CondCode,
         dst: u32,
@@ -373,6 +382,10 @@ impl Compiler<'_> {
                     CInst::ICmp { cc, dst, a: r(0), b: r(1) }
                 }
             }
+            Shape::FloatTest => match arg_types[0] {
+                Type::F64x(w) => CInst::VIsZero { dst, a: l(0), w },
+                _ => CInst::IsZero { dst, a: r(0) },
+            },
             Shape::Select => match arg_types[1] {
                 Type::F64x(w) => CInst::VSelect { dst: dst_lanes, c: r(0), a: l(1), b: l(2), w },
                 _ => CInst::Select { dst, c: r(0), a: r(1), b: r(2) },

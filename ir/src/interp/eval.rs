@@ -188,6 +188,11 @@ pub fn eval_pure(op: Opcode, imm: &Imm, args: &[RuntimeValue]) -> Option<Runtime
             ([V::F64(a), V::F64(b)], Imm::Cond(cc)) => Some(V::Bool(cc.eval_f64(*a, *b))),
             _ => None,
         },
+        Shape::FloatTest => match args {
+            [V::F64(a)] => Some(V::Bool(*a == 0.0)),
+            [V::Vector(v)] => Some(V::Bool(v.iter().all(|&x| x == 0.0))),
+            _ => None,
+        },
         Shape::IntCompare => match (args, imm) {
             ([V::I64(a), V::I64(b)], Imm::Cond(cc)) => Some(V::Bool(cc.eval_i64(*a, *b))),
             _ => None,

@@ -301,6 +301,11 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                         regs[dst as usize] = eval::bool_binary(op, b!(a), b!(b)).map_err(wrong_op)? as u64
                     }
                     CInst::FCmp { cc, dst, a, b } => regs[dst as usize] = cc.eval_f64(f!(a), f!(b)) as u64,
+                    CInst::IsZero { dst, a } => regs[dst as usize] = (f!(a) == 0.0) as u64,
+                    CInst::VIsZero { dst, a, w } => {
+                        let a = a as usize;
+                        regs[dst as usize] = lanes[a..a + w as usize].iter().all(|&x| x == 0.0) as u64
+                    }
                     CInst::ICmp { cc, dst, a, b } => regs[dst as usize] = cc.eval_i64(i!(a), i!(b)) as u64,
                     CInst::Select { dst, c, a, b } => {
                         regs[dst as usize] = if b!(c) { regs[a as usize] } else { regs[b as usize] }

@@ -287,6 +287,7 @@ fn operands<'a>(f: &'a FunctionBuilder, op: Opcode) -> (Vec<Var<'a>>, Imm) {
         Shape::BoolUnary => (vec![b], Imm::None),
         Shape::BoolBinary => (vec![b, b], Imm::None),
         Shape::FloatCompare => (vec![x, x], Imm::Cond(CondCode::Le)),
+        Shape::FloatTest => (vec![x], Imm::None),
         Shape::IntCompare => (vec![k, k], Imm::Cond(CondCode::Ne)),
         Shape::Select => (vec![b, x, x], Imm::None),
         Shape::IntToFloat => (vec![k], Imm::None),

@@ -75,6 +75,7 @@ entry:
     k2 = fcmp lt x, y
     k3 = fcmp le x, y
     k4 = fcmp gt x, y
+    k6 = iszero x
     k5 = icmp ge n, i5
     sel = select k5, t0, x
     f = itof i5

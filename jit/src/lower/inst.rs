@@ -154,6 +154,27 @@ impl FuncLowerer<'_, '_> {
                 };
                 Some(Parts::new(&[v]))
             }
+            // Every part (a scalar or a vector of lanes) equal to ±0.
+            IsZero => {
+                let parts = self.get(a.ok_or_else(missing)?);
+                let mut all: Option<clif::Value> = None;
+                for &part in parts.iter() {
+                    let ty = self.b.func.dfg.value_type(part);
+                    let zero = if ty.is_vector() {
+                        let scalar = self.b.ins().f64const(0.0);
+                        self.b.ins().splat(ty, scalar)
+                    } else {
+                        self.b.ins().f64const(0.0)
+                    };
+                    let equal = self.b.ins().fcmp(FloatCC::Equal, part, zero);
+                    let equal = if ty.is_vector() { self.b.ins().vall_true(equal) } else { equal };
+                    all = Some(match all {
+                        None => equal,
+                        Some(previous) => self.b.ins().band(previous, equal),
+                    });
+                }
+                Some(Parts::new(&[all.ok_or_else(missing)?]))
+            }
             Select => {
                 let c = self.scalar(a.ok_or_else(missing)?);
                 let (x, y) = (self.get(arg(1).ok_or_else(missing)?), self.get(arg(2).ok_or_else(missing)?));

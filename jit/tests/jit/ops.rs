@@ -126,6 +126,26 @@ fn lane_wise_arithmetic_on_every_vector_width() {
 }
 
 #[test]
+fn iszero_tests_every_lane_of_every_width() {
+    check(
+        "func @t(x: f64) -> bool {\nentry:\n    z = iszero x\n    ret z\n}\n",
+        "t",
+        &[vec![f(0.0)], vec![f(-0.0)], vec![f(1e-300)], vec![f(f64::NAN)], vec![f(f64::NEG_INFINITY)]],
+    );
+    for w in [2usize, 4, 8, 16] {
+        let text = format!("func @t(v: f64x{w}) -> bool {{\nentry:\n    z = iszero v\n    ret z\n}}\n");
+        // All zeros (of both signs), then one lane at a time not zero.
+        let mut cases = vec![vec![ArgValue::Vector((0..w).map(|j| if j % 2 == 0 { 0.0 } else { -0.0 }).collect())]];
+        for lane in 0..w {
+            for odd in [5e-324, f64::NAN] {
+                cases.push(vec![ArgValue::Vector((0..w).map(|j| if j == lane { odd } else { 0.0 }).collect())]);
+            }
+        }
+        check(&text, "t", &cases);
+    }
+}
+
+#[test]
 fn strong_zero_multiply_is_zero_in_exactly_the_lanes_with_a_zero_operand() {
     // Every pairing of an infinite, NaN, zero or finite first operand with a zero (of either
     // sign), infinite, NaN or finite second one, in every lane position of every width.
@@ -568,7 +588,7 @@ fn every_opcode_is_covered_by_these_tests() {
     let covered = [
         "fconst", "iconst", "bconst", "fadd", "fsub", "fmul", "fdiv", "fneg", "powi", "iadd", "isub", "imul", "idiv",
         "irem", "ineg", "and", "or", "not", "fcmp", "icmp", "select", "itof", "ftoi", "len", "load", "store", "vload",
-        "vstore", "splat", "extract", "insert", "call", "alloc", "table",
+        "vstore", "splat", "extract", "insert", "call", "alloc", "table", "iszero",
         // Covered by jit/tests/jit/tape.rs and jit/tests/memory/tape.rs (they need tapes shared across calls).
         "tpush", "tpop", "tsplit", "trejoin",
     ];
