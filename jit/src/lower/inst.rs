@@ -325,8 +325,12 @@ impl FuncLowerer<'_, '_> {
         let width = width.max(1);
         let shift = i64::from(width.trailing_zeros());
         if self.m.bounds_checks {
-            // Facts are kept for parameters; anything else (local arrays, tables) is simply checked.
-            let param = self.f.params.iter().position(|&p| p == slice);
+            // Facts are kept per slice value: a parameter by its position (shadow declarations
+            // name parameters), a local array or table past them. A slice's length never changes,
+            // and a dominating access ran with the same value of `slice` (its definition dominates
+            // both accesses).
+            let param =
+                Some(self.f.params.iter().position(|&p| p == slice).unwrap_or(self.f.params.len() + slice.index()));
             let at = self.at_block;
             // In the fast copy of a versioned loop, the pre-check proved the affine accesses.
             let fast = self.copy.is_some_and(|k| self.versioned[k].unchecked.contains_key(&(at, self.at_inst)));

@@ -277,11 +277,12 @@ fn plan_loop(
                 _ => continue,
             };
             let (Some(&slice), Some(&index)) = (inst.args.first(), inst.args.get(1)) else { continue };
-            // A table defined before the loop is a slice like a parameter there: its pointer and
-            // length are known in the dispatch block (its definition dominates the header).
-            let table_before_loop = defined_outside(slice)
-                && matches!(def.get(slice.index()).copied().flatten(), Some(Ok((b, k))) if f.block(b).insts[k].op == Opcode::Table);
-            if !(f.params.contains(&slice) || table_before_loop) || !width.is_power_of_two() {
+            // A table or a local array defined before the loop is a slice like a parameter there:
+            // its pointer and length are known in the dispatch block (its definition dominates
+            // the header), and its length never changes.
+            let fixed_before_loop = defined_outside(slice)
+                && matches!(def.get(slice.index()).copied().flatten(), Some(Ok((b, k))) if matches!(f.block(b).insts[k].op, Opcode::Table | Opcode::Alloc));
+            if !(f.params.contains(&slice) || fixed_before_loop) || !width.is_power_of_two() {
                 continue;
             }
             let lockstep = Lockstep { iv: iv_value, secondary: &secondary };

@@ -443,6 +443,76 @@ fn loops_over_tables_are_versioned_and_agree_with_the_interpreter() {
     assert!(returned > 100 && failed > 100, "returned {returned}, failed {failed}");
 }
 
+/// A local array of `n` entries: `a[i + off] += s[i] * 2` for `i` up to `bound`, then
+/// `a[i + off]` read back and summed. Its length never changes, like a parameter's: the loop is
+/// versioned over it, and in the checked copy the store after the load of the same entry needs
+/// no check of its own.
+const LOCAL_ARRAY_LOOP: &str = "
+func @local_up(s: slice, n: i64, start: i64, bound: i64, off: i64) -> f64 {
+entry:
+    a = alloc n
+    one = iconst 1
+    two = fconst 2.0
+    zero = fconst 0.0
+    jump head(start, zero)
+head(i: i64, acc: f64):
+    more = icmp lt i, bound
+    br more, body, exit(acc)
+body:
+    k = iadd i, off
+    x = load s, i
+    y = fmul x, two
+    old = load a, k
+    new = fadd old, y
+    store a, k, new
+    again = load a, k
+    acc2 = fadd acc, again
+    next = iadd i, one
+    jump head(next, acc2)
+exit(total: f64):
+    ret total
+}
+";
+
+#[test]
+fn loops_over_local_arrays_are_versioned_and_agree_with_the_interpreter() {
+    let module = parse_module(LOCAL_ARRAY_LOOP).unwrap();
+    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let stats = compiled.function("local_up").unwrap().bounds_check_stats();
+    assert_eq!(stats.versioned_loops, 1, "{stats:?}");
+    assert_eq!(stats.unchecked_in_fast_copies, 4, "{stats:?}");
+    // Checked copy: `s[i]` and `a[k]` once each; the store and the second load of `a[k]` follow.
+    assert_eq!((stats.emitted, stats.elided), (2, 2), "{stats:?}");
+    let interp = Interpreter::new(&module).with_step_limit(20_000);
+    let big = i64::MAX;
+    let (mut returned, mut failed) = (0, 0);
+    for len in [0usize, 4, 12] {
+        let s: Vec<f64> = (0..len).map(|k| (k as f64 * 0.7).sin()).collect();
+        for n in [0, 3, 12, 13] {
+            for start in [0, 1, 5, 10, -1, big, i64::MIN] {
+                for bound in [0, 1, 4, 9, 12, -3, big, i64::MIN] {
+                    for off in [0, 1, -1, 3, 10, -10, big, i64::MIN] {
+                        let args = [
+                            ArgValue::Slice(s.clone()),
+                            ArgValue::I64(n),
+                            ArgValue::I64(start),
+                            ArgValue::I64(bound),
+                            ArgValue::I64(off),
+                        ];
+                        match differential_call(&compiled, &interp, "local_up", &args) {
+                            Ok(Agreement::Returned(_)) => returned += 1,
+                            Ok(Agreement::Failed(_)) => failed += 1,
+                            Ok(Agreement::Skipped) => {}
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(returned > 100 && failed > 100, "returned {returned}, failed {failed}");
+}
+
 /// A loop between constants a few iterations apart (`for k in 0..3`) keeps its checks: the
 /// dispatch would test each access about as often as the loop does, and the copy would cost
 /// compile time. Between constants further apart, or to a run-time bound, it is versioned.
