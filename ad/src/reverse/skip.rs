@@ -220,6 +220,7 @@ fn plan(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, facts: &Facts) -> O
                     return None;
                 }
                 op if op.has_side_effects() || matches!(op, Opcode::VLoad) => return None,
+                _ if !linear(func, facts, i) => return None,
                 _ => {}
             }
         }
@@ -300,6 +301,32 @@ fn plan(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, facts: &Facts) -> O
         && !checked.is_empty()
         && checked.iter().any(|&(_, v)| facts.sometimes_zero(func, v));
     worthwhile.then(|| Guard { from, header, checked: checked.into_iter().map(|(c, _)| c).collect(), exit })
+}
+
+/// Is an instruction that computes an adjoint zero when its adjoint operands are? A pullback's
+/// adjoints are linear in its cotangents by construction; this checks it rather than trusting
+/// it, so that a skipped loop is one whose increments are zero, whatever emitted it: sums and
+/// differences of adjoints, products and quotients of one adjoint by primal values, negations,
+/// choices between adjoints (and zeros), and tests of them. An instruction computing no adjoint
+/// is primal work, the same on both paths.
+fn linear(func: &Function, facts: &Facts, inst: &InstData) -> bool {
+    let Some(&result) = inst.results.first() else { return true };
+    if !facts.adjoint[result.index()] {
+        return true;
+    }
+    let adjoint = |v: Value| facts.adjoint[v.index()];
+    let zero = |v: Value| facts.is_float_constant(func, v, |x| x == 0.0);
+    let args = &inst.args[..];
+    match (inst.op, func.ty(result)) {
+        (Opcode::FAdd | Opcode::FSub, Type::F64) => args.iter().all(|&a| adjoint(a) || zero(a)),
+        (Opcode::FMul | Opcode::FMulSz, Type::F64) => args.iter().filter(|&&a| adjoint(a)).count() == 1,
+        (Opcode::FDiv, Type::F64) => adjoint(args[0]) && !adjoint(args[1]),
+        (Opcode::FNeg, Type::F64) => true,
+        (Opcode::Select, Type::F64) => args[1..].iter().all(|&a| adjoint(a) || zero(a)),
+        (Opcode::Load, Type::F64) => true,
+        (Opcode::FCmp | Opcode::IsZero | Opcode::And | Opcode::Or | Opcode::Not, Type::Bool) => true,
+        _ => false,
+    }
 }
 
 /// Is `v` a load of `slice[index]` in block `b`, used once?
@@ -436,5 +463,66 @@ fn apply(func: &mut Function, guard: Guard) {
                 call.block = block;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skip_zero_cotangent_loops;
+    use jitdiff_ir::{parse_module, print_module, verify_module};
+
+    /// A pullback-shaped function: `a` is zero on one edge (the side a choice did not take), and
+    /// the loop accumulates `increment` into `d_x`.
+    fn pullback(increment: &str) -> String {
+        format!(
+            "func @pb(x: slice, d_x: mslice, cot: f64, n: i64) {{
+entry:
+    zero = iconst 0
+    one = iconst 1
+    fz = fconst 0.0
+    c = icmp lt zero, n
+    br c, pick(cot), pick(fz)
+pick(a: f64):
+    jump head(zero)
+head(i: i64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    p = load x, i
+    t = {increment}
+    old = load d_x, i
+    new = fadd old, t
+    store d_x, i, new
+    i2 = iadd i, one
+    jump head(i2)
+exit:
+    ret
+}}
+"
+        )
+    }
+
+    fn guards(text: &str) -> usize {
+        let mut module = parse_module(text).unwrap();
+        skip_zero_cotangent_loops(&mut module.functions[0]);
+        verify_module(&module).unwrap();
+        print_module(&module).matches("iszero").count()
+    }
+
+    #[test]
+    fn a_loop_adding_multiples_of_a_zero_cotangent_is_guarded() {
+        assert_eq!(guards(&pullback("fmul p, a")), 1);
+        assert_eq!(guards(&pullback("fdiv a, p")), 1);
+    }
+
+    #[test]
+    fn loops_whose_increments_need_not_vanish_are_not() {
+        // Not linear in `a`: a square, an affine sum, a quotient by it, a function of it.
+        for increment in ["fmul a, a", "fadd p, a", "fdiv p, a", "exp a"] {
+            assert_eq!(guards(&pullback(increment)), 0, "{increment}");
+        }
+        // A loop that reads the tape.
+        let popping = pullback("fmul p, a").replace("    p = load x, i\n", "    p = tpop.f64\n");
+        assert_eq!(guards(&popping), 0);
     }
 }
