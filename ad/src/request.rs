@@ -1,7 +1,8 @@
 //! What both transforms check about a differentiation request, and the source they read.
 
 use super::error::AdError;
-use jitdiff_ir::{Callee, FuncId, Imm, Module, Opcode, Type, passes};
+use jitdiff_ir::analysis::ControlFlow;
+use jitdiff_ir::{BlockCall, Callee, FuncId, Function, Imm, Module, Opcode, Terminator, Type, ValueList, passes};
 use jitdiff_rules::RuleSet;
 
 /// Find `@func` and check `wrt`: one flag per parameter, set only on `f64` and slice
@@ -114,8 +115,48 @@ pub(super) fn differentiation_source(module: &Module) -> Module {
         passes::sink(function);
         passes::dce(function);
         passes::merge_blocks(function);
+        split_exits_into_enclosing_headers(function);
     }
     cleaned
+}
+
+/// Give each loop that exits straight into an enclosing loop's header (`br more, body,
+/// outer_head(...)`, what jump threading leaves of `for i { for j in i + 1..d { .. } }`) an
+/// exit block of its own: `br more, body, exit` and `exit: jump outer_head(...)`. Reverse mode
+/// can then compute where the inner loop ended — its trip count and final indices, integer
+/// arithmetic on the outer loop's — in the reversed exit block, instead of recording them at
+/// every run of the inner loop (`state/exits.rs` needs an exit block that is not an enclosing
+/// header: a back edge of the outer loop is not a place the reversed inner loop can start from).
+fn split_exits_into_enclosing_headers(function: &mut Function) {
+    let cfg = ControlFlow::new(function);
+    let headers: Vec<bool> = {
+        let mut h = vec![false; function.blocks.len()];
+        for l in cfg.natural_loops() {
+            h[l.header.index()] = true;
+        }
+        h
+    };
+    let mut splits = vec![];
+    for b in function.block_ids() {
+        let Some(Terminator::Branch { then_dest, else_dest, .. }) = &function.block(b).term else { continue };
+        if !headers[b.index()] {
+            continue;
+        }
+        for (slot, call) in [then_dest, else_dest].into_iter().enumerate() {
+            let h = call.block;
+            if h != b && headers[h.index()] && cfg.is_back_edge(b, h) {
+                splits.push((b, slot));
+            }
+        }
+    }
+    for (b, slot) in splits {
+        let name = format!("{}_exit", function.block(b).name);
+        let exit = function.add_block(&name);
+        let Some(Terminator::Branch { then_dest, else_dest, .. }) = &mut function.block_mut(b).term else { continue };
+        let call = if slot == 0 { then_dest } else { else_dest };
+        let onward = std::mem::replace(call, BlockCall { block: exit, args: ValueList::new() });
+        function.block_mut(exit).term = Some(Terminator::Jump(onward));
+    }
 }
 
 /// Run a derivation on the [`differentiation_source`]; when it fails at an instruction, run it

@@ -273,3 +273,22 @@ fn an_inner_loop_leaving_by_the_outer_back_edge_keeps_its_bound() {
         assert_close(&reverse, &forward, &format!("n = {n}"));
     }
 }
+
+/// The loops of [`INNER`] leaving straight to the outer header, as jump threading leaves a
+/// triangular `for i { for j in i + 1..n { .. } }`: reverse mode gives them an exit block of
+/// their own, where the reversed inner loop starts from computed state — nothing recorded per
+/// inner loop run, as with an exit block in the source.
+#[test]
+fn inner_loops_leaving_by_the_outer_back_edge_record_no_state() {
+    for (start, test, branch, step) in INNER {
+        let src = inner_loop(start, test, &branch.replace("inner_done", "outer(j1, s)"), step);
+        let mut tapes = vec![];
+        for n in [0i64, 1, 2, 5, 9] {
+            let x = inputs(n as usize);
+            let (_, reverse, tape, forward) = both_modes(&src, &x, n);
+            assert_close(&reverse, &forward, &format!("{test} from {start}, n = {n}"));
+            tapes.push(tape);
+        }
+        assert_eq!(tapes[4] - tapes[3], 8 * 2 * 4, "{test} from {start}: inner loop state recorded");
+    }
+}
