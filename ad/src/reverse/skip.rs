@@ -19,7 +19,9 @@
 //! parameters, differential loads and call results) defined before the loop and used inside it,
 //! and the entry values of the adjoints it carries — is checked to be zero, except carried
 //! adjoints that the loop passes along unchanged (which leave with their entry value either
-//! way). Every increment is then a product of those zeros with primal partials, so the skipped
+//! way). Every instruction in the loop that computes an adjoint must be linear in adjoints
+//! (sums of them, products of one with primal values, choices between them and zeros: checked,
+//! `linear`). Every increment is then a product of those zeros with primal partials, so the skipped
 //! loop would have added zeros, and left the carried adjoints at zero. Only the sign of a zero
 //! and a `0 × ∞ = NaN` are lost, as with the strong zeros of `docs/rules.md`: the skipped
 //! contributions are those the primal did not use.
