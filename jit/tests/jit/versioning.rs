@@ -6,7 +6,7 @@
 //! contents of every `mslice`.
 
 use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, parse_module};
-use jitdiff_jit::{Agreement, JitOptions, compile, differential_call};
+use jitdiff_jit::{Agreement, Disagreement, JitOptions, compile, differential_call};
 
 /// One function per loop shape. Each takes a data slice `s`, an output `out`, a start, a bound
 /// and an offset (and sometimes a stride).
@@ -404,6 +404,16 @@ exit:
 }
 ";
 
+/// Count one JIT-vs-interpreter call: returned, failed alike, or (skipped) neither.
+fn tally(agreement: Result<Agreement, Disagreement>, returned: &mut usize, failed: &mut usize) {
+    match agreement {
+        Ok(Agreement::Returned(_)) => *returned += 1,
+        Ok(Agreement::Failed(_)) => *failed += 1,
+        Ok(Agreement::Skipped) => {}
+        Err(e) => panic!("{e}"),
+    }
+}
+
 #[test]
 fn loops_over_tables_are_versioned_and_agree_with_the_interpreter() {
     let module = parse_module(TABLE_LOOPS).unwrap();
@@ -429,12 +439,7 @@ fn loops_over_tables_are_versioned_and_agree_with_the_interpreter() {
                             ArgValue::I64(bound),
                             ArgValue::I64(off),
                         ];
-                        match differential_call(&compiled, &interp, name, &args) {
-                            Ok(Agreement::Returned(_)) => returned += 1,
-                            Ok(Agreement::Failed(_)) => failed += 1,
-                            Ok(Agreement::Skipped) => {}
-                            Err(e) => panic!("{e}"),
-                        }
+                        tally(differential_call(&compiled, &interp, name, &args), &mut returned, &mut failed);
                     }
                 }
             }
@@ -499,12 +504,7 @@ fn loops_over_local_arrays_are_versioned_and_agree_with_the_interpreter() {
                             ArgValue::I64(bound),
                             ArgValue::I64(off),
                         ];
-                        match differential_call(&compiled, &interp, "local_up", &args) {
-                            Ok(Agreement::Returned(_)) => returned += 1,
-                            Ok(Agreement::Failed(_)) => failed += 1,
-                            Ok(Agreement::Skipped) => {}
-                            Err(e) => panic!("{e}"),
-                        }
+                        tally(differential_call(&compiled, &interp, "local_up", &args), &mut returned, &mut failed);
                     }
                 }
             }
