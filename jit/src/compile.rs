@@ -96,9 +96,10 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
         .functions
         .iter()
         .zip(lowered.entries)
+        .zip(lowered.internals)
         .zip(lowered.check_stats)
         .zip(tape_users)
-        .map(|(((f, entry), checks), needs_tape)| {
+        .map(|((((f, entry), internal), checks), needs_tape)| {
             let params = f.param_types();
             FnInfo {
                 name: f.name.clone(),
@@ -109,6 +110,7 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
                 params,
                 returns: f.returns.clone(),
                 entry,
+                internal,
                 needs_tape,
             }
         })

@@ -26,6 +26,10 @@ pub(crate) struct FnInfo {
     pub arg_slots: usize,
     pub result_slots: usize,
     pub entry: EntryFn,
+    /// The address of its internal native function,
+    /// `extern "C" fn(depth: i64, out: *mut u64, tape: *mut TapeState, parameters...) -> i32`
+    /// (`abi::internal_signature`), which the typed fast path calls directly.
+    pub internal: usize,
     /// Can its native code touch the call's tape ([`crate::callgraph::needs_tape`])? If not,
     /// a call without a tape of the caller's lends it none.
     pub needs_tape: bool,
@@ -91,8 +95,9 @@ impl CompiledModule {
                 available: self.function_names().map(|n| format!("@{n}")).collect::<Vec<_>>().join(", "),
             });
         };
-        let entry = self.inner.functions[index].entry;
-        Ok(CompiledFn { module: self.inner.clone(), index, entry })
+        let FnInfo { entry, needs_tape, .. } = &self.inner.functions[index];
+        let (entry, needs_tape) = (*entry, *needs_tape);
+        Ok(CompiledFn { module: self.inner.clone(), index, entry, needs_tape })
     }
     /// The names of the compiled functions, in module order.
     pub fn function_names(&self) -> impl Iterator<Item = &str> {
@@ -117,7 +122,10 @@ const SMALL_SLOTS: usize = 16;
 pub struct CompiledFn {
     module: Arc<ModuleInner>,
     index: usize,
+    // The two facts every call reads, copied out of `module` so that a call does not chase
+    // pointers to find them (a chain of dependent loads cost about 4 ns per call).
     entry: EntryFn,
+    needs_tape: bool,
 }
 
 impl std::fmt::Debug for CompiledFn {
@@ -128,6 +136,10 @@ impl std::fmt::Debug for CompiledFn {
 }
 
 impl CompiledFn {
+    /// The address of the internal native function (`FnInfo::internal`).
+    pub(crate) fn internal_address(&self) -> usize {
+        self.info().internal
+    }
     pub(crate) fn info(&self) -> &FnInfo {
         &self.module.functions[self.index]
     }
@@ -155,7 +167,7 @@ impl CompiledFn {
     /// assert!(!f.needs_tape());
     /// ```
     pub fn needs_tape(&self) -> bool {
-        self.info().needs_tape
+        self.needs_tape
     }
     /// How many slice-access bounds checks this function's native code has, and how many were
     /// left out as redundant (see [`JitOptions::shadow_slice`](crate::JitOptions::shadow_slice)).
@@ -316,7 +328,7 @@ impl CompiledFn {
     /// thread-local access at all).
     #[inline(always)]
     pub(crate) fn with_call_tape<T>(&self, call: impl FnOnce(*mut TapeState) -> T) -> T {
-        if self.info().needs_tape {
+        if self.needs_tape {
             crate::tape::with_scratch_tape(|tape| {
                 let mut lent = NativeTape::new(tape, self.module.tape_limit);
                 call(lent.state())
@@ -330,7 +342,7 @@ impl CompiledFn {
     /// needs no tape: `tape` is then left as it is).
     #[inline(always)]
     pub(crate) fn with_given_tape<T>(&self, tape: &mut Tape, call: impl FnOnce(*mut TapeState) -> T) -> T {
-        if self.info().needs_tape {
+        if self.needs_tape {
             let mut lent = NativeTape::new(tape, self.module.tape_limit);
             call(lent.state())
         } else {

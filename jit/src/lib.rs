@@ -97,7 +97,9 @@
 //! `results` as `out`. The safe handles check the arguments against the signature, pack them
 //! into a stack buffer, lend the tape, call the trampoline and decode the results
 //! ([`CompiledFn::call`], [`CompiledFn::call_into`], their `_with_tape` forms, and the
-//! allocation-free scalar fast path [`CompiledFn::typed`]).
+//! allocation-free scalar fast path [`CompiledFn::typed`]). A [`TypedFn`] skips the trampoline:
+//! its signature is known statically, so it calls the internal function directly, arguments in
+//! registers (about 2 ns over a rustc call, against about 15 ns through slot buffers).
 //!
 //! Externs registered as `extern "C"` float functions are called directly. Closures are called
 //! through a trampoline that rebuilds the arguments (slices from pointer and length, lent like

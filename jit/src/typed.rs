@@ -5,7 +5,9 @@
 
 use crate::error::CallError;
 use crate::handle::CompiledFn;
+use crate::tape::TapeState;
 use jitdiff_ir::Type;
+use std::ffi::c_void;
 use std::marker::PhantomData;
 
 mod sealed {
@@ -20,6 +22,13 @@ pub trait Scalar: sealed::Sealed + Copy {
     fn to_slot(self) -> u64;
     /// Decode a slot.
     fn from_slot(slot: u64) -> Self;
+    /// How the internal native function receives it (`abi::part_type`: `f64`, `i64`, or `i8`
+    /// for a `bool`).
+    #[doc(hidden)]
+    type Native: Copy;
+    /// Convert to [`Scalar::Native`].
+    #[doc(hidden)]
+    fn to_native(self) -> Self::Native;
 }
 
 impl sealed::Sealed for f64 {}
@@ -31,6 +40,10 @@ impl Scalar for f64 {
     fn from_slot(slot: u64) -> f64 {
         f64::from_bits(slot)
     }
+    type Native = f64;
+    fn to_native(self) -> f64 {
+        self
+    }
 }
 impl sealed::Sealed for i64 {}
 impl Scalar for i64 {
@@ -40,6 +53,10 @@ impl Scalar for i64 {
     }
     fn from_slot(slot: u64) -> i64 {
         slot as i64
+    }
+    type Native = i64;
+    fn to_native(self) -> i64 {
+        self
     }
 }
 impl sealed::Sealed for bool {}
@@ -51,6 +68,10 @@ impl Scalar for bool {
     fn from_slot(slot: u64) -> bool {
         slot != 0
     }
+    type Native = u8;
+    fn to_native(self) -> u8 {
+        u8::from(self)
+    }
 }
 
 /// The most scalar parameters or results a typed handle supports.
@@ -60,8 +81,16 @@ pub const MAX_TYPED_SLOTS: usize = 8;
 pub trait NativeArgs: sealed::Sealed {
     /// The parameter types.
     fn types() -> Vec<Type>;
-    /// Write the arguments into slots.
-    fn pack(self, slots: &mut [u64; MAX_TYPED_SLOTS]);
+    /// Call the internal native function at `code` at depth 1 with these arguments.
+    ///
+    /// # Safety
+    ///
+    /// `code` must be the finalized internal function (`abi::internal_signature`) of a live
+    /// compiled function whose parameters are exactly these scalars; `out` must have room for
+    /// its result slots and at least two; `tape` must be lent as for
+    /// [`CompiledFn::raw_call`](crate::CompiledFn).
+    #[doc(hidden)]
+    unsafe fn call_internal(self, code: usize, out: *mut u64, tape: *mut c_void) -> i32;
 }
 
 /// The results of a typed call: `()`, one [`Scalar`], or a tuple of up to 8.
@@ -77,7 +106,16 @@ impl NativeArgs for () {
     fn types() -> Vec<Type> {
         vec![]
     }
-    fn pack(self, _: &mut [u64; MAX_TYPED_SLOTS]) {}
+    /// # Safety
+    ///
+    /// As [`NativeArgs::call_internal`].
+    #[inline]
+    unsafe fn call_internal(self, code: usize, out: *mut u64, tape: *mut c_void) -> i32 {
+        type Internal = unsafe extern "C" fn(i64, *mut u64, *mut c_void) -> i32;
+        // SAFETY: the caller guarantees `code` is an internal function without parameters,
+        // whose System V signature is exactly `Internal`.
+        unsafe { std::mem::transmute::<usize, Internal>(code)(1, out, tape) }
+    }
 }
 impl NativeResults for () {
     fn types() -> Vec<Type> {
@@ -107,9 +145,18 @@ macro_rules! tuples {
             fn types() -> Vec<Type> {
                 vec![$($name::TYPE),+]
             }
+            /// # Safety
+            ///
+            /// As [`NativeArgs::call_internal`].
             #[inline]
-            fn pack(self, slots: &mut [u64; MAX_TYPED_SLOTS]) {
-                $(slots[$idx] = self.$idx.to_slot();)+
+            unsafe fn call_internal(self, code: usize, out: *mut u64, tape: *mut c_void) -> i32 {
+                type Internal<$($name),+> = unsafe extern "C" fn(i64, *mut u64, *mut c_void, $($name),+) -> i32;
+                // SAFETY: the caller guarantees `code` is the internal function of a function whose
+                // parameters are these scalars; its System V signature is `(depth, out, tape)`
+                // followed by one part per scalar of exactly the `Native` types.
+                unsafe {
+                    std::mem::transmute::<usize, Internal<$($name::Native),+>>(code)(1, out, tape, $(self.$idx.to_native()),+)
+                }
             }
         }
         impl<$($name: Scalar),+> NativeResults for ($($name,)+) {
@@ -138,12 +185,16 @@ tuples! {
 /// [`CompiledFn::typed`]. Cheap to clone, `Send + Sync`.
 pub struct TypedFn<A, R> {
     f: CompiledFn,
+    /// `f`'s internal native function (see [`NativeArgs::call_internal`]) and whether it
+    /// needs a tape, copied out of `f` so that a call reads them from here.
+    internal: usize,
+    needs_tape: bool,
     _signature: PhantomData<fn(A) -> R>,
 }
 
 impl<A, R> Clone for TypedFn<A, R> {
     fn clone(&self) -> Self {
-        TypedFn { f: self.f.clone(), _signature: PhantomData }
+        TypedFn { f: self.f.clone(), internal: self.internal, needs_tape: self.needs_tape, _signature: PhantomData }
     }
 }
 
@@ -156,25 +207,40 @@ impl<A, R> std::fmt::Debug for TypedFn<A, R> {
 impl<A: NativeArgs, R: NativeResults> TypedFn<A, R> {
     /// Only `CompiledFn::typed` makes these, after checking the signature.
     pub(crate) fn new(f: CompiledFn) -> TypedFn<A, R> {
-        TypedFn { f, _signature: PhantomData }
+        TypedFn { internal: f.internal_address(), needs_tape: f.needs_tape(), f, _signature: PhantomData }
     }
 
     /// Call the function.
     #[inline]
     pub fn call(&self, args: A) -> Result<R, CallError> {
-        let mut arg_slots = [0u64; MAX_TYPED_SLOTS];
         let mut result_slots = [0u64; MAX_TYPED_SLOTS];
-        args.pack(&mut arg_slots);
-        // SAFETY: `CompiledFn::typed` checked that the parameters are exactly `A`'s scalar types
-        // (one slot each, at most MAX_TYPED_SLOTS) and the results `R`'s; no slices are involved,
-        // so native code touches only these two buffers and the tape it is lent.
-        let status = self
-            .f
-            .with_call_tape(|state| unsafe { self.f.raw_call(arg_slots.as_ptr(), result_slots.as_mut_ptr(), state) });
+        let status = if self.needs_tape {
+            self.call_with_scratch_tape(args, &mut result_slots)
+        } else {
+            let mut unused = TapeState::unused();
+            // SAFETY: as in `call_with_scratch_tape`; the function cannot touch a tape, so an
+            // unused state is lent.
+            unsafe { args.call_internal(self.internal, result_slots.as_mut_ptr(), (&raw mut unused).cast()) }
+        };
         if status != 0 {
             return Err(self.f.runtime_error(status, [result_slots[0], result_slots[1]]));
         }
         Ok(R::unpack(&result_slots))
+    }
+
+    /// The call of a function that needs a tape: out of line, so that the common call stays
+    /// small enough to inline where it is made.
+    #[cold]
+    #[inline(never)]
+    fn call_with_scratch_tape(&self, args: A, result_slots: &mut [u64; MAX_TYPED_SLOTS]) -> i32 {
+        // SAFETY: `CompiledFn::typed` checked that the parameters are exactly `A`'s scalar types
+        // and the results `R`'s (at most MAX_TYPED_SLOTS slots), and `internal` is that
+        // function's internal native function, kept mapped by `self.f`; no slices are
+        // involved, so native code touches only `result_slots` and the tape it is lent. Calling
+        // it directly skips the entry trampoline's round trip through slot buffers.
+        self.f.with_call_tape(|state| unsafe {
+            args.call_internal(self.internal, result_slots.as_mut_ptr(), state.cast())
+        })
     }
 
     /// The untyped handle.

@@ -116,6 +116,8 @@ pub(crate) struct Lowered {
     /// Read by the code: must live as long as `jit`.
     pub constants: ConstantPool,
     pub entries: Vec<EntryFn>,
+    /// The address of each function's internal native function (see `abi::internal_signature`).
+    pub internals: Vec<usize>,
     pub sites: SiteTable,
     pub check_stats: Vec<BoundsCheckStats>,
 }
@@ -262,7 +264,8 @@ pub(crate) fn lower_module(
             unsafe { std::mem::transmute::<*const u8, EntryFn>(ptr) }
         })
         .collect();
-    Ok(Lowered { jit: m.jit, constants: m.constants, entries, sites: m.sites, check_stats: m.check_stats })
+    let internals = m.internal_ids.iter().map(|&id| m.jit.get().get_finalized_function(id) as usize).collect();
+    Ok(Lowered { jit: m.jit, constants: m.constants, entries, internals, sites: m.sites, check_stats: m.check_stats })
 }
 
 impl ModuleLowering<'_> {

@@ -13,4 +13,5 @@ mod shadow;
 mod tape;
 mod threads;
 mod trig;
+mod typed;
 mod versioning;
