@@ -97,12 +97,20 @@ pub enum GradientMode {
     Forward,
 }
 
-/// Reverse mode's compiled functions.
+/// Reverse mode's compiled functions: the fused `value_and_grad` (its own module, see
+/// `fused.rs`), and the forward function and pullback that `vjp`, `pullback` and `jacobian`
+/// call, compiled when one of them is first used (or at once, without a fused function).
 struct ReverseCode {
-    _compiled: CompiledModule,
+    _compiled: Option<CompiledModule>,
     value_and_grad: Option<CompiledFn>,
     /// Where `value_and_grad`'s results are, when its calls fit an argument frame.
     framed: Option<FramedCall>,
+    pair: OnceLock<PairCode>,
+}
+
+/// The forward function and the pullback, compiled together.
+struct PairCode {
+    _compiled: CompiledModule,
     forward: CompiledFn,
     pullback: CompiledFn,
 }
@@ -617,7 +625,7 @@ impl GradientFn {
         self.user.check_args(args)?;
         let layout = Layout::of(&self.user, args);
         self.check_vjp_lengths(&layout, cotangents.len(), input_cotangents.len())?;
-        let reverse = self.reverse()?;
+        let reverse = self.pair()?;
         let outcome = with_scratch(|s| {
             s.results_for(reverse.forward.returns());
             reverse.forward.call_into_with_tape(args, &mut s.results, &mut s.tape)?;
@@ -637,7 +645,7 @@ impl GradientFn {
     pub fn pullback(&self, args: &mut [Arg<'_>]) -> Result<(Vec<RuntimeValue>, Pullback), Error> {
         self.user.check_args(args)?;
         let layout = Layout::of(&self.user, args);
-        let reverse = self.reverse()?;
+        let reverse = self.pair()?;
         let mut tape = jitdiff_ir::Tape::new();
         let mut values: Vec<RuntimeValue> =
             reverse.forward.returns().iter().map(|&t| crate::scratch::zero_of(t)).collect();
@@ -654,7 +662,7 @@ impl GradientFn {
         let layout = Layout::of(&self.user, args);
         let (rows, cols) = (layout.outputs, layout.inputs);
         let mut data = vec![0.0; rows * cols];
-        let reverse = self.reverse()?;
+        let reverse = self.pair()?;
         let outcome = with_scratch(|s| {
             s.results_for(reverse.forward.returns());
             reverse.forward.call_into_with_tape(args, &mut s.results, &mut s.tape)?;
@@ -696,25 +704,54 @@ impl GradientFn {
             return Ok(code);
         }
         let (user, derived) = (&self.user, &self.derived);
+        let code = match &derived.value_and_grad {
+            Some(name) => {
+                let (module, shadows) = crate::fused::value_and_grad_module(derived, name);
+                let compiled = self.compile_reverse(&module, &shadows)?;
+                let native = compiled.function(name).map_err(|e| Error::compile(&user.name, e))?;
+                let framed = FramedCall::new(user, &native);
+                ReverseCode { _compiled: Some(compiled), value_and_grad: Some(native), framed, pair: OnceLock::new() }
+            }
+            None => {
+                let pair = OnceLock::new();
+                let _ = pair.set(self.compile_pair()?);
+                ReverseCode { _compiled: None, value_and_grad: None, framed: None, pair }
+            }
+        };
+        Ok(self.reverse.get_or_init(|| code))
+    }
+
+    /// The forward function and the pullback, compiled at their first use.
+    fn pair(&self) -> Result<&PairCode, Error> {
+        let reverse = self.reverse()?;
+        if let Some(pair) = reverse.pair.get() {
+            return Ok(pair);
+        }
+        let pair = self.compile_pair()?;
+        Ok(reverse.pair.get_or_init(|| pair))
+    }
+
+    fn compile_pair(&self) -> Result<PairCode, Error> {
+        let (user, derived) = (&self.user, &self.derived);
         // Only what the handles call: the original functions are mostly not needed any more.
-        let mut roots = vec![derived.forward.as_str(), derived.pullback.as_str()];
-        roots.extend(derived.value_and_grad.as_deref());
-        let needed = retain_reachable(&derived.module, &roots);
+        let needed = retain_reachable(&derived.module, &[derived.forward.as_str(), derived.pullback.as_str()]);
+        let compiled = self.compile_reverse(&needed, &[])?;
+        let function = |name: &str| compiled.function(name).map_err(|e| Error::compile(&user.name, e));
+        let (forward, pullback) = (function(&derived.forward)?, function(&derived.pullback)?);
+        Ok(PairCode { _compiled: compiled, forward, pullback })
+    }
+
+    /// Compile derived code, declaring the differential slices of every pullback in it (and
+    /// `extra` ones) as shadows of their primal slices.
+    fn compile_reverse(&self, module: &Module, extra: &[(String, usize, usize)]) -> Result<CompiledModule, Error> {
         let mut options = self.options.clone();
-        for (pullback, differential, primal) in &derived.differentials {
-            if needed.func_by_name(pullback).is_some() {
-                options = options.shadow_slice(pullback, *differential, *primal, 1);
+        for (function, differential, primal) in self.derived.differentials.iter().chain(extra) {
+            if module.func_by_name(function).is_some() {
+                options = options.shadow_slice(function, *differential, *primal, 1);
             }
         }
-        let externs = with_rule_externs(&user.externs, &self.rules);
-        let compiled = compile(&needed, &externs, &options).map_err(|e| Error::compile(&user.name, e))?;
-        let function = |name: &str| compiled.function(name).map_err(|e| Error::compile(&user.name, e));
-        let value_and_grad = derived.value_and_grad.as_deref().map(function).transpose()?;
-        let forward = function(&derived.forward)?;
-        let pullback = function(&derived.pullback)?;
-        let framed = value_and_grad.as_ref().and_then(|native| FramedCall::new(user, native));
-        let code = ReverseCode { _compiled: compiled, value_and_grad, framed, forward, pullback };
-        Ok(self.reverse.get_or_init(|| code))
+        let externs = with_rule_externs(&self.user.externs, &self.rules);
+        compile(module, &externs, &options).map_err(|e| Error::compile(&self.user.name, e))
     }
 
     fn check_vjp_lengths(&self, layout: &Layout, cotangents: usize, input_cotangents: usize) -> Result<(), Error> {

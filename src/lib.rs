@@ -70,6 +70,7 @@ pub mod check;
 mod error;
 pub mod fd;
 mod forward;
+mod fused;
 mod gradient;
 mod hvp;
 mod jacobian;

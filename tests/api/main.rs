@@ -21,6 +21,7 @@ mod forward;
 mod forward_api;
 mod forward_jit;
 mod forward_shadow;
+mod fused;
 mod fuzz_corpus;
 mod gradient_modes;
 mod hand_gradients;

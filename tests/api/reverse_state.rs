@@ -9,7 +9,9 @@ use jitdiff::jit::Arg;
 use jitdiff::{ForwardFn, GradientFn, GradientMode};
 
 /// `(value, gradient, tape bytes)` of `@f(x: slice, n: i64)` by reverse mode, and the gradient
-/// by forward mode.
+/// by forward mode. The tape is the pullback state `vjp` records (the plan); the fused
+/// `value_and_grad`, whose gradient must be the same bit for bit, passes the once-per-call
+/// entries of it without the tape (see [`fused_tape_bytes`]).
 fn both_modes(src: &str, x: &[f64], n: i64) -> (f64, Vec<f64>, usize, Vec<f64>) {
     let module = parse_module(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let reverse = GradientFn::builder(&module, "f")
@@ -19,10 +21,27 @@ fn both_modes(src: &str, x: &[f64], n: i64) -> (f64, Vec<f64>, usize, Vec<f64>) 
         .unwrap();
     let mut grad = vec![0.0; x.len()];
     let value = reverse.value_and_grad(&mut [Arg::Slice(x), Arg::I64(n)], &mut grad).unwrap();
+    let mut by_vjp = vec![0.0; x.len()];
+    reverse.vjp(&mut [Arg::Slice(x), Arg::I64(n)], &[1.0], &mut by_vjp).unwrap();
+    let bits = |g: &[f64]| g.iter().map(|v| v.to_bits()).collect::<Vec<u64>>();
+    assert_eq!(bits(&grad), bits(&by_vjp), "fused value_and_grad against forward function + pullback");
     let forward = ForwardFn::builder(&module, "f").wrt_mask(&[true, false]).width(4).build().unwrap();
     let jacobian = forward.jacobian(&mut [Arg::Slice(x), Arg::I64(n)]).unwrap();
     assert_eq!(jacobian.rows, 1);
     (value, grad, reverse.tape_bytes(), jacobian.data)
+}
+
+/// Tape bytes of one fused `value_and_grad` call of `@f(x: slice, n: i64)`.
+fn fused_tape_bytes(src: &str, x: &[f64], n: i64) -> usize {
+    let module = parse_module(src).unwrap();
+    let reverse = GradientFn::builder(&module, "f")
+        .wrt_mask(&[true, false])
+        .gradient_mode(GradientMode::Reverse)
+        .build()
+        .unwrap();
+    let mut grad = vec![0.0; x.len()];
+    reverse.value_and_grad(&mut [Arg::Slice(x), Arg::I64(n)], &mut grad).unwrap();
+    reverse.tape_bytes()
 }
 
 fn assert_close(reverse: &[f64], forward: &[f64], what: &str) {
@@ -140,6 +159,8 @@ fn values_of_an_outer_loop_are_recorded_once_per_inner_loop() {
     // `n`. Plus, once per call, the outer trip count and `n`.
     for (n, tape) in tapes {
         assert_eq!(tape, 8 * (2 * n as usize + 2), "n = {n}");
+        // Fused, the two once-per-call entries never reach the tape.
+        assert_eq!(fused_tape_bytes(NESTED, &inputs(2 * n as usize), n), 8 * 2 * n as usize, "n = {n}");
     }
 }
 
@@ -257,6 +278,7 @@ fn stencil_adjoints_carried_between_iterations_match_forward_mode() {
         let (_, reverse, tape, forward) = both_modes(STENCIL, &x, 0);
         assert_close(&reverse, &forward, &format!("stencil of {len}"));
         assert_eq!(tape, 8, "the trip count only (`len x` is recomputed)");
+        assert_eq!(fused_tape_bytes(STENCIL, &x, 0), 0, "fused: the trip count is passed on directly");
     }
     let module = parse_module(STENCIL).unwrap();
     let derived = GradientFn::builder(&module, "f").wrt_mask(&[true, false]).build().unwrap();

@@ -32,6 +32,7 @@ mod reachable;
 mod reassociate;
 mod sink;
 mod tables;
+mod tape;
 mod unused_params;
 
 pub use counters::eliminate_counters;
@@ -49,14 +50,15 @@ pub use reachable::retain_reachable;
 pub use reassociate::reassociate;
 pub use sink::sink;
 pub use tables::fold_table_reads;
+pub use tape::forward_tape_entries;
 pub use unused_params::remove_unused_params;
 
 use crate::function::{Function, Module, Table, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 14] = [
+pub const PASS_NAMES: [&str; 15] = [
     "dce", "fold", "hoist", "cse", "loads", "negate", "params", "licm", "sink", "counters", "merge", "thread",
-    "inline", "optimize",
+    "inline", "optimize", "tape",
 ];
 
 /// The size [`run_pass`]`("inline")` lets a caller grow to, in instructions.
@@ -180,6 +182,9 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
             sink(f);
         },
         "counters" => eliminate_counters,
+        "tape" => |f| {
+            forward_tape_entries(f);
+        },
         "merge" => merge_blocks,
         "thread" => thread_jumps,
         "optimize" => {
