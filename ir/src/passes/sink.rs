@@ -66,7 +66,7 @@ pub fn sink(func: &mut Function) -> bool {
     let n = func.blocks.len();
     // Per block, the loops around it.
     let around: Vec<Vec<usize>> = (0..n).map(|b| (0..loops.len()).filter(|&k| loops[k].body[b]).collect()).collect();
-    let mut post_dominators: Option<Vec<Option<Block>>> = None;
+    let mut post_dominators: Option<PostDominatorTree> = None;
     // Per value, the blocks that use it, once per use.
     let mut uses: HashMap<Value, Vec<Block>> = HashMap::default();
     for (b, block) in func.blocks.iter().enumerate() {
@@ -98,8 +98,8 @@ pub fn sink(func: &mut Function) -> bool {
                     // earlier one would be lost.
                     !inst.op.can_fail()
                         || around[u.index()].len() == around[d.index()].len() && {
-                            let ipdom = post_dominators.get_or_insert_with(|| immediate_post_dominators(func));
-                            post_dominates(ipdom, u, d)
+                            let tree = post_dominators.get_or_insert_with(|| PostDominatorTree::new(func));
+                            tree.strictly_post_dominates(u, d)
                         }
                 });
             match target {
@@ -253,16 +253,116 @@ fn sinkable(func: &Function, inst: &InstData) -> bool {
         }
 }
 
-/// Does `u` lie on every path from `d` to a return?
-fn post_dominates(ipdom: &[Option<Block>], u: Block, d: Block) -> bool {
-    let mut at = ipdom[d.index()];
-    // The chain ends at the virtual exit; it is at most as long as there are blocks.
-    for _ in 0..ipdom.len() {
-        match at {
-            Some(b) if b == u => return true,
-            Some(b) => at = ipdom[b.index()],
-            None => return false,
+/// The post-dominator tree with each block's interval of a depth-first numbering, so that
+/// "does `u` lie on every path from `d` to a return" is two comparisons (walking up the tree
+/// instead made sinking quadratic in a long chain of blocks).
+struct PostDominatorTree {
+    /// `(first, last)` clock of each block's subtree; `(0, 0)` for a block outside the tree.
+    interval: Vec<(u32, u32)>,
+}
+
+impl PostDominatorTree {
+    fn new(func: &Function) -> PostDominatorTree {
+        let ipdom = immediate_post_dominators(func);
+        let n = ipdom.len();
+        let mut children: Vec<Vec<Block>> = vec![vec![]; n];
+        let mut roots = vec![];
+        for (b, parent) in ipdom.iter().enumerate() {
+            match parent {
+                Some(p) if p.index() < n => children[p.index()].push(Block(b as u32)),
+                _ => roots.push(Block(b as u32)),
+            }
+        }
+        let mut interval = vec![(0u32, 0u32); n];
+        let mut clock = 0u32;
+        for root in roots {
+            clock += 1;
+            interval[root.index()].0 = clock;
+            let mut stack: Vec<(Block, usize)> = vec![(root, 0)];
+            while let Some((b, next)) = stack.pop() {
+                if let Some(&child) = children[b.index()].get(next) {
+                    stack.push((b, next + 1));
+                    clock += 1;
+                    interval[child.index()].0 = clock;
+                    stack.push((child, 0));
+                } else {
+                    clock += 1;
+                    interval[b.index()].1 = clock;
+                }
+            }
+        }
+        PostDominatorTree { interval }
+    }
+
+    /// Does `u` lie on every path from `d` to a return, `u` ≠ `d`?
+    fn strictly_post_dominates(&self, u: Block, d: Block) -> bool {
+        let (Some(&(u_first, u_last)), Some(&(d_first, d_last))) =
+            (self.interval.get(u.index()), self.interval.get(d.index()))
+        else {
+            return false;
+        };
+        u_first != 0 && d_first != 0 && u_first < d_first && d_last < u_last
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PostDominatorTree;
+    use crate::analysis::immediate_post_dominators;
+    use crate::function::{Block, Function};
+    use crate::parse_module;
+
+    /// The definition: `u` is met walking up the immediate post-dominators from `d`.
+    fn by_walking(func: &Function, u: Block, d: Block) -> bool {
+        let ipdom = immediate_post_dominators(func);
+        let mut at = ipdom[d.index()];
+        for _ in 0..ipdom.len() {
+            match at {
+                Some(b) if b == u => return true,
+                Some(b) => at = ipdom[b.index()],
+                None => return false,
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn intervals_answer_as_walking_the_tree_does() {
+        let sources = [
+            // A diamond, a loop, and two returns.
+            "func @f(x: f64, n: i64) -> f64 {\nentry:\n    zero = fconst 0.0\n    c = fcmp gt x, zero\n    br c, l, r\nl:\n    a = fneg x\n    jump join(a)\nr:\n    jump join(x)\njoin(v: f64):\n    i0 = iconst 0\n    one = iconst 1\n    jump head(i0, v)\nhead(i: i64, s: f64):\n    more = icmp lt i, n\n    br more, body, out\nbody:\n    s2 = fmul s, s\n    i2 = iadd i, one\n    big = fcmp gt s2, x\n    br big, early, head(i2, s2)\nearly:\n    ret s2\nout:\n    ret s\n}\n",
+            // A loop no return follows.
+            "func @f(x: f64) -> f64 {\nentry:\n    zero = fconst 0.0\n    c = fcmp gt x, zero\n    br c, spin, done\nspin:\n    jump spin\ndone:\n    ret x\n}\n",
+        ];
+        let chain = crate::text::parse_module(&{
+            let mut text = String::from("func @f(x: f64) -> f64 {\nentry:\n    zero = fconst 0.0\n    jump b0\n");
+            for k in 0..40 {
+                text += &format!(
+                    "b{k}:\n    c{k} = fcmp gt x, zero\n    br c{k}, l{k}, b{}\nl{k}:\n    jump b{}\n",
+                    k + 1,
+                    k + 1
+                );
+            }
+            text += "b40:\n    ret x\n}\n";
+            text
+        })
+        .unwrap();
+        let mut functions: Vec<Function> =
+            sources.iter().map(|s| parse_module(s).unwrap().functions[0].clone()).collect();
+        functions.push(chain.functions[0].clone());
+        for func in &functions {
+            let tree = PostDominatorTree::new(func);
+            for u in func.block_ids() {
+                for d in func.block_ids() {
+                    assert_eq!(
+                        tree.strictly_post_dominates(u, d),
+                        by_walking(func, u, d),
+                        "{} over {}",
+                        u.index(),
+                        d.index()
+                    );
+                }
+            }
         }
     }
-    false
 }
