@@ -52,6 +52,15 @@ fn an_out_of_bounds_read_names_the_users_line_in_every_handle() {
     assert_user_fault(&e, 5, 5);
     let e = gradient.vjp(&mut args![2.0, &s, 7i64], &[1.0], &mut [0.0; 4]).unwrap_err();
     assert_user_fault(&e, 5, 5);
+    // Reverse mode's fused function, the forward function and pullback inlined into it.
+    let reverse = GradientFn::builder(&module, "f")
+        .wrt(["x", "s"])
+        .gradient_mode(GradientMode::Reverse)
+        .source_map(&spans)
+        .build()
+        .unwrap();
+    let e = reverse.value_and_grad(&mut args![2.0, &s, 7i64], &mut [0.0; 4]).unwrap_err();
+    assert_user_fault(&e, 5, 5);
     for width in [1, 4] {
         let forward = ForwardFn::builder(&module, "f").wrt(["x"]).width(width).source_map(&spans).build().unwrap();
         let e = forward.jvp(&mut args![2.0, &s, 7i64], &[&vec![1.0; width as usize]]).unwrap_err();
@@ -68,14 +77,16 @@ fn an_out_of_bounds_read_names_the_users_line_in_every_handle() {
 #[test]
 fn without_a_source_map_the_fault_names_block_and_instruction() {
     let (module, _) = parse_module_with_spans(PROGRAM).unwrap();
-    let gradient = GradientFn::builder(&module, "f").wrt(["x"]).build().unwrap();
-    let e = gradient.value_and_grad(&mut args![2.0, &[1.0, 2.0, 3.0], 7i64], &mut [0.0]).unwrap_err();
-    let message = e.to_string();
-    assert!(
-        message.contains("@f: index 7 out of bounds") && message.contains("block entry, instruction 2"),
-        "{message}"
-    );
-    names_no_derived_function(&message);
+    for mode in [GradientMode::Auto, GradientMode::Reverse] {
+        let gradient = GradientFn::builder(&module, "f").wrt(["x"]).gradient_mode(mode).build().unwrap();
+        let e = gradient.value_and_grad(&mut args![2.0, &[1.0, 2.0, 3.0], 7i64], &mut [0.0]).unwrap_err();
+        let message = e.to_string();
+        assert!(
+            message.contains("@f: index 7 out of bounds") && message.contains("block entry, instruction 2"),
+            "{mode:?}: {message}"
+        );
+        names_no_derived_function(&message);
+    }
 }
 
 #[test]
