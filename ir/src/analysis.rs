@@ -211,27 +211,36 @@ impl ControlFlow {
 /// Depth-first entry and exit times in the dominator tree (`(0, 0)` for unreachable blocks,
 /// which are never asked about).
 fn dominator_intervals(rpo: &[Block], idom: &[Option<Block>]) -> Vec<(u32, u32)> {
-    let n = idom.len();
-    let mut children: Vec<Vec<Block>> = vec![vec![]; n];
+    let mut children: Vec<Vec<Block>> = vec![vec![]; idom.len()];
     for &b in rpo.iter().skip(1) {
         if let Some(parent) = idom[b.index()] {
             children[parent.index()].push(b);
         }
     }
-    let mut interval = vec![(0u32, 0u32); n];
-    let Some(&entry) = rpo.first() else { return interval };
+    tree_intervals(&children, rpo.first().copied())
+}
+
+/// Depth-first entry and exit times of each node of the forest given by `children`, visiting
+/// the trees of `roots` in order: `a` is an ancestor of `b` (or `b` itself) exactly when
+/// `a.0 <= b.0 && b.1 <= a.1`. Times start at 1, so `(0, 0)` marks a node no root reaches.
+/// Iterative, so deep trees (long chains of blocks) cannot overflow the stack.
+pub(crate) fn tree_intervals(children: &[Vec<Block>], roots: impl IntoIterator<Item = Block>) -> Vec<(u32, u32)> {
+    let mut interval = vec![(0u32, 0u32); children.len()];
     let mut clock = 0u32;
-    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
-    interval[entry.index()].0 = clock;
-    while let Some((b, next)) = stack.pop() {
-        if let Some(&child) = children[b.index()].get(next) {
-            stack.push((b, next + 1));
-            clock += 1;
-            interval[child.index()].0 = clock;
-            stack.push((child, 0));
-        } else {
-            clock += 1;
-            interval[b.index()].1 = clock;
+    for root in roots {
+        clock += 1;
+        interval[root.index()].0 = clock;
+        let mut stack: Vec<(Block, usize)> = vec![(root, 0)];
+        while let Some((b, next)) = stack.pop() {
+            if let Some(&child) = children[b.index()].get(next) {
+                stack.push((b, next + 1));
+                clock += 1;
+                interval[child.index()].0 = clock;
+                stack.push((child, 0));
+            } else {
+                clock += 1;
+                interval[b.index()].1 = clock;
+            }
         }
     }
     interval

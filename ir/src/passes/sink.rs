@@ -1,6 +1,6 @@
 //! Sinking: computing a value where it is used rather than where it was written.
 
-use crate::analysis::{ControlFlow, immediate_post_dominators};
+use crate::analysis::{ControlFlow, immediate_post_dominators, tree_intervals};
 use crate::function::{Block, Function, InstData, Value};
 use crate::opcode::Opcode;
 use crate::types::Type;
@@ -273,25 +273,7 @@ impl PostDominatorTree {
                 _ => roots.push(Block(b as u32)),
             }
         }
-        let mut interval = vec![(0u32, 0u32); n];
-        let mut clock = 0u32;
-        for root in roots {
-            clock += 1;
-            interval[root.index()].0 = clock;
-            let mut stack: Vec<(Block, usize)> = vec![(root, 0)];
-            while let Some((b, next)) = stack.pop() {
-                if let Some(&child) = children[b.index()].get(next) {
-                    stack.push((b, next + 1));
-                    clock += 1;
-                    interval[child.index()].0 = clock;
-                    stack.push((child, 0));
-                } else {
-                    clock += 1;
-                    interval[b.index()].1 = clock;
-                }
-            }
-        }
-        PostDominatorTree { interval }
+        PostDominatorTree { interval: tree_intervals(&children, roots) }
     }
 
     /// Does `u` lie on every path from `d` to a return, `u` ≠ `d`?

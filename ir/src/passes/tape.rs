@@ -31,10 +31,14 @@ type Site = (Block, usize);
 /// assert!(!text.contains("tpush") && !text.contains("tpop") && text.contains("fmul x, x"), "{text}");
 /// ```
 pub fn forward_tape_entries(func: &mut Function) -> bool {
-    if func.blocks.is_empty() || !pushes_precede_pops(func) {
+    let pops = func.blocks.iter().flat_map(|b| &b.insts).any(|inst| inst.op == Opcode::TPop);
+    if !pops {
         return false;
     }
     let cfg = ControlFlow::new(func);
+    if !pushes_precede_pops(func, &cfg) {
+        return false;
+    }
     let mut pairs: Vec<(Site, Site)> = vec![];
     for (b, block) in func.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
@@ -94,8 +98,7 @@ fn matching_push(func: &Function, cfg: &ControlFlow, pop: Site) -> Option<Site> 
 }
 
 /// Can no `tpush` run after a `tpop` (and nothing else touches the tape)?
-fn pushes_precede_pops(func: &Function) -> bool {
-    let cfg = ControlFlow::new(func);
+fn pushes_precede_pops(func: &Function, cfg: &ControlFlow) -> bool {
     let touches_tape_unseen = |op: Opcode, imm: &Imm| {
         matches!(op, Opcode::TSplit | Opcode::TRejoin)
             || (op == Opcode::Call && matches!(imm, Imm::Callee(Callee::Func(_))))
