@@ -9,6 +9,7 @@ use crate::layout::Layout;
 use crate::pullback::{Pullback, run_pullback};
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
+use crate::vg_direct::DirectGradient;
 use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{ExternRegistry, Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, CallError, CompiledFn, CompiledModule, FRAME_SLOTS, FrameResults, JitOptions, compile};
@@ -105,6 +106,8 @@ struct ReverseCode {
     value_and_grad: Option<CompiledFn>,
     /// Where `value_and_grad`'s results are, when its calls fit an argument frame.
     framed: Option<FramedCall>,
+    /// The direct call of `value_and_grad`, where the function's shape allows it.
+    direct: Option<DirectGradient>,
     pair: OnceLock<PairCode>,
 }
 
@@ -318,7 +321,23 @@ impl GradientFn {
     /// The value of the first `f64` result and its gradient, written to `grad` (overwritten,
     /// not accumulated); `mslice` outputs get cotangent zero. One fused native call in reverse
     /// mode, or forward sweeps (see [`GradientMode`]).
+    #[inline]
     pub fn value_and_grad(&self, args: &mut [Arg<'_>], grad: &mut [f64]) -> Result<f64, Error> {
+        if self.mode != GradientMode::Forward
+            && let Some(ReverseCode { value_and_grad: Some(native), direct: Some(direct), .. }) = self.reverse.get()
+        {
+            // Auto mode leaves few inputs to forward lanes (the general path).
+            let forward_up_to = if self.mode == GradientMode::Auto { AUTO_FORWARD_INPUTS } else { 0 };
+            if let Some(outcome) = direct.call(native, args, grad, forward_up_to) {
+                self.last_tape_bytes.store(0, Ordering::Relaxed);
+                return outcome.map_err(|e| self.user.call_error(args, e));
+            }
+        }
+        self.value_and_grad_general(args, grad)
+    }
+
+    /// [`value_and_grad`](Self::value_and_grad) for every call the direct path does not take.
+    fn value_and_grad_general(&self, args: &mut [Arg<'_>], grad: &mut [f64]) -> Result<f64, Error> {
         let mut lens = [0; FRAME_SLOTS];
         let scanned = scan(&self.user, args, &mut lens);
         if self.mode != GradientMode::Reverse && self.derived.value_and_grad.is_some() {
@@ -576,8 +595,21 @@ impl GradientFn {
             })
         })();
         outcome.map_err(|e| self.user.call_error(args, *e))?;
+        Ok(self.framed_results(framed, lens, &results, grad))
+    }
+
+    /// The value of a framed `value_and_grad` call, and the cotangents of its `f64` inputs
+    /// written to their places in `grad`.
+    #[inline]
+    fn framed_results(
+        &self,
+        framed: &FramedCall,
+        lens: &[usize; FRAME_SLOTS],
+        results: &FrameResults,
+        grad: &mut [f64],
+    ) -> f64 {
         let (mut at, mut scalars) = (0, framed.cotangent_slots.iter());
-        for (p, &on) in derivation.iter().enumerate() {
+        for (p, &on) in self.user.derivation_wrt().iter().enumerate() {
             if on {
                 if !self.user.params[p].is_slice() {
                     grad[at] = results.f64(*scalars.next().expect("one cotangent per f64 input"));
@@ -585,7 +617,7 @@ impl GradientFn {
                 at += lens[p];
             }
         }
-        Ok(results.f64(framed.value_slot))
+        results.f64(framed.value_slot)
     }
 
     /// A vector-Jacobian product: runs the function (its results are returned and its `mslice`
@@ -710,12 +742,19 @@ impl GradientFn {
                 let compiled = self.compile_reverse(&module, &shadows)?;
                 let native = compiled.function(name).map_err(|e| Error::compile(&user.name, e))?;
                 let framed = FramedCall::new(user, &native);
-                ReverseCode { _compiled: Some(compiled), value_and_grad: Some(native), framed, pair: OnceLock::new() }
+                let direct = DirectGradient::new(user, &native);
+                ReverseCode {
+                    _compiled: Some(compiled),
+                    value_and_grad: Some(native),
+                    framed,
+                    direct,
+                    pair: OnceLock::new(),
+                }
             }
             None => {
                 let pair = OnceLock::new();
                 let _ = pair.set(self.compile_pair()?);
-                ReverseCode { _compiled: None, value_and_grad: None, framed: None, pair }
+                ReverseCode { _compiled: None, value_and_grad: None, framed: None, direct: None, pair }
             }
         };
         Ok(self.reverse.get_or_init(|| code))

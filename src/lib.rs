@@ -88,6 +88,7 @@ mod scratch;
 pub mod sparse;
 pub mod typed;
 mod user;
+mod vg_direct;
 
 pub use builder::{Build, Builder, HasWidth, ParamRef};
 pub use error::{Buffer, Error};

@@ -88,12 +88,20 @@ impl PrimalFn {
         args: &mut [Arg<'_>],
         read: impl FnOnce(&FrameResults, &[Type]) -> T,
     ) -> Option<Result<T, Error>> {
+        let mut slots = FrameResults::new();
+        // The direct call first: arguments in registers, no frame to build.
+        if let Some(status) = self.native.call_direct(args, &mut [], &mut slots) {
+            return Some(if status == 0 {
+                Ok(read(&slots, &self.user.returns))
+            } else {
+                Err(self.user.call_error(args, self.native.status_error(status, &slots)))
+            });
+        }
         if args.len() != self.user.params.len() {
             return None;
         }
         let mut frame = self.native.frame()?;
         args.iter_mut().try_for_each(|a| frame.push(a.reborrow())).ok()?;
-        let mut slots = FrameResults::new();
         let called = frame.call_scratch(&mut slots);
         Some(match called {
             Ok(()) => Ok(read(&slots, self.native.returns())),

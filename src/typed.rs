@@ -235,6 +235,7 @@ pub fn parse_generated(ir: &str, name: &str) -> Module {
 }
 
 /// Call `f` and convert its results to `R`.
+#[inline]
 pub fn call<R: FromResults>(f: &PrimalFn, args: &mut [Arg<'_>]) -> Result<R, Error> {
     match f.call_framed(args, R::from_slots) {
         Some(done) => done?,

@@ -5,7 +5,7 @@
 
 use super::bench::{time_fd, time_forward};
 use super::error::CliError;
-use super::timing::{human, machine_line, seconds_per_call};
+use super::timing::{best_interleaved, human, machine_line, seconds_per_call};
 use jitdiff::fd::{FdOptions, FiniteDiff};
 use jitdiff::ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
@@ -327,6 +327,20 @@ fn break_even(rows: &[Row]) -> String {
     s
 }
 
+/// `x` behind an optimisation barrier as a thin reference. A slice reference (pointer and
+/// length) through `black_box` is stored to memory and copied back with one 16-byte load, a
+/// store-forwarding stall of several nanoseconds charged to whichever call is being timed.
+#[inline(always)]
+fn opaque_vec(x: &Vec<f64>) -> &Vec<f64> {
+    std::hint::black_box(x)
+}
+
+/// [`opaque_vec`] for an array.
+#[inline(always)]
+fn opaque_array(x: &[f64; 10]) -> &[f64; 10] {
+    std::hint::black_box(x)
+}
+
 /// The cost of a call on a small problem, Rosenbrock n = 10: rustc's primal and hand-written
 /// gradient against the JIT primal (`CompiledFn::call_into`) and `value_and_grad` (an argument
 /// frame), with the difference to the hand-written gradient.
@@ -343,28 +357,28 @@ fn per_call_overhead(budget: Duration) -> Result<String, CliError> {
         budget,
         9,
         batched(|| {
-            std::hint::black_box(rosenbrock(std::hint::black_box(&x)));
+            std::hint::black_box(rosenbrock(opaque_vec(&x)));
         }),
     )?);
     let hand = per(seconds_per_call(
         budget,
         9,
         batched(|| {
-            std::hint::black_box(rosenbrock_gradient(std::hint::black_box(&x), &mut g));
+            std::hint::black_box(rosenbrock_gradient(opaque_vec(&x), &mut g));
         }),
     )?);
     let jit = per(seconds_per_call(
         budget,
         9,
         batched(|| {
-            let _ = primal.call_into(&mut [Arg::Slice(std::hint::black_box(&x))], &mut out);
+            let _ = primal.call_into(&mut [Arg::Slice(opaque_vec(&x))], &mut out);
         }),
     )?);
     let vg = per(seconds_per_call(
         budget,
         9,
         batched(|| {
-            let _ = std::hint::black_box(grad.value_and_grad(&mut [Arg::Slice(std::hint::black_box(&x))], &mut g));
+            let _ = std::hint::black_box(grad.value_and_grad(&mut [Arg::Slice(opaque_vec(&x))], &mut g));
         }),
     )?);
     let typed_primal = PrimalFn::builder(&module, ENTRY).build()?;
@@ -372,10 +386,7 @@ fn per_call_overhead(budget: Duration) -> Result<String, CliError> {
         budget,
         9,
         batched(|| {
-            let _ = std::hint::black_box(jitdiff::typed::call::<f64>(
-                &typed_primal,
-                &mut [Arg::Slice(std::hint::black_box(&x))],
-            ));
+            let _ = std::hint::black_box(jitdiff::typed::call::<f64>(&typed_primal, &mut [Arg::Slice(opaque_vec(&x))]));
         }),
     )?);
     let mut s = String::new();
@@ -420,71 +431,71 @@ fn handle_cost(budget: Duration) -> Result<String, CliError> {
     let native = compiled.function("square")?;
     let typed_native = native.typed::<(f64,), f64>()?;
     let sliced = compiled.function("first_squared")?;
+    let typed_sliced = sliced.typed::<(jitdiff::jit::Slice,), f64>()?;
     let primal = PrimalFn::builder(&module, "first_squared").build()?;
     let grad = GradientFn::builder(&module, "square").wrt(["x"]).build()?;
     let grad_sliced = GradientFn::builder(&module, "first_squared").wrt(["x"]).build()?;
     let x = [1.5; 10];
     let (mut g1, mut g10, mut out) = ([0.0; 1], [0.0; 10], [RuntimeValue::F64(0.0)]);
     use std::hint::black_box;
-    let per = |t: f64| t / 1000.0;
-    let time = |f: &mut dyn FnMut()| -> Result<f64, CliError> { Ok(per(seconds_per_call(budget, 9, batched(f))?)) };
-    let rows: Vec<(&str, f64)> = vec![
-        (
-            "rustc `fn(f64) -> f64`, not inlined",
-            time(&mut || {
+    let names = [
+        "rustc `fn(f64) -> f64`, not inlined",
+        "rustc `fn(&[f64]) -> f64`, not inlined",
+        "`TypedFn::call` (`f64 -> f64`)",
+        "`TypedFn::call` (`&[f64] -> f64`)",
+        "`jitdiff::typed::call` (`&[f64] -> f64`)",
+        "`CompiledFn::call_into` (`&[f64] -> f64`)",
+        "`value_and_grad` (`f64`, forward lanes)",
+        "`value_and_grad` (`&[f64]` of 10, reverse)",
+    ];
+    // Blocks of 2,000 calls (microseconds each), as many rounds as the budget allows.
+    let rounds = ((budget.as_secs_f64() / 4e-4) as usize).clamp(20, 2000);
+    let times = best_interleaved(
+        rounds,
+        2000,
+        &mut [
+            &mut || {
                 black_box(square(black_box(1.5)));
-            })?,
-        ),
-        (
-            "rustc `fn(&[f64]) -> f64`, not inlined",
-            time(&mut || {
-                black_box(first_squared(black_box(&x)));
-            })?,
-        ),
-        (
-            "`TypedFn::call` (`f64 -> f64`)",
-            time(&mut || {
+            },
+            &mut || {
+                black_box(first_squared(opaque_array(&x)));
+            },
+            &mut || {
                 if let Ok(y) = typed_native.call(black_box((1.5,))) {
                     black_box(y);
                 }
-            })?,
-        ),
-        (
-            "`jitdiff::typed::call` (`&[f64] -> f64`)",
-            time(&mut || {
-                if let Ok(y) = jitdiff::typed::call::<f64>(&primal, &mut [Arg::Slice(black_box(&x))]) {
+            },
+            &mut || {
+                if let Ok(y) = typed_sliced.call((opaque_array(&x),)) {
                     black_box(y);
                 }
-            })?,
-        ),
-        (
-            "`CompiledFn::call_into` (`&[f64] -> f64`)",
-            time(&mut || {
-                let _ = sliced.call_into(&mut [Arg::Slice(black_box(&x))], &mut out);
-            })?,
-        ),
-        (
-            "`value_and_grad` (`f64`, forward lanes)",
-            time(&mut || {
+            },
+            &mut || {
+                if let Ok(y) = jitdiff::typed::call::<f64>(&primal, &mut [Arg::Slice(opaque_array(&x))]) {
+                    black_box(y);
+                }
+            },
+            &mut || {
+                let _ = sliced.call_into(&mut [Arg::Slice(opaque_array(&x))], &mut out);
+            },
+            &mut || {
                 if let Ok(y) = grad.value_and_grad(&mut [Arg::F64(black_box(1.5))], &mut g1) {
                     black_box(y);
                 }
-            })?,
-        ),
-        (
-            "`value_and_grad` (`&[f64]` of 10, reverse)",
-            time(&mut || {
-                if let Ok(y) = grad_sliced.value_and_grad(&mut [Arg::Slice(black_box(&x))], &mut g10) {
+            },
+            &mut || {
+                if let Ok(y) = grad_sliced.value_and_grad(&mut [Arg::Slice(opaque_array(&x))], &mut g10) {
                     black_box(y);
                 }
-            })?,
-        ),
-    ];
+            },
+        ],
+    );
+    let rows: Vec<(&str, f64)> = names.into_iter().zip(times).collect();
     let rust = rows[0].1.min(rows[1].1);
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\nWhat a handle itself costs per call, on functions that do one multiply (`x * x`, `x[0] * x[0]`), against the same compiled by rustc and called without inlining (each call's value is consumed as a caller would, `if let Ok(y) = f.call(..)`: passing the whole `Result` to `black_box` adds about 5 ns of its own, writing out the 104-byte error type):\n"
+        "\nWhat a handle itself costs per call, on functions that do one multiply (`x * x`, `x[0] * x[0]`), against the same compiled by rustc and called without inlining (best of many short blocks of calls, the rows' blocks interleaved; each call's value is consumed as a caller would, `if let Ok(y) = f.call(..)`: passing the whole `Result` to `black_box` adds about 5 ns of its own, writing out the 104-byte error type):\n"
     );
     let _ = writeln!(s, "| call | time | over rustc |");
     let _ = writeln!(s, "|---|---:|---:|");

@@ -29,6 +29,23 @@ pub fn seconds_per_call<E>(budget: Duration, samples: usize, mut f: impl FnMut()
     Ok(times[times.len() / 2])
 }
 
+/// Seconds per call of each row: the best of `rounds` blocks of `calls` calls, the blocks of the
+/// rows interleaved, so that load on a shared machine (which preempts long blocks) hits every
+/// row alike and the best block of each shows what a call costs undisturbed.
+pub fn best_interleaved(rounds: usize, calls: usize, rows: &mut [&mut dyn FnMut()]) -> Vec<f64> {
+    let mut best = vec![f64::INFINITY; rows.len()];
+    for _ in 0..rounds {
+        for (row, b) in rows.iter_mut().zip(&mut best) {
+            let start = Instant::now();
+            for _ in 0..calls {
+                row();
+            }
+            *b = b.min(start.elapsed().as_secs_f64() / calls as f64);
+        }
+    }
+    best
+}
+
 /// `CPU model, N cores, rustc version, load average` of this machine.
 pub fn machine_line() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")

@@ -2,6 +2,7 @@
 
 use crate::abi::slots_of;
 use crate::closure::ClosureCtx;
+use crate::direct::FramePlan;
 use crate::error::JitError;
 use crate::handle::{CompiledModule, FnInfo, ModuleInner};
 use crate::isa::{IsaKey, host_isa};
@@ -101,6 +102,7 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
         .zip(tape_users)
         .map(|((((f, entry), internal), checks), needs_tape)| {
             let params = f.param_types();
+            let plan = FramePlan::new(&params, slots_of(&params), slots_of(&f.returns), lowered.system_v);
             FnInfo {
                 name: f.name.clone(),
                 param_names: f.params.iter().map(|&p| f.value_label(p)).collect(),
@@ -112,6 +114,7 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
                 entry,
                 internal,
                 needs_tape,
+                plan,
             }
         })
         .collect();

@@ -4,8 +4,9 @@
 //! The handles of the `jitdiff` crate use it for their own argument lists (the user's arguments
 //! followed by differential slices) on calls whose slots fit [`FRAME_SLOTS`].
 
-use crate::abi::{MIN_OUT_SLOTS, slot_count};
+use crate::abi::slot_count;
 use crate::arg::Arg;
+use crate::direct::{self, Registers};
 use crate::error::CallError;
 use crate::handle::{CompiledFn, pack_one};
 use jitdiff_ir::{RuntimeValue, Tape, Type};
@@ -36,14 +37,24 @@ pub const FRAME_SLOTS: usize = 16;
 /// ```
 pub struct ArgFrame<'f, 'a> {
     f: &'f CompiledFn,
-    /// The parameter types (kept here: a push need not reach them through the module).
+    /// The parameter types (the handle's copy: a push need not reach them through the module).
     params: &'f [Type],
-    slots: [u64; FRAME_SLOTS],
-    /// The next free slot.
+    /// The arguments: in slot layout for the entry trampoline, or for a direct call (the
+    /// function's `FramePlan::direct`) its parts by class.
+    packed: Packed,
+    /// The next free slot, or the next integer part of a direct call.
     at: usize,
+    /// The next float part of a direct call.
+    float_at: usize,
     /// The next parameter.
     next: usize,
     _borrows: PhantomData<&'a mut [f64]>,
+}
+
+/// An argument frame's packed arguments.
+union Packed {
+    slots: [u64; FRAME_SLOTS],
+    registers: Registers,
 }
 
 /// The result slots of a call through an [`ArgFrame`]; result `k` starts at slot
@@ -63,6 +74,11 @@ impl FrameResults {
     #[inline]
     pub fn bits(&self, slot: usize) -> u64 {
         self.slots.get(slot).copied().unwrap_or(0)
+    }
+    /// The slots, for native code to write.
+    #[inline(always)]
+    pub(crate) fn slots_mut(&mut self) -> &mut [u64; FRAME_SLOTS] {
+        &mut self.slots
     }
     /// Slot `slot` as an `f64` (an `f64` result, or a lane of an `f64xW` result).
     #[inline]
@@ -91,12 +107,13 @@ impl CompiledFn {
     /// results need more than [`FRAME_SLOTS`] slots (call through [`CompiledFn::call_into`] then).
     #[inline(always)]
     pub fn frame<'a>(&self) -> Option<ArgFrame<'_, 'a>> {
-        let info = self.info();
-        (info.arg_slots <= FRAME_SLOTS && info.result_slots.max(MIN_OUT_SLOTS) <= FRAME_SLOTS).then_some(ArgFrame {
+        self.plan.framed.then(|| ArgFrame {
             f: self,
-            params: &info.params,
-            slots: [0; FRAME_SLOTS],
+            params: self.plan.params(),
+            // Zeroed slots cover `registers` too (and zero is a valid value of every part).
+            packed: Packed { slots: [0; FRAME_SLOTS] },
             at: 0,
+            float_at: 0,
             next: 0,
             _borrows: PhantomData,
         })
@@ -121,10 +138,49 @@ impl<'a> ArgFrame<'_, 'a> {
                 got: self.next + 1,
             });
         };
-        let n = slot_count(ty);
-        // `frame` checked that all parameters' slots fit, so this range is in bounds.
-        pack_one(self.f, self.next, &mut arg, ty, &mut self.slots[self.at..self.at + n])?;
-        self.at += n;
+        if self.f.plan.direct {
+            // SAFETY: a direct plan's frame was made with `registers` (all bits of both fields
+            // are valid for any value).
+            let registers = unsafe { &mut self.packed.registers };
+            // The plan counted the parts: these indices are in bounds.
+            match (arg, ty) {
+                (Arg::F64(x), Type::F64) => {
+                    registers.floats[self.float_at] = x;
+                    self.float_at += 1;
+                }
+                (Arg::I64(x), Type::I64) => {
+                    registers.ints[self.at] = x as u64;
+                    self.at += 1;
+                }
+                (Arg::Bool(x), Type::Bool) => {
+                    registers.ints[self.at] = u64::from(x);
+                    self.at += 1;
+                }
+                (Arg::Slice(v), Type::Slice) => {
+                    registers.ints[self.at..self.at + 2].copy_from_slice(&[v.as_ptr() as u64, v.len() as u64]);
+                    self.at += 2;
+                }
+                (Arg::SliceMut(v), Type::Slice | Type::SliceMut) => {
+                    registers.ints[self.at..self.at + 2].copy_from_slice(&[v.as_mut_ptr() as u64, v.len() as u64]);
+                    self.at += 2;
+                }
+                (arg, _) => {
+                    return Err(CallError::ArgType {
+                        function: self.f.name().into(),
+                        index: self.next,
+                        expected: ty,
+                        got: arg.kind_name(),
+                    });
+                }
+            }
+        } else {
+            let n = slot_count(ty);
+            // SAFETY: a trampoline plan's frame was made with `slots`.
+            let slots = unsafe { &mut self.packed.slots };
+            // `frame` checked that all parameters' slots fit, so this range is in bounds.
+            pack_one(self.f, self.next, &mut arg, ty, &mut slots[self.at..self.at + n])?;
+            self.at += n;
+        }
         self.next += 1;
         Ok(())
     }
@@ -157,7 +213,7 @@ impl<'a> ArgFrame<'_, 'a> {
     /// The function's [`CompiledFn::needs_tape`].
     #[inline]
     pub fn needs_tape(&self) -> bool {
-        self.f.info().needs_tape
+        self.f.needs_tape()
     }
 
     /// An error unless every parameter got an argument.
@@ -182,13 +238,27 @@ impl<'a> ArgFrame<'_, 'a> {
     /// `CompiledFn::raw_call` requires.
     #[inline(always)]
     unsafe fn raw_call_checked(&self, results: &mut FrameResults, state: *mut crate::tape::TapeState) -> i32 {
-        // SAFETY: every parameter was pushed and checked against its type by `pack_one`, which
-        // wrote exactly its slots, in order, so `self.slots` holds the function's arguments in
-        // slot layout; every slice pointer and length in them was taken from a borrow of
-        // lifetime `'a` (a `&mut` one for an `mslice`), which outlives `self` and so this call;
-        // `frame` checked that the results (and the two failure-detail slots) fit in
-        // `FRAME_SLOTS`; the caller lends `state`.
-        unsafe { self.f.raw_call(self.slots.as_ptr(), results.slots.as_mut_ptr(), state) }
+        // SAFETY: every parameter was pushed and checked against its type, and its parts
+        // written in order: for a direct plan by class into `registers` (`push`), else by
+        // `pack_one` into `slots` in slot layout; every slice pointer and length among them was
+        // taken from a borrow of lifetime `'a` (a `&mut` one for an `mslice`), which outlives
+        // `self` and so this call; `frame` checked that the results (and the two failure-detail
+        // slots) fit in `FRAME_SLOTS`; the caller lends `state`; a direct plan's function is
+        // System V and its parts fit `direct::call` (`FramePlan::new`), and `internal_address`
+        // is its live internal function.
+        unsafe {
+            if self.f.plan.direct {
+                direct::call(
+                    self.f.internal_address(),
+                    results.slots.as_mut_ptr(),
+                    state,
+                    self.packed.registers.reread(),
+                    self.at > 3,
+                )
+            } else {
+                self.f.raw_call(self.packed.slots.as_ptr(), results.slots.as_mut_ptr(), state)
+            }
+        }
     }
 
     /// The call's outcome from its status.
@@ -206,3 +276,6 @@ impl std::fmt::Debug for ArgFrame<'_, '_> {
         f.debug_struct("ArgFrame").field("function", &self.f).field("pushed", &self.next).finish()
     }
 }
+
+// `frame` initialises `Packed` through `slots`, which must cover `registers`.
+const _: () = assert!(std::mem::size_of::<Registers>() <= std::mem::size_of::<[u64; FRAME_SLOTS]>());

@@ -3,6 +3,7 @@
 use crate::abi::{EntryFn, MIN_OUT_SLOTS, slot_count, slots_of};
 use crate::arg::Arg;
 use crate::closure::ClosureCtx;
+use crate::direct::FramePlan;
 use crate::error::{CallError, JitError, ShadowMismatch};
 use crate::extern_failure::{self, ExternFailure};
 use crate::lower::{ConstantPool, OwnedJit};
@@ -33,6 +34,8 @@ pub(crate) struct FnInfo {
     /// Can its native code touch the call's tape ([`crate::callgraph::needs_tape`])? If not,
     /// a call without a tape of the caller's lends it none.
     pub needs_tape: bool,
+    /// How calls through an argument frame pass its arguments.
+    pub plan: FramePlan,
 }
 
 /// The shared state of a compiled module; its native code is freed when the last handle drops.
@@ -95,9 +98,15 @@ impl CompiledModule {
                 available: self.function_names().map(|n| format!("@{n}")).collect::<Vec<_>>().join(", "),
             });
         };
-        let FnInfo { entry, needs_tape, .. } = &self.inner.functions[index];
-        let (entry, needs_tape) = (*entry, *needs_tape);
-        Ok(CompiledFn { module: self.inner.clone(), index, entry, needs_tape })
+        let FnInfo { entry, needs_tape, internal, plan, .. } = &self.inner.functions[index];
+        Ok(CompiledFn {
+            module: self.inner.clone(),
+            index,
+            entry: *entry,
+            needs_tape: *needs_tape,
+            internal: *internal,
+            plan: *plan,
+        })
     }
     /// The names of the compiled functions, in module order.
     pub fn function_names(&self) -> impl Iterator<Item = &str> {
@@ -126,6 +135,9 @@ pub struct CompiledFn {
     // pointers to find them (a chain of dependent loads cost about 4 ns per call).
     entry: EntryFn,
     needs_tape: bool,
+    /// The internal native function (`FnInfo::internal`) and the frame plan, for the same reason.
+    internal: usize,
+    pub(crate) plan: FramePlan,
 }
 
 impl std::fmt::Debug for CompiledFn {
@@ -138,7 +150,7 @@ impl std::fmt::Debug for CompiledFn {
 impl CompiledFn {
     /// The address of the internal native function (`FnInfo::internal`).
     pub(crate) fn internal_address(&self) -> usize {
-        self.info().internal
+        self.internal
     }
     pub(crate) fn info(&self) -> &FnInfo {
         &self.module.functions[self.index]

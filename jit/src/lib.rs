@@ -155,6 +155,7 @@ mod arg;
 mod callgraph;
 mod closure;
 mod compile;
+mod direct;
 mod error;
 mod extern_failure;
 mod frame;
@@ -184,4 +185,4 @@ pub use options::{JitOptions, OptLevel, RegAlloc};
 #[cfg(feature = "testing")]
 pub use oracle::{Agreement, Disagreement, differential_call, differential_call_with_tape, same_f64, same_value};
 pub use shadow::{BoundsCheckStats, ShadowSlice};
-pub use typed::{MAX_TYPED_SLOTS, NativeArgs, NativeResults, Scalar, TypedFn};
+pub use typed::{MAX_TYPED_SLOTS, NativeArgs, NativeResults, Param, Scalar, Slice, SliceMut, TypedFn};

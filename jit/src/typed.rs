@@ -1,13 +1,14 @@
-//! The typed fast path: [`TypedFn<A, R>`] for functions of scalar parameters and results.
-//! The signature is checked once when the handle is made, so a call only packs the arguments
-//! into a stack buffer, calls the entry trampoline and unpacks the results — no allocation, no
-//! per-argument matching.
+//! The typed fast path: [`TypedFn<A, R>`] for functions of scalar and slice parameters and
+//! scalar results. The signature is checked once when the handle is made, so a call puts the
+//! arguments straight into the registers of the native function (`direct.rs`) — no argument
+//! list, no per-argument matching, no allocation.
 
+use crate::direct::{self, Registers};
 use crate::error::CallError;
+use crate::frame::FRAME_SLOTS;
 use crate::handle::CompiledFn;
 use crate::tape::TapeState;
 use jitdiff_ir::Type;
-use std::ffi::c_void;
 use std::marker::PhantomData;
 
 mod sealed {
@@ -22,13 +23,6 @@ pub trait Scalar: sealed::Sealed + Copy {
     fn to_slot(self) -> u64;
     /// Decode a slot.
     fn from_slot(slot: u64) -> Self;
-    /// How the internal native function receives it (`abi::part_type`: `f64`, `i64`, or `i8`
-    /// for a `bool`).
-    #[doc(hidden)]
-    type Native: Copy;
-    /// Convert to [`Scalar::Native`].
-    #[doc(hidden)]
-    fn to_native(self) -> Self::Native;
 }
 
 impl sealed::Sealed for f64 {}
@@ -40,10 +34,6 @@ impl Scalar for f64 {
     fn from_slot(slot: u64) -> f64 {
         f64::from_bits(slot)
     }
-    type Native = f64;
-    fn to_native(self) -> f64 {
-        self
-    }
 }
 impl sealed::Sealed for i64 {}
 impl Scalar for i64 {
@@ -53,10 +43,6 @@ impl Scalar for i64 {
     }
     fn from_slot(slot: u64) -> i64 {
         slot as i64
-    }
-    type Native = i64;
-    fn to_native(self) -> i64 {
-        self
     }
 }
 impl sealed::Sealed for bool {}
@@ -68,29 +54,111 @@ impl Scalar for bool {
     fn from_slot(slot: u64) -> bool {
         slot != 0
     }
-    type Native = u8;
-    fn to_native(self) -> u8 {
-        u8::from(self)
+}
+
+/// The parameter type `slice` in a typed signature: a call passes a `&[f64]`.
+#[derive(Clone, Copy, Debug)]
+pub enum Slice {}
+/// The parameter type `mslice` in a typed signature: a call passes a `&mut [f64]`.
+#[derive(Clone, Copy, Debug)]
+pub enum SliceMut {}
+
+/// One parameter of a typed signature: a [`Scalar`], [`Slice`] or [`SliceMut`].
+pub trait Param: sealed::Sealed {
+    /// Its IR type.
+    const TYPE: Type;
+    /// How many integer-class parts it has (a float has none, a slice two).
+    #[doc(hidden)]
+    const INT_PARTS: usize;
+    /// What a call passes for it: the scalar, `&'a [f64]` or `&'a mut [f64]`.
+    type Value<'a>;
+    /// Write its parts by class — integer-class parts at `ints[*at_int..]`, a float at
+    /// `floats[*at_float]` — and advance the positions.
+    #[doc(hidden)]
+    fn place(value: Self::Value<'_>, ints: &mut [u64], floats: &mut [f64], at_int: &mut usize, at_float: &mut usize);
+    /// Write its slots (slot layout, see the crate docs) at `slots[*at..]` and advance `at`.
+    #[doc(hidden)]
+    fn pack(value: Self::Value<'_>, slots: &mut [u64], at: &mut usize);
+}
+
+impl<S: Scalar> Param for S {
+    const TYPE: Type = S::TYPE;
+    const INT_PARTS: usize = if matches!(S::TYPE, Type::F64) { 0 } else { 1 };
+    type Value<'a> = S;
+    #[inline(always)]
+    fn place(value: S, ints: &mut [u64], floats: &mut [f64], at_int: &mut usize, at_float: &mut usize) {
+        if matches!(S::TYPE, Type::F64) {
+            floats[*at_float] = f64::from_bits(value.to_slot());
+            *at_float += 1;
+        } else {
+            ints[*at_int] = value.to_slot();
+            *at_int += 1;
+        }
+    }
+    #[inline(always)]
+    fn pack(value: S, slots: &mut [u64], at: &mut usize) {
+        slots[*at] = value.to_slot();
+        *at += 1;
     }
 }
 
-/// The most scalar parameters or results a typed handle supports.
+impl sealed::Sealed for Slice {}
+impl Param for Slice {
+    const TYPE: Type = Type::Slice;
+    const INT_PARTS: usize = 2;
+    type Value<'a> = &'a [f64];
+    #[inline(always)]
+    fn place(value: &[f64], ints: &mut [u64], _: &mut [f64], at_int: &mut usize, _: &mut usize) {
+        ints[*at_int] = value.as_ptr() as u64;
+        ints[*at_int + 1] = value.len() as u64;
+        *at_int += 2;
+    }
+    #[inline(always)]
+    fn pack(value: &[f64], slots: &mut [u64], at: &mut usize) {
+        slots[*at] = value.as_ptr() as u64;
+        slots[*at + 1] = value.len() as u64;
+        *at += 2;
+    }
+}
+
+impl sealed::Sealed for SliceMut {}
+impl Param for SliceMut {
+    const TYPE: Type = Type::SliceMut;
+    const INT_PARTS: usize = 2;
+    type Value<'a> = &'a mut [f64];
+    #[inline(always)]
+    fn place(value: &mut [f64], ints: &mut [u64], _: &mut [f64], at_int: &mut usize, _: &mut usize) {
+        ints[*at_int] = value.as_mut_ptr() as u64;
+        ints[*at_int + 1] = value.len() as u64;
+        *at_int += 2;
+    }
+    #[inline(always)]
+    fn pack(value: &mut [f64], slots: &mut [u64], at: &mut usize) {
+        slots[*at] = value.as_mut_ptr() as u64;
+        slots[*at + 1] = value.len() as u64;
+        *at += 2;
+    }
+}
+
+/// The most parameters or scalar results of a typed handle.
 pub const MAX_TYPED_SLOTS: usize = 8;
 
-/// A tuple of up to 8 [`Scalar`] arguments: `()`, `(f64,)`, `(f64, i64)`, ...
+/// The parameters of a typed signature: a tuple of up to 8 [`Param`]s — `()`, `(f64,)`,
+/// `(Slice, f64)`, ...; a call passes [`NativeArgs::Values`] (`(&x, 2.0)` for `(Slice, f64)`).
 pub trait NativeArgs: sealed::Sealed {
+    /// What a call passes: the tuple of each parameter's [`Param::Value`].
+    type Values<'a>;
+    /// Do its integer-class parts overflow the three registers a direct call leaves them?
+    #[doc(hidden)]
+    const ON_STACK: bool;
     /// The parameter types.
     fn types() -> Vec<Type>;
-    /// Call the internal native function at `code` at depth 1 with these arguments.
-    ///
-    /// # Safety
-    ///
-    /// `code` must be the finalized internal function (`abi::internal_signature`) of a live
-    /// compiled function whose parameters are exactly these scalars; `out` must have room for
-    /// its result slots and at least two; `tape` must be lent as for
-    /// [`CompiledFn::raw_call`](crate::CompiledFn).
+    /// Write the arguments' parts by class (see [`Param::place`]).
     #[doc(hidden)]
-    unsafe fn call_internal(self, code: usize, out: *mut u64, tape: *mut c_void) -> i32;
+    fn place(values: Self::Values<'_>, registers: &mut Registers);
+    /// Write the arguments in slot layout (see [`Param::pack`]).
+    #[doc(hidden)]
+    fn pack(values: Self::Values<'_>, slots: &mut [u64; FRAME_SLOTS]);
 }
 
 /// The results of a typed call: `()`, one [`Scalar`], or a tuple of up to 8.
@@ -98,30 +166,26 @@ pub trait NativeResults: sealed::Sealed + Sized {
     /// The result types.
     fn types() -> Vec<Type>;
     /// Read the results from slots.
-    fn unpack(slots: &[u64; MAX_TYPED_SLOTS]) -> Self;
+    fn unpack(slots: &[u64; FRAME_SLOTS]) -> Self;
 }
 
 impl sealed::Sealed for () {}
 impl NativeArgs for () {
+    type Values<'a> = ();
+    const ON_STACK: bool = false;
     fn types() -> Vec<Type> {
         vec![]
     }
-    /// # Safety
-    ///
-    /// As [`NativeArgs::call_internal`].
-    #[inline]
-    unsafe fn call_internal(self, code: usize, out: *mut u64, tape: *mut c_void) -> i32 {
-        type Internal = unsafe extern "C" fn(i64, *mut u64, *mut c_void) -> i32;
-        // SAFETY: the caller guarantees `code` is an internal function without parameters,
-        // whose System V signature is exactly `Internal`.
-        unsafe { std::mem::transmute::<usize, Internal>(code)(1, out, tape) }
-    }
+    #[inline(always)]
+    fn place((): (), _: &mut Registers) {}
+    #[inline(always)]
+    fn pack((): (), _: &mut [u64; FRAME_SLOTS]) {}
 }
 impl NativeResults for () {
     fn types() -> Vec<Type> {
         vec![]
     }
-    fn unpack(_: &[u64; MAX_TYPED_SLOTS]) {}
+    fn unpack(_: &[u64; FRAME_SLOTS]) {}
 }
 
 macro_rules! single_result {
@@ -130,7 +194,8 @@ macro_rules! single_result {
             fn types() -> Vec<Type> {
                 vec![<$t as Scalar>::TYPE]
             }
-            fn unpack(slots: &[u64; MAX_TYPED_SLOTS]) -> $t {
+            #[inline(always)]
+            fn unpack(slots: &[u64; FRAME_SLOTS]) -> $t {
                 <$t as Scalar>::from_slot(slots[0])
             }
         }
@@ -140,32 +205,22 @@ single_result!(f64, i64, bool);
 
 macro_rules! tuples {
     ($(($($name:ident $idx:tt),+))*) => {$(
-        impl<$($name: Scalar),+> sealed::Sealed for ($($name,)+) {}
-        impl<$($name: Scalar),+> NativeArgs for ($($name,)+) {
+        impl<$($name: Param),+> sealed::Sealed for ($($name,)+) {}
+        impl<$($name: Param),+> NativeArgs for ($($name,)+) {
+            type Values<'a> = ($($name::Value<'a>,)+);
+            const ON_STACK: bool = 0 $(+ $name::INT_PARTS)+ > 3;
             fn types() -> Vec<Type> {
                 vec![$($name::TYPE),+]
             }
-            /// # Safety
-            ///
-            /// As [`NativeArgs::call_internal`].
-            #[inline]
-            unsafe fn call_internal(self, code: usize, out: *mut u64, tape: *mut c_void) -> i32 {
-                type Internal<$($name),+> = unsafe extern "C" fn(i64, *mut u64, *mut c_void, $($name),+) -> i32;
-                // SAFETY: the caller guarantees `code` is the internal function of a function whose
-                // parameters are these scalars; its System V signature is `(depth, out, tape)`
-                // followed by one part per scalar of exactly the `Native` types.
-                unsafe {
-                    std::mem::transmute::<usize, Internal<$($name::Native),+>>(code)(1, out, tape, $(self.$idx.to_native()),+)
-                }
+            #[inline(always)]
+            fn place(values: Self::Values<'_>, registers: &mut Registers) {
+                let (mut at_int, mut at_float) = (0, 0);
+                $($name::place(values.$idx, &mut registers.ints, &mut registers.floats, &mut at_int, &mut at_float);)+
             }
-        }
-        impl<$($name: Scalar),+> NativeResults for ($($name,)+) {
-            fn types() -> Vec<Type> {
-                vec![$($name::TYPE),+]
-            }
-            #[inline]
-            fn unpack(slots: &[u64; MAX_TYPED_SLOTS]) -> Self {
-                ($($name::from_slot(slots[$idx]),)+)
+            #[inline(always)]
+            fn pack(values: Self::Values<'_>, slots: &mut [u64; FRAME_SLOTS]) {
+                let mut at = 0;
+                $($name::pack(values.$idx, slots, &mut at);)+
             }
         }
     )*};
@@ -181,20 +236,40 @@ tuples! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
 }
 
-/// A compiled function with a statically known scalar signature; see
+macro_rules! result_tuples {
+    ($(($($name:ident $idx:tt),+))*) => {$(
+        impl<$($name: Scalar),+> NativeResults for ($($name,)+) {
+            fn types() -> Vec<Type> {
+                vec![$($name::TYPE),+]
+            }
+            #[inline(always)]
+            fn unpack(slots: &[u64; FRAME_SLOTS]) -> Self {
+                ($($name::from_slot(slots[$idx]),)+)
+            }
+        }
+    )*};
+}
+result_tuples! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+}
+
+/// A compiled function with a statically known signature of scalars and slices; see
 /// [`CompiledFn::typed`]. Cheap to clone, `Send + Sync`.
 pub struct TypedFn<A, R> {
     f: CompiledFn,
-    /// `f`'s internal native function (see [`NativeArgs::call_internal`]) and whether it
-    /// needs a tape, copied out of `f` so that a call reads them from here.
-    internal: usize,
-    needs_tape: bool,
     _signature: PhantomData<fn(A) -> R>,
 }
 
 impl<A, R> Clone for TypedFn<A, R> {
     fn clone(&self) -> Self {
-        TypedFn { f: self.f.clone(), internal: self.internal, needs_tape: self.needs_tape, _signature: PhantomData }
+        TypedFn { f: self.f.clone(), _signature: PhantomData }
     }
 }
 
@@ -207,20 +282,34 @@ impl<A, R> std::fmt::Debug for TypedFn<A, R> {
 impl<A: NativeArgs, R: NativeResults> TypedFn<A, R> {
     /// Only `CompiledFn::typed` makes these, after checking the signature.
     pub(crate) fn new(f: CompiledFn) -> TypedFn<A, R> {
-        TypedFn { internal: f.internal_address(), needs_tape: f.needs_tape(), f, _signature: PhantomData }
+        TypedFn { f, _signature: PhantomData }
     }
 
     /// Call the function.
     #[inline]
-    pub fn call(&self, args: A) -> Result<R, CallError> {
-        let mut result_slots = [0u64; MAX_TYPED_SLOTS];
-        let status = if self.needs_tape {
-            self.call_with_scratch_tape(args, &mut result_slots)
-        } else {
+    pub fn call(&self, args: A::Values<'_>) -> Result<R, CallError> {
+        let mut result_slots = [0u64; FRAME_SLOTS];
+        let status = if self.f.plan.direct && !self.f.needs_tape() {
+            let mut registers = Registers::default();
+            A::place(args, &mut registers);
             let mut unused = TapeState::unused();
-            // SAFETY: as in `call_with_scratch_tape`; the function cannot touch a tape, so an
-            // unused state is lent.
-            unsafe { args.call_internal(self.internal, result_slots.as_mut_ptr(), (&raw mut unused).cast()) }
+            // SAFETY: `CompiledFn::typed` checked that the parameters are exactly `A`'s types
+            // and the results `R`'s (which fit `FRAME_SLOTS`); the plan is direct (System V,
+            // parts that fit `direct::call`) and `place` wrote every part by class in order,
+            // the slices' from borrows (mutable for an `mslice`) that outlive the call; the
+            // function cannot touch a tape, so an unused state is lent; `internal_address` is
+            // its live internal function.
+            unsafe {
+                direct::call(
+                    self.f.internal_address(),
+                    result_slots.as_mut_ptr(),
+                    &raw mut unused,
+                    registers,
+                    A::ON_STACK,
+                )
+            }
+        } else {
+            self.call_slow(args, &mut result_slots)
         };
         if status != 0 {
             return Err(self.f.runtime_error(status, [result_slots[0], result_slots[1]]));
@@ -228,19 +317,19 @@ impl<A: NativeArgs, R: NativeResults> TypedFn<A, R> {
         Ok(R::unpack(&result_slots))
     }
 
-    /// The call of a function that needs a tape: out of line, so that the common call stays
-    /// small enough to inline where it is made.
+    /// The call of a function that needs a tape, or whose parts do not fit a direct call:
+    /// through the entry trampoline, out of line so that the common call stays small enough to
+    /// inline where it is made.
     #[cold]
     #[inline(never)]
-    fn call_with_scratch_tape(&self, args: A, result_slots: &mut [u64; MAX_TYPED_SLOTS]) -> i32 {
-        // SAFETY: `CompiledFn::typed` checked that the parameters are exactly `A`'s scalar types
-        // and the results `R`'s (at most MAX_TYPED_SLOTS slots), and `internal` is that
-        // function's internal native function, kept mapped by `self.f`; no slices are
-        // involved, so native code touches only `result_slots` and the tape it is lent. Calling
-        // it directly skips the entry trampoline's round trip through slot buffers.
-        self.f.with_call_tape(|state| unsafe {
-            args.call_internal(self.internal, result_slots.as_mut_ptr(), state.cast())
-        })
+    fn call_slow(&self, args: A::Values<'_>, result_slots: &mut [u64; FRAME_SLOTS]) -> i32 {
+        let mut slots = [0u64; FRAME_SLOTS];
+        A::pack(args, &mut slots);
+        // SAFETY: `CompiledFn::typed` checked that the parameters are exactly `A`'s types (whose
+        // slots fit `FRAME_SLOTS`) and the results `R`'s; `pack` wrote every parameter's slots
+        // in order, the slices' from borrows (mutable for an `mslice`) that outlive the call;
+        // `with_call_tape` lends the tape state.
+        self.f.with_call_tape(|state| unsafe { self.f.raw_call(slots.as_ptr(), result_slots.as_mut_ptr(), state) })
     }
 
     /// The untyped handle.

@@ -118,6 +118,8 @@ pub(crate) struct Lowered {
     pub entries: Vec<EntryFn>,
     /// The address of each function's internal native function (see `abi::internal_signature`).
     pub internals: Vec<usize>,
+    /// Do the functions use the System V calling convention (which direct calls speak)?
+    pub system_v: bool,
     pub sites: SiteTable,
     pub check_stats: Vec<BoundsCheckStats>,
 }
@@ -265,7 +267,16 @@ pub(crate) fn lower_module(
         })
         .collect();
     let internals = m.internal_ids.iter().map(|&id| m.jit.get().get_finalized_function(id) as usize).collect();
-    Ok(Lowered { jit: m.jit, constants: m.constants, entries, internals, sites: m.sites, check_stats: m.check_stats })
+    let system_v = template.call_conv == CallConv::SystemV;
+    Ok(Lowered {
+        jit: m.jit,
+        constants: m.constants,
+        entries,
+        internals,
+        system_v,
+        sites: m.sites,
+        check_stats: m.check_stats,
+    })
 }
 
 impl ModuleLowering<'_> {
