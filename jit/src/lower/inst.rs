@@ -128,8 +128,22 @@ impl FuncLowerer<'_, '_> {
                 }]))
             }
             IDiv | IRem => {
-                let (x, y) = (self.scalar(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
-                Some(Parts::new(&[self.checked_division(x, y, inst.op == IRem)]))
+                let (x_ir, y_ir) = (a.ok_or_else(missing)?, arg(1).ok_or_else(missing)?);
+                let (x, y) = (self.scalar(x_ir), self.scalar(y_ir));
+                let remainder = inst.op == IRem;
+                Some(Parts::new(&[match self.consts.get(&y_ir) {
+                    // A constant divisor other than 0 and -1 needs no guard: Cranelift's own
+                    // division by a constant (multiply and shift) without the checks' blocks,
+                    // which every compile would otherwise fold away again.
+                    Some(&d) if d != 0 && d != -1 => {
+                        if remainder {
+                            self.b.ins().srem(x, y)
+                        } else {
+                            self.b.ins().sdiv(x, y)
+                        }
+                    }
+                    _ => self.checked_division(x, y, remainder),
+                }]))
             }
             INeg => {
                 let x = self.scalar(a.ok_or_else(missing)?);
