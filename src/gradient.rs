@@ -44,10 +44,10 @@ pub struct GradientFn {
     /// compiled when first needed (a call with more inputs, a non-finite lane gradient, `vjp`,
     /// `pullback`, `jacobian`). Shared by clones.
     reverse: Arc<OnceLock<ReverseCode>>,
-    last_tape_bytes: AtomicUsize,
+    pub(crate) last_tape_bytes: AtomicUsize,
     rules: RuleSet,
     options: JitOptions,
-    mode: GradientMode,
+    pub(crate) mode: GradientMode,
     /// The loops reverse mode checkpointed.
     checkpoints: Arc<[CheckpointedLoop]>,
     /// The forward-lane derivatives of `value_and_grad`, compiled on first use, by log2 of the
@@ -101,13 +101,13 @@ pub enum GradientMode {
 /// Reverse mode's compiled functions: the fused `value_and_grad` (its own module, see
 /// `fused.rs`), and the forward function and pullback that `vjp`, `pullback` and `jacobian`
 /// call, compiled when one of them is first used (or at once, without a fused function).
-struct ReverseCode {
+pub(crate) struct ReverseCode {
     _compiled: Option<CompiledModule>,
-    value_and_grad: Option<CompiledFn>,
+    pub(crate) value_and_grad: Option<CompiledFn>,
     /// Where `value_and_grad`'s results are, when its calls fit an argument frame.
     framed: Option<FramedCall>,
     /// The direct call of `value_and_grad`, where the function's shape allows it.
-    direct: Option<DirectGradient>,
+    pub(crate) direct: Option<DirectGradient>,
     pair: OnceLock<PairCode>,
 }
 
@@ -121,7 +121,7 @@ struct PairCode {
 /// The most inputs for which [`GradientMode::Auto`] takes forward lanes: one sweep of at most 4
 /// lanes (8 lanes cost about as much as reverse mode on the pendulum, the benchmark with fewest
 /// inputs: 0.88 of it with 5 inputs, 1.04 with 6).
-const AUTO_FORWARD_INPUTS: usize = 4;
+pub(crate) const AUTO_FORWARD_INPUTS: usize = 4;
 
 /// A forward-lane derivative for `value_and_grad`, and where its single-sweep frame call finds
 /// the value and the tangent lanes.
@@ -731,7 +731,7 @@ impl GradientFn {
     }
 
     /// Reverse mode's native code, compiled now if it was not yet (see the `reverse` field).
-    fn reverse(&self) -> Result<&ReverseCode, Error> {
+    pub(crate) fn reverse(&self) -> Result<&ReverseCode, Error> {
         if let Some(code) = self.reverse.get() {
             return Ok(code);
         }

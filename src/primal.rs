@@ -59,6 +59,14 @@ impl PrimalFn {
         &self.native
     }
 
+    /// The error a failed native call of this function with `args` reports, in the user's terms
+    /// (the fault replayed in the interpreter to name the user's instruction): for the typed
+    /// calls of the macros' handles, which call the native code themselves.
+    #[doc(hidden)]
+    pub fn call_error(&self, args: &[Arg<'_>], error: jitdiff_jit::CallError) -> Error {
+        self.user.call_error(args, error)
+    }
+
     /// Call the function: its results (`mslice` arguments are written in place).
     pub fn call(&self, args: &mut [Arg<'_>]) -> Result<Vec<RuntimeValue>, Error> {
         let mut results = vec![];

@@ -3,10 +3,13 @@
 //! gradient's pieces in registers ([`CompiledFn::call_direct`]), with what the general path
 //! works out per call (which pieces go where, which result is the value) worked out once.
 
+use crate::error::Error;
+use crate::gradient::{AUTO_FORWARD_INPUTS, GradientFn, GradientMode};
 use crate::user::UserFunction;
 use jitdiff_ir::Type;
-use jitdiff_jit::{Arg, CallError, CompiledFn, FrameResults};
+use jitdiff_jit::{Arg, CallError, CompiledFn, FrameResults, NativeArgs, NativeResults, TypedFn};
 use smallvec::SmallVec;
+use std::sync::atomic::Ordering;
 
 /// A direct `value_and_grad` plan for one fused function.
 #[derive(Debug)]
@@ -71,5 +74,46 @@ impl DirectGradient {
         let mut results = FrameResults::new();
         let status = native.call_direct(args, &mut pieces, &mut results)?;
         Some(if status == 0 { Ok(results.f64(self.value_slot)) } else { Err(native.status_error(status, &results)) })
+    }
+}
+
+/// What the typed handles of `#[jitdiff::function]` call: `value_and_grad` as one typed native
+/// call of the fused function, whose parameters are the function's followed by one `mslice`
+/// per differentiated slice (that slice's piece of the gradient, which the call adds into).
+impl GradientFn {
+    /// Does `value_and_grad` compute a gradient of `inputs` inputs by the fused reverse-mode
+    /// function (not by forward lanes)? When it does, a typed call of that function is what
+    /// `value_and_grad` would make, and is counted as such (no tape used).
+    #[doc(hidden)]
+    pub fn takes_typed_reverse(&self, inputs: usize) -> bool {
+        let reverse = match self.mode {
+            GradientMode::Reverse => true,
+            GradientMode::Auto => inputs > AUTO_FORWARD_INPUTS,
+            GradientMode::Forward => false,
+        };
+        if reverse {
+            self.last_tape_bytes.store(0, Ordering::Relaxed);
+        }
+        reverse
+    }
+
+    /// The fused `value_and_grad` function as a typed handle of parameters `A` and results
+    /// `R` (reverse mode compiled now if it was not yet), or `None` when there is none of that
+    /// signature, or it can use the tape, or no direct plan covers the function's shape (the
+    /// general path then computes every gradient).
+    #[doc(hidden)]
+    pub fn typed_value_and_grad<A: NativeArgs, R: NativeResults>(&self) -> Result<Option<TypedFn<A, R>>, Error> {
+        let reverse = self.reverse()?;
+        Ok(match (&reverse.value_and_grad, &reverse.direct) {
+            (Some(native), Some(_)) => native.typed().ok(),
+            _ => None,
+        })
+    }
+
+    /// The error a failed native call of the fused function with `args` reports, in the user's
+    /// terms (see [`PrimalFn::call_error`](crate::PrimalFn::call_error)).
+    #[doc(hidden)]
+    pub fn call_error(&self, args: &[Arg<'_>], error: CallError) -> Error {
+        self.user.call_error(args, error)
     }
 }

@@ -350,52 +350,55 @@ fn per_call_overhead(budget: Duration) -> Result<String, CliError> {
     let primal = compile(&module, &ExternRegistry::new(), &JitOptions::new())?.function(ENTRY)?;
     let grad = GradientFn::builder(&module, ENTRY).wrt(["x"]).build()?;
     let x = standard_start(10);
-    let (mut g, mut out) = ([0.0; 10], [RuntimeValue::F64(0.0)]);
-    // Many calls per sample: a call takes nanoseconds.
-    let per = |t: f64| t / 1000.0;
-    let rust = per(seconds_per_call(
-        budget,
-        9,
-        batched(|| {
-            std::hint::black_box(rosenbrock(opaque_vec(&x)));
-        }),
-    )?);
-    let hand = per(seconds_per_call(
-        budget,
-        9,
-        batched(|| {
-            std::hint::black_box(rosenbrock_gradient(opaque_vec(&x), &mut g));
-        }),
-    )?);
-    let jit = per(seconds_per_call(
-        budget,
-        9,
-        batched(|| {
-            let _ = primal.call_into(&mut [Arg::Slice(opaque_vec(&x))], &mut out);
-        }),
-    )?);
-    let vg = per(seconds_per_call(
-        budget,
-        9,
-        batched(|| {
-            let _ = std::hint::black_box(grad.value_and_grad(&mut [Arg::Slice(opaque_vec(&x))], &mut g));
-        }),
-    )?);
     let typed_primal = PrimalFn::builder(&module, ENTRY).build()?;
-    let typed = per(seconds_per_call(
-        budget,
-        9,
-        batched(|| {
-            let _ = std::hint::black_box(jitdiff::typed::call::<f64>(&typed_primal, &mut [Arg::Slice(opaque_vec(&x))]));
-        }),
-    )?);
+    let (macro_primal, macro_gradient) = (rosenbrock_rs::primal()?, rosenbrock_rs::gradient()?);
+    let (mut g, mut g_macro, mut g_hand, mut out) = ([0.0; 10], [0.0; 10], [0.0; 10], [RuntimeValue::F64(0.0)]);
+    // Blocks of 2,000 calls (tens of microseconds), as many rounds as the budget allows.
+    let rounds = ((budget.as_secs_f64() / 2e-3) as usize).clamp(20, 1000);
+    let times = best_interleaved(
+        rounds,
+        2000,
+        &mut [
+            &mut || {
+                std::hint::black_box(rosenbrock(opaque_vec(&x)));
+            },
+            &mut || {
+                std::hint::black_box(rosenbrock_gradient(opaque_vec(&x), &mut g_hand));
+            },
+            &mut || {
+                let _ = primal.call_into(&mut [Arg::Slice(opaque_vec(&x))], &mut out);
+            },
+            &mut || {
+                if let Ok(y) = jitdiff::typed::call::<f64>(&typed_primal, &mut [Arg::Slice(opaque_vec(&x))]) {
+                    std::hint::black_box(y);
+                }
+            },
+            &mut || {
+                if let Ok(y) = macro_primal.call(opaque_vec(&x)) {
+                    std::hint::black_box(y);
+                }
+            },
+            &mut || {
+                if let Ok(y) = grad.value_and_grad(&mut [Arg::Slice(opaque_vec(&x))], &mut g) {
+                    std::hint::black_box(y);
+                }
+            },
+            &mut || {
+                if let Ok(y) = macro_gradient.value_and_grad_into(opaque_vec(&x), &mut g_macro) {
+                    std::hint::black_box(y);
+                }
+            },
+        ],
+    );
+    let [rust, hand, jit, typed, macro_call, vg, macro_vg] = times[..] else { unreachable!("seven rows timed") };
     let mut s = String::new();
     let _ = writeln!(s, "\n## Per-call overhead at n = 10\n");
     let _ = writeln!(
         s,
-        "Rosenbrock n = 10, where a call does little work (medians of batches of 1,000 calls): what \
-         a compiled handle costs over plain Rust. `examples/call_overhead.rs` measures the same rows \
-         interleaved, best of many short blocks.\n"
+        "Rosenbrock n = 10, where a call does little work (best of many short blocks of calls, the \
+         rows' blocks interleaved): what a compiled handle costs over plain Rust. The macro's rows \
+         call the same function written as Rust (`#[jitdiff::function]`), through its typed \
+         handles: a typed native call, arguments straight into registers.\n"
     );
     let _ = writeln!(s, "| call | time | / rustc primal | / hand grad |");
     let _ = writeln!(s, "|---|---:|---:|---:|");
@@ -403,14 +406,40 @@ fn per_call_overhead(budget: Duration) -> Result<String, CliError> {
         ("rustc primal", rust),
         ("hand-written gradient", hand),
         ("JIT primal (`CompiledFn::call_into`)", jit),
-        ("JIT primal (`jitdiff::typed::call`: `#[jitdiff::function]`'s `primal().call`)", typed),
-        ("`value_and_grad`", vg),
+        ("JIT primal (`jitdiff::typed::call`, an `Arg` list)", typed),
+        ("JIT primal (`#[jitdiff::function]`'s `primal().call`)", macro_call),
+        ("`GradientFn::value_and_grad`", vg),
+        ("`#[jitdiff::function]`'s `value_and_grad_into`", macro_vg),
     ] {
         let _ = writeln!(s, "| {name} | {} | {:.2} | {:.2} |", human(t), t / rust, t / hand);
     }
-    let _ = writeln!(s, "\n`value_and_grad` costs {:.1} ns more than the hand-written gradient.", (vg - hand) * 1e9);
+    let _ = writeln!(
+        s,
+        "\n`value_and_grad` costs {:.1} ns more than the hand-written gradient through `GradientFn`, {:.1} ns through the macro's handle.",
+        (vg - hand) * 1e9,
+        (macro_vg - hand) * 1e9
+    );
     s.push_str(&handle_cost(budget)?);
     Ok(s)
+}
+
+/// Extended Rosenbrock (`jitdiff_problems::rosenbrock`), written as Rust for the macro's handles.
+#[jitdiff::function]
+fn rosenbrock_rs(x: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for i in 0..x.len() - 1 {
+        let xi = x[i];
+        let d = x[i + 1] - xi * xi;
+        let e = 1.0 - xi;
+        sum += 100.0 * (d * d) + e * e;
+    }
+    sum
+}
+
+/// `first_squared` of [`handle_cost`], written as Rust for the macro's handles.
+#[jitdiff::function]
+fn first_squared_rs(x: &[f64]) -> f64 {
+    x[0] * x[0]
 }
 
 /// What a handle itself costs per call: a function of one multiply (nothing to compute), called
@@ -432,21 +461,25 @@ fn handle_cost(budget: Duration) -> Result<String, CliError> {
     let typed_native = native.typed::<(f64,), f64>()?;
     let sliced = compiled.function("first_squared")?;
     let typed_sliced = sliced.typed::<(jitdiff::jit::Slice,), f64>()?;
+    let macro_primal = first_squared_rs::primal()?;
+    let macro_gradient = first_squared_rs::gradient()?;
     let primal = PrimalFn::builder(&module, "first_squared").build()?;
     let grad = GradientFn::builder(&module, "square").wrt(["x"]).build()?;
     let grad_sliced = GradientFn::builder(&module, "first_squared").wrt(["x"]).build()?;
     let x = [1.5; 10];
-    let (mut g1, mut g10, mut out) = ([0.0; 1], [0.0; 10], [RuntimeValue::F64(0.0)]);
+    let (mut g1, mut g10, mut g10_macro, mut out) = ([0.0; 1], [0.0; 10], [0.0; 10], [RuntimeValue::F64(0.0)]);
     use std::hint::black_box;
     let names = [
         "rustc `fn(f64) -> f64`, not inlined",
         "rustc `fn(&[f64]) -> f64`, not inlined",
         "`TypedFn::call` (`f64 -> f64`)",
         "`TypedFn::call` (`&[f64] -> f64`)",
+        "`#[jitdiff::function]`'s `primal().call` (`&[f64] -> f64`)",
         "`jitdiff::typed::call` (`&[f64] -> f64`)",
         "`CompiledFn::call_into` (`&[f64] -> f64`)",
         "`value_and_grad` (`f64`, forward lanes)",
         "`value_and_grad` (`&[f64]` of 10, reverse)",
+        "`#[jitdiff::function]`'s `value_and_grad_into` (`&[f64]` of 10)",
     ];
     // Blocks of 2,000 calls (microseconds each), as many rounds as the budget allows.
     let rounds = ((budget.as_secs_f64() / 4e-4) as usize).clamp(20, 2000);
@@ -471,6 +504,11 @@ fn handle_cost(budget: Duration) -> Result<String, CliError> {
                 }
             },
             &mut || {
+                if let Ok(y) = macro_primal.call(opaque_array(&x)) {
+                    black_box(y);
+                }
+            },
+            &mut || {
                 if let Ok(y) = jitdiff::typed::call::<f64>(&primal, &mut [Arg::Slice(opaque_array(&x))]) {
                     black_box(y);
                 }
@@ -485,6 +523,11 @@ fn handle_cost(budget: Duration) -> Result<String, CliError> {
             },
             &mut || {
                 if let Ok(y) = grad_sliced.value_and_grad(&mut [Arg::Slice(opaque_array(&x))], &mut g10) {
+                    black_box(y);
+                }
+            },
+            &mut || {
+                if let Ok(y) = macro_gradient.value_and_grad_into(opaque_array(&x), &mut g10_macro) {
                     black_box(y);
                 }
             },
@@ -557,14 +600,4 @@ fn pendulum_modes(budget: Duration) -> Result<String, CliError> {
         let _ = writeln!(s, "| {name} | {} | {:.2} | {:.2} | {:.2} |", human(t), t / jit, t / rust, t / rev);
     }
     Ok(s)
-}
-
-/// `f` 1,000 times, as one timed call.
-fn batched(mut f: impl FnMut()) -> impl FnMut() -> Result<(), CliError> {
-    move || {
-        for _ in 0..1000 {
-            f();
-        }
-        Ok(())
-    }
 }

@@ -4,6 +4,7 @@
 //! work — so the code per function stays small and the machinery lives in `jitdiff`.
 
 use crate::signature::Signature;
+use jitdiff_ir::Type;
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -160,14 +161,27 @@ fn params(sig: &Signature) -> (Vec<TokenStream>, TokenStream) {
     (declared, quote!(&mut self::args(#(#passed),*)))
 }
 
-/// A typed handle struct around `inner`, with `handle`, `into_handle` and `from_handle`.
-fn wrapper(ident: &str, inner: TokenStream, doc: &str, clone: bool, methods: TokenStream) -> TokenStream {
+/// A typed handle struct around `inner`, with `handle`, `into_handle` and `from_handle`; `cache`
+/// is a second field (its type, and how `from_handle` makes it from `handle`) for what the
+/// typed fast paths keep.
+fn wrapper(
+    ident: &str,
+    inner: TokenStream,
+    doc: &str,
+    clone: bool,
+    methods: TokenStream,
+    cache: Option<(TokenStream, TokenStream)>,
+) -> TokenStream {
     let ident = proc_macro2::Ident::new(ident, proc_macro2::Span::call_site());
     let derive = if clone { quote!(#[derive(Clone, Debug)]) } else { quote!(#[derive(Debug)]) };
+    let (field, made) = match cache {
+        Some((ty, init)) => (quote!(, #ty), quote!(let cache = #init; Self(handle, cache))),
+        None => (quote!(), quote!(Self(handle))),
+    };
     quote! {
         #[doc = #doc]
         #derive
-        pub struct #ident(#inner);
+        pub struct #ident(#inner #field);
 
         impl #ident {
             #methods
@@ -185,36 +199,145 @@ fn wrapper(ident: &str, inner: TokenStream, doc: &str, clone: bool, methods: Tok
             /// The typed handle around `handle`, which must be built for this function (from
             /// [`builder`]); calls check their arguments against it in any case.
             pub fn from_handle(handle: #inner) -> Self {
-                Self(handle)
+                #made
             }
         }
     }
 }
 
+/// The typed native call of the primal, where the signature allows one: the parameter markers
+/// (`f64`, `i64`, `bool`, `Slice`, `SliceMut`), the values passed for them, and the result type —
+/// `None` when there are more than 8 parameters, or the Rust result type is not spelled exactly
+/// as the IR results (`f64`, `i64`, `bool`, a tuple of them, `()`), or a parameter is a vector.
+fn typed_call(sig: &Signature) -> Option<(Vec<TokenStream>, Vec<TokenStream>, TokenStream)> {
+    if sig.params.len() > 8 || sig.returns.len() > 8 {
+        return None;
+    }
+    let mut markers = vec![];
+    let mut values = vec![];
+    for p in &sig.params {
+        let ident = &p.ident;
+        let (marker, value) = match p.ir {
+            Type::F64 => (quote!(f64), quote!(#ident)),
+            Type::I64 => (quote!(i64), quote!(#ident as i64)),
+            Type::Bool => (quote!(bool), quote!(#ident)),
+            Type::Slice => (quote!(::jitdiff::jit::Slice), quote!(&#ident[..])),
+            Type::SliceMut => (quote!(::jitdiff::jit::SliceMut), quote!(&mut #ident[..])),
+            Type::F64x(_) => return None,
+        };
+        markers.push(marker);
+        values.push(value);
+    }
+    let results: Vec<TokenStream> = sig
+        .returns
+        .iter()
+        .map(|t| match t {
+            Type::F64 => Some(quote!(f64)),
+            Type::I64 => Some(quote!(i64)),
+            Type::Bool => Some(quote!(bool)),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let result = match results.as_slice() {
+        [] => quote!(()),
+        [one] => one.clone(),
+        many => quote!((#(#many,)*)),
+    };
+    let ret = &sig.ret;
+    let spelled = |t: &TokenStream| t.to_string().replace(' ', "");
+    let written = spelled(&quote!(#ret));
+    if written != spelled(&result) && !(results.len() > 1 && written == spelled(&quote!((#(#results),*)))) {
+        return None;
+    }
+    Some((markers, values, result))
+}
+
 fn primal(sig: &Signature) -> TokenStream {
     let (declared, args) = params(sig);
     let ret = &sig.ret;
+    let typed = typed_call(sig);
+    // The typed native call first: arguments straight into registers.
+    let fast = typed.as_ref().map(|(_, values, _)| {
+        quote! {
+            if let ::core::option::Option::Some(typed) = &self.1 {
+                return match typed.call((#(#values,)*)) {
+                    ::core::result::Result::Ok(value) => ::core::result::Result::Ok(value),
+                    ::core::result::Result::Err(error) => ::core::result::Result::Err(self.0.call_error(#args, error)),
+                };
+            }
+        }
+    });
     let methods = quote! {
         /// Call the compiled function: what the Rust function returns, computed by native
         /// code from the IR (`&mut [f64]` arguments are written in place).
+        #[inline]
+        #[allow(clippy::unnecessary_cast)]
         pub fn call(&self, #(#declared),*) -> ::core::result::Result<#ret, ::jitdiff::Error> {
+            #fast
             ::jitdiff::typed::call(&self.0, #args)
         }
     };
+    let cache = typed.map(|(markers, _, result)| {
+        (
+            quote!(::core::option::Option<::jitdiff::jit::TypedFn<(#(#markers,)*), #result>>),
+            quote!(handle.native().typed().ok()),
+        )
+    });
     let handle = wrapper(
         "PrimalFn",
         quote!(::jitdiff::PrimalFn),
         "The function compiled to native code, with its Rust parameter types.",
         true,
         methods,
+        cache,
     );
     quote! {
         /// Compile the function itself (no derivative).
         pub fn primal() -> ::core::result::Result<PrimalFn, ::jitdiff::Error> {
-            builder::<::jitdiff::PrimalFn>().build().map(PrimalFn)
+            builder::<::jitdiff::PrimalFn>().build().map(PrimalFn::from_handle)
         }
         #handle
     }
+}
+
+/// The typed native call of `value_and_grad` through the fused reverse-mode function, where
+/// the signature allows one: one `f64` result, every differentiable parameter a slice (the
+/// fused function takes a piece of the gradient for each, after the function's parameters),
+/// at most 8 parameters in all. The cache type and initialiser, and the statements that try
+/// the call (returning from the method when it is made).
+fn typed_value_and_grad(
+    sig: &Signature,
+    grad: &proc_macro2::Ident,
+    args: &TokenStream,
+) -> Option<(TokenStream, TokenStream)> {
+    let slices: Vec<&proc_macro2::Ident> = sig.params.iter().filter(|p| p.differentiable).map(|p| &p.ident).collect();
+    let only_slices = sig.params.iter().filter(|p| p.differentiable).all(|p| p.ir == Type::Slice);
+    if !sig.scalar || slices.is_empty() || !only_slices || sig.params.len() + slices.len() > 8 {
+        return None;
+    }
+    let (markers, values, result) = typed_call(sig)?;
+    let pieces: Vec<proc_macro2::Ident> = (0..slices.len()).map(|k| quote::format_ident!("piece_{}", k)).collect();
+    let piece_markers = slices.iter().map(|_| quote!(::jitdiff::jit::SliceMut));
+    let ty = quote!(::std::sync::OnceLock<::core::option::Option<::jitdiff::jit::TypedFn<(#(#markers,)* #(#piece_markers,)*), #result>>>);
+    let call = quote! {
+        let inputs = 0 #(+ #slices.len())*;
+        if inputs == #grad.len() && self.0.takes_typed_reverse(inputs) {
+            if let ::core::option::Option::Some(typed) =
+                self.1.get_or_init(|| self.0.typed_value_and_grad().ok().flatten())
+            {
+                // The fused function adds into the pieces.
+                #grad.fill(0.0);
+                let rest: &mut [f64] = &mut *#grad;
+                #(let (#pieces, rest) = rest.split_at_mut(#slices.len());)*
+                let _ = rest;
+                return match typed.call((#(#values,)* #(#pieces,)*)) {
+                    ::core::result::Result::Ok(value) => ::core::result::Result::Ok(value),
+                    ::core::result::Result::Err(error) => ::core::result::Result::Err(self.0.call_error(#args, error)),
+                };
+            }
+        }
+    };
+    Some((ty, call))
 }
 
 fn gradient(sig: &Signature) -> TokenStream {
@@ -222,6 +345,8 @@ fn gradient(sig: &Signature) -> TokenStream {
     let ret = &sig.ret;
     let (grad, cotangents, input_cotangents) =
         (sig.fresh("grad"), sig.fresh("cotangents"), sig.fresh("input_cotangents"));
+    let typed = typed_value_and_grad(sig, &grad, &args);
+    let fast = typed.as_ref().map(|(_, call)| call);
     let scalar = sig.scalar.then(|| {
         quote! {
             /// The value and its gradient: one entry per differentiated `f64` and one per
@@ -232,7 +357,10 @@ fn gradient(sig: &Signature) -> TokenStream {
 
             /// The value, with the gradient written to `grad` (overwritten): no allocation
             /// after the first call on a thread.
+            #[inline]
+            #[allow(clippy::unnecessary_cast)]
             pub fn value_and_grad_into(&self, #(#declared,)* #grad: &mut [f64]) -> ::core::result::Result<f64, ::jitdiff::Error> {
+                #fast
                 self.0.value_and_grad(#args, #grad)
             }
         }
@@ -252,22 +380,24 @@ fn gradient(sig: &Signature) -> TokenStream {
             self.0.jacobian(#args)
         }
     };
+    let cache = typed.map(|(ty, _)| (ty, quote!(::std::sync::OnceLock::new())));
     let handle = wrapper(
         "GradientFn",
         quote!(::jitdiff::GradientFn),
         "Reverse mode (gradients, VJPs) with the function's Rust parameter types.",
         true,
         methods,
+        cache,
     );
     quote! {
         /// Reverse mode with respect to every `f64` and `f64`-slice parameter ([`WRT`]).
         pub fn gradient() -> ::core::result::Result<GradientFn, ::jitdiff::Error> {
-            builder::<::jitdiff::GradientFn>().build().map(GradientFn)
+            builder::<::jitdiff::GradientFn>().build().map(GradientFn::from_handle)
         }
 
         /// Reverse mode with respect to the parameters named.
         pub fn gradient_wrt(params: &[&str]) -> ::core::result::Result<GradientFn, ::jitdiff::Error> {
-            builder::<::jitdiff::GradientFn>().wrt(params.iter().copied()).build().map(GradientFn)
+            builder::<::jitdiff::GradientFn>().wrt(params.iter().copied()).build().map(GradientFn::from_handle)
         }
         #handle
     }
@@ -302,6 +432,7 @@ fn forward(sig: &Signature) -> TokenStream {
         "Forward mode (JVPs, `width` tangent lanes per sweep) with the function's Rust parameter types.",
         true,
         methods,
+        None,
     );
     quote! {
         /// Forward mode with `width` tangent lanes (1, 2, 4, 8 or 16), with respect to [`WRT`].
@@ -332,6 +463,7 @@ fn jacobian(sig: &Signature) -> TokenStream {
         "Jacobians (forward or reverse sweeps, 8 lanes) with the function's Rust parameter types.",
         false,
         methods,
+        None,
     );
     quote! {
         /// Jacobians with respect to [`WRT`].
@@ -368,6 +500,7 @@ fn hvp(sig: &Signature) -> TokenStream {
         "Hessian-vector products with the function's Rust parameter types.",
         true,
         methods,
+        None,
     );
     quote! {
         /// Hessian-vector products with respect to [`WRT`].

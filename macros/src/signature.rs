@@ -19,6 +19,8 @@ pub(crate) struct Param {
     pub array_by_value: bool,
     /// An IR `f64`, `slice` or `mslice`: can be differentiated.
     pub differentiable: bool,
+    /// Its IR type.
+    pub ir: Type,
 }
 
 /// One lowered function, as the generated handles see it.
@@ -37,6 +39,8 @@ pub(crate) struct Signature {
     pub scalar: bool,
     /// It has outputs to differentiate: `f64` results or `&mut [f64]` parameters.
     pub float_outputs: bool,
+    /// The IR result types.
+    pub returns: Vec<Type>,
 }
 
 impl Signature {
@@ -58,6 +62,7 @@ impl Signature {
                 ty: (*typed.ty).clone(),
                 array_by_value: matches!(&*typed.ty, syn::Type::Array(_)),
                 differentiable: ir == Type::F64 || ir.is_slice(),
+                ir,
             });
         }
         let ret = match &item.sig.output {
@@ -75,6 +80,7 @@ impl Signature {
             ret,
             scalar,
             float_outputs,
+            returns: func.returns.clone(),
         })
     }
 

@@ -37,6 +37,38 @@ fn at(x: &[f64], i: usize) -> f64 {
     x[i]
 }
 
+/// Seven integer-class parts (three slices and a count: four of them on the stack of a direct
+/// native call) around two floats; writes `out`, faults for `n` past `a`'s end.
+#[jitdiff::function]
+fn spread(a: &[f64], x: f64, n: usize, out: &mut [f64], b: &[f64], y: f64) -> f64 {
+    let p = a[n] * x;
+    out[0] = p + b[1];
+    out[1] = p * y;
+    p - y + (a.len() + b.len() + out.len()) as f64
+}
+
+/// Two differentiated slices around a count: the macro's `value_and_grad_into` calls the fused
+/// reverse-mode function directly, the gradient split into one piece per slice (the pullback
+/// recomputes what it needs from the slices: no tape).
+#[jitdiff::function]
+fn weighted(a: &[f64], n: usize, b: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        s += a[i] * a[i] * b[i] + 3.0 * a[i] * b[i];
+    }
+    s
+}
+
+/// The same shape with a quotient, which the pullback takes from the tape: the general path.
+#[jitdiff::function]
+fn weighted_ratio(a: &[f64], n: usize, b: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        s += a[i] * a[i] * b[i] + a[i] / (1.0 + b[i] * b[i]);
+    }
+    s
+}
+
 /// `x^n` by recursion.
 #[jitdiff::function]
 fn power(x: f64, n: i64) -> f64 {
@@ -200,6 +232,72 @@ fn every_parameter_kind_converts() {
     let (value, grad) = g.value_and_grad(a, &mut jit_out, 9.0, 2, -3, 5, true, 0.5).unwrap();
     assert_eq!(value, want);
     assert_eq!(grad, [4.0 * 0.5, 4.0 * 3.0 * 0.5, 4.0 * 2.0 * 0.5, 4.0 * 7.0]);
+}
+
+#[test]
+fn primal_calls_agree_with_rust_through_the_typed_native_call() {
+    let (a, b) = ([1.5, -2.0, 4.0], [0.5, 3.25]);
+    let jit = spread::primal().unwrap();
+    for (n, x, y) in [(0, 2.0, 0.75), (2, -1.0, 1e-3)] {
+        let (mut out, mut jit_out) = ([0.0; 3], [0.0; 3]);
+        let want = spread(&a, x, n, &mut out, &b, y);
+        let got = jit.call(&a, x, n, &mut jit_out, &b, y).unwrap();
+        assert_eq!((got.to_bits(), jit_out), (want.to_bits(), out));
+    }
+    // A fault inside the native call: reported in the function's terms.
+    let err = jit.call(&a, 1.0, 3, &mut [0.0; 3], &b, 2.0).unwrap_err();
+    assert!(matches!(err, Error::Fault { .. }), "{err}");
+    assert!(err.to_string().contains("index 3 out of bounds for a slice of length 3"), "{err}");
+    // A tuple result, and a `usize` result (which takes the general path).
+    let x = [1.0, -2.0, 3.0];
+    assert_eq!(moments::primal().unwrap().call(&x).unwrap(), moments(&x));
+    assert_eq!(count_positive::primal().unwrap().call(&x).unwrap(), 2);
+}
+
+/// The macro's `value_and_grad_into` of a function of two slices and a count, against the
+/// forward function and pullback (`vjp`: separate code) bit for bit, with its errors.
+macro_rules! check_value_and_grad {
+    ($f:ident) => {{
+        let g = $f::gradient().unwrap();
+        let a = [0.5, -1.25, 2.0, 0.75, -0.5];
+        let b = [1.5, 0.25, -3.0, 2.5, 1.0, 9.0];
+        for n in [5, 3, 0] {
+            let mut grad = [f64::NAN; 11];
+            let value = g.value_and_grad_into(&a, n, &b, &mut grad).unwrap();
+            assert_eq!(value, $f(&a, n, &b));
+            let mut dx = [0.0; 11];
+            let results = g.handle().vjp(&mut $f::args(&a, n, &b), &[1.0], &mut dx).unwrap();
+            assert_eq!(results, [jitdiff::ir::RuntimeValue::F64(value)]);
+            assert_eq!(grad.map(f64::to_bits), dx.map(f64::to_bits), "n = {n}");
+        }
+        // A gradient of the wrong length: the general path's error.
+        let err = g.value_and_grad_into(&a, 2, &b, &mut [0.0; 10]).unwrap_err();
+        assert!(matches!(err, Error::BufferLength { expected: 11, got: 10, .. }), "{err}");
+        // A fault inside the fused function: in the function's terms.
+        let err = g.value_and_grad_into(&a, 6, &b, &mut [0.0; 11]).unwrap_err();
+        assert!(matches!(err, Error::Fault { .. }), "{err}");
+        assert!(err.to_string().contains("index 5 out of bounds for a slice of length 5"), "{err}");
+        // Four inputs: forward lanes (`GradientMode::Auto`), through the general path.
+        let mut grad = [0.0; 4];
+        let value = g.value_and_grad_into(&a[..2], 2, &b[..2], &mut grad).unwrap();
+        let mut dx = [0.0; 4];
+        g.handle().vjp(&mut $f::args(&a[..2], 2, &b[..2]), &[1.0], &mut dx).unwrap();
+        assert_eq!(value, $f(&a[..2], 2, &b[..2]));
+        super::assert_close(&grad, &dx, 1e-15, "forward lanes against the vjp");
+        g
+    }};
+}
+
+#[test]
+fn typed_value_and_grad_agrees_with_the_vjp_bit_for_bit() {
+    // The last call of each check is by forward lanes; one more in reverse mode reports the
+    // tape it used: none for the typed native call.
+    let g = check_value_and_grad!(weighted);
+    g.value_and_grad_into(&[1.0; 5], 5, &[2.0; 5], &mut [0.0; 10]).unwrap();
+    assert_eq!(g.handle().tape_bytes(), 0, "no tape: the typed native call");
+    let g = check_value_and_grad!(weighted_ratio);
+    g.value_and_grad_into(&[1.0; 5], 5, &[2.0; 5], &mut [0.0; 10]).unwrap();
+    assert!(g.handle().tape_bytes() > 0, "a tape: the general path");
 }
 
 #[test]
