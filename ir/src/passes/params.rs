@@ -1,8 +1,7 @@
 //! Redundant block parameters: parameters that can only ever hold one value.
 
 use super::Aliases;
-use crate::function::{Block, Function, Value};
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use crate::function::{Function, Value};
 
 /// Replace block parameters that always hold the same value by that value, and drop them with
 /// the jump arguments bound to them.
@@ -48,39 +47,65 @@ pub fn remove_redundant_params(func: &mut Function) {
     if func.blocks.is_empty() {
         return;
     }
-    // Parameter → (block, position); the entry block has no parameters.
-    let mut position: HashMap<Value, (Block, usize)> = HashMap::default();
-    for (b, block) in func.blocks.iter().enumerate().skip(1) {
-        for (k, &p) in block.params.iter().enumerate() {
-            position.insert(p, (Block(b as u32), k));
-        }
+    // The parameters, numbered densely in value order (`node`); the entry block has none.
+    // Dense arrays, not hash maps: reverse mode's pullbacks carry tens of thousands of
+    // parameters through long chains of blocks, and hashing them cost most of this pass.
+    const NONE: u32 = u32::MAX;
+    let mut node = vec![NONE; func.values.len()];
+    let mut params: Vec<Value> = func.blocks.iter().skip(1).flat_map(|b| b.params.iter().copied()).collect();
+    params.sort();
+    params.dedup();
+    params.retain(|p| p.index() < node.len());
+    for (k, p) in params.iter().enumerate() {
+        node[p.index()] = k as u32;
     }
-    if position.is_empty() {
+    if params.is_empty() {
         return;
     }
-    // What each parameter is bound to, over every jump into its block.
-    let mut bound: HashMap<Value, Vec<Value>> = HashMap::default();
-    for block in &func.blocks {
-        let Some(term) = &block.term else { continue };
-        for call in term.successors() {
-            let Some(target) = func.blocks.get(call.block.index()) else { continue };
-            for (&p, &a) in target.params.iter().zip(&call.args) {
-                bound.entry(p).or_default().push(a);
-            }
+    // What each parameter is bound to, over every jump into its block, flat: parameter `k`'s
+    // bindings are `bound[start[k]..start[k + 1]]`.
+    let bindings = || {
+        func.blocks.iter().filter_map(|b| b.term.as_ref()).flat_map(|term| term.successors()).flat_map(|call| {
+            let target = func.blocks.get(call.block.index()).map_or(&[][..], |t| &t.params[..]);
+            target.iter().zip(&call.args).map(|(&p, &a)| (p, a))
+        })
+    };
+    let mut start = vec![0u32; params.len() + 1];
+    for (p, _) in bindings() {
+        if let Some(&k) = node.get(p.index()) {
+            start[k as usize + 1] += 1;
         }
     }
+    for k in 0..params.len() {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut bound = vec![Value(0); start[params.len()] as usize];
+    for (p, a) in bindings() {
+        if let Some(&k) = node.get(p.index()) {
+            bound[fill[k as usize] as usize] = a;
+            fill[k as usize] += 1;
+        }
+    }
+    let bound_to = |k: usize| &bound[start[k] as usize..start[k + 1] as usize];
     let mut aliases = Aliases::new(func);
-    let mut removed: HashSet<Value> = HashSet::default();
+    let mut removed = vec![false; func.values.len()];
+    let mut any_removed = false;
+    let mut member = vec![false; params.len()];
     // Tarjan emits a component after every component it depends on, so the values bound from
     // outside are already resolved when a component is examined.
-    for group in strongly_connected(&position, &bound) {
-        let members: HashSet<Value> = group.iter().copied().collect();
+    for group in strongly_connected(params.len(), |k| {
+        bound_to(k).iter().filter_map(|a| node.get(a.index()).copied().filter(|&n| n != NONE))
+    }) {
+        for &k in &group {
+            member[k as usize] = true;
+        }
         let mut outside: Option<Value> = None;
         let mut unique = true;
-        for p in &group {
-            for &a in bound.get(p).into_iter().flatten() {
+        for &k in &group {
+            for &a in bound_to(k as usize) {
                 let a = aliases.resolve(a);
-                if members.contains(&a) {
+                if node.get(a.index()).is_some_and(|&n| n != NONE && member[n as usize]) {
                     continue;
                 }
                 match outside {
@@ -90,82 +115,74 @@ pub fn remove_redundant_params(func: &mut Function) {
                 }
             }
         }
+        for &k in &group {
+            member[k as usize] = false;
+        }
         // No binding from outside: the group is unreachable; leave it to dead-code elimination.
         let (true, Some(v)) = (unique, outside) else { continue };
-        for &p in &group {
+        for &k in &group {
+            let p = params[k as usize];
             aliases.set(p, v);
-            removed.insert(p);
+            removed[p.index()] = true;
+            any_removed = true;
         }
     }
-    if removed.is_empty() {
+    if !any_removed {
         return;
     }
-    super::drop_block_params(func, |p| !removed.contains(&p));
+    super::drop_block_params(func, |p| !removed.get(p.index()).copied().unwrap_or(false));
     aliases.apply(func);
     func.canonicalize();
 }
 
-/// The strongly connected components of the graph whose nodes are block parameters and whose
-/// edges go from a parameter to the parameters bound to it, in Tarjan's order (a component
-/// after every component it reaches). Iterative, so large functions cannot overflow the stack.
-fn strongly_connected(
-    position: &HashMap<Value, (Block, usize)>,
-    bound: &HashMap<Value, Vec<Value>>,
-) -> Vec<Vec<Value>> {
-    let mut nodes: Vec<Value> = position.keys().copied().collect();
-    nodes.sort();
-    let successors = |v: Value| -> Vec<Value> {
-        let mut s: Vec<Value> =
-            bound.get(&v).into_iter().flatten().copied().filter(|a| position.contains_key(a)).collect();
-        s.sort();
-        s.dedup();
-        s
-    };
-    let mut index: HashMap<Value, usize> = HashMap::default();
-    let mut low: HashMap<Value, usize> = HashMap::default();
-    let mut on_stack: HashSet<Value> = HashSet::default();
-    let mut stack: Vec<Value> = vec![];
+/// The strongly connected components of the graph on nodes `0..nodes` whose edges go from a
+/// node to `successors(node)`, in Tarjan's order (a component after every component it
+/// reaches). Iterative, so large functions cannot overflow the stack.
+fn strongly_connected<I: Iterator<Item = u32>>(nodes: usize, successors: impl Fn(usize) -> I) -> Vec<Vec<u32>> {
+    const UNVISITED: u32 = u32::MAX;
+    let mut index = vec![UNVISITED; nodes];
+    let mut low = vec![0u32; nodes];
+    let mut on_stack = vec![false; nodes];
+    let mut stack: Vec<u32> = vec![];
     let mut components = vec![];
     let mut next_index = 0;
-    for &root in &nodes {
-        if index.contains_key(&root) {
+    // Each frame: a node and the successors it has yet to visit.
+    let mut frames: Vec<(u32, I)> = vec![];
+    for root in 0..nodes {
+        if index[root] != UNVISITED {
             continue;
         }
-        // Each frame: a node and the successors it has yet to visit.
-        let mut frames: Vec<(Value, Vec<Value>)> = vec![];
-        index.insert(root, next_index);
-        low.insert(root, next_index);
-        next_index += 1;
-        stack.push(root);
-        on_stack.insert(root);
-        frames.push((root, successors(root)));
+        let visit = |v: u32, index: &mut [u32], low: &mut [u32], on_stack: &mut [bool], next: &mut u32| {
+            index[v as usize] = *next;
+            low[v as usize] = *next;
+            *next += 1;
+            on_stack[v as usize] = true;
+        };
+        visit(root as u32, &mut index, &mut low, &mut on_stack, &mut next_index);
+        stack.push(root as u32);
+        frames.push((root as u32, successors(root)));
         while let Some((v, pending)) = frames.last_mut() {
             let v = *v;
-            if let Some(w) = pending.pop() {
-                if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(w) {
-                    slot.insert(next_index);
-                    low.insert(w, next_index);
-                    next_index += 1;
+            if let Some(w) = pending.next() {
+                if index[w as usize] == UNVISITED {
+                    visit(w, &mut index, &mut low, &mut on_stack, &mut next_index);
                     stack.push(w);
-                    on_stack.insert(w);
-                    frames.push((w, successors(w)));
-                } else if on_stack.contains(&w) {
-                    let lw = index[&w];
-                    let lv = low.get_mut(&v).expect("visited");
-                    *lv = (*lv).min(lw);
+                    frames.push((w, successors(w as usize)));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
                 }
                 continue;
             }
             frames.pop();
-            let lv = low[&v];
+            let lv = low[v as usize];
             if let Some((parent, _)) = frames.last() {
-                let lp = low.get_mut(parent).expect("visited");
+                let lp = &mut low[*parent as usize];
                 *lp = (*lp).min(lv);
             }
-            if lv == index[&v] {
+            if lv == index[v as usize] {
                 let mut component = vec![];
                 while let Some(w) = stack.pop() {
-                    on_stack.remove(&w);
+                    on_stack[w as usize] = false;
                     component.push(w);
                     if w == v {
                         break;
