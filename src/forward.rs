@@ -115,7 +115,7 @@ impl ForwardFn {
     }
 
     /// Bounds checks in the derived function's native code: how many remain, and how many the
-    /// tangent-slice declarations of [`with_tangent_shadows`] made redundant.
+    /// tangent-slice declarations of `with_tangent_shadows` made redundant.
     pub fn bounds_check_stats(&self) -> BoundsCheckStats {
         self.native.bounds_check_stats()
     }

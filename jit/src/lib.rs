@@ -132,7 +132,7 @@
 //!
 //! ## Testing against the interpreter
 //!
-//! [`differential_call`] runs one call under the interpreter and the JIT and compares results
+//! `differential_call` (feature `testing`) runs one call under the interpreter and the JIT and compares results
 //! (bit for bit, any NaN equal to any NaN), errors (kind, site, index and length, extern
 //! message) and final `mslice` contents; the crate's tests run it on every opcode at edge values
 //! and on thousands of random programs.
