@@ -9,7 +9,7 @@ use crate::scratch::with_scratch;
 use crate::user::UserFunction;
 use jitdiff_ir::passes::{self, retain_reachable};
 use jitdiff_ir::{Module, RuntimeValue, Type};
-use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, JitOptions, compile};
+use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, FrameResults, JitOptions, compile};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -158,8 +158,6 @@ impl ForwardFn {
     pub fn jvp_into(&self, args: &mut [Arg<'_>], tangents: &[&[f64]], out: &mut JvpOutput) -> Result<(), Error> {
         self.user.check_args(args)?;
         self.check_tangents(args, tangents)?;
-        let w = self.width;
-        let sizes = self.user.scalar_sizes(args);
         // `out` may come from another handle (or a thread's scratch): reshape unless it fits.
         let slices_fit = out.slices.len() == self.user.mslices().count()
             && out.slices.iter().map(|(p, _)| *p).eq(self.user.mslices());
@@ -168,6 +166,12 @@ impl ForwardFn {
         if !slices_fit || !results_fit {
             *out = self.output();
         }
+        if out.slices.is_empty()
+            && let Some(done) = self.jvp_direct(args, tangents, out)
+        {
+            return done;
+        }
+        let (w, sizes) = (self.width, self.user.scalar_sizes(args));
         // The tangents of the mslices live in `out`: the differentiated ones start as given,
         // the others at zero; all end as the tangents of the final contents.
         let mut given = tangents.iter();
@@ -202,6 +206,50 @@ impl ForwardFn {
         let called = self.native.call_into(&mut all, &mut out.results);
         drop(all);
         called.map_err(|e| self.user.call_error(args, e))
+    }
+
+    /// [`jvp_into`](Self::jvp_into) of a function without `mslice` parameters as one direct
+    /// native call ([`CompiledFn::call_direct`](jitdiff_jit::CompiledFn::call_direct): arguments
+    /// and tangents in registers, no argument list to build, results read from slots into the
+    /// values `out` already holds); `None`, before any native code runs, where it does not apply
+    /// (a vector tangent, too many parts). `args` and `tangents` are checked.
+    fn jvp_direct(&self, args: &mut [Arg<'_>], tangents: &[&[f64]], out: &mut JvpOutput) -> Option<Result<(), Error>> {
+        // More arguments than this never fit a direct call's registers (and would spill `all`
+        // to the heap).
+        if args.len() + tangents.len() > 8 || !self.native.calls_direct() {
+            return None;
+        }
+        let mut all: SmallVec<[Arg<'_>; 8]> = SmallVec::new();
+        for a in args.iter_mut() {
+            all.push(a.reborrow());
+        }
+        let mut given = tangents.iter();
+        for (p, &on) in self.user.wrt.iter().enumerate() {
+            if on {
+                let t = given.next()?;
+                all.push(match self.user.params[p] {
+                    Type::F64 if self.width == 1 => Arg::F64(*t.first()?),
+                    Type::F64 => return None,
+                    _ => Arg::Slice(t),
+                });
+            }
+        }
+        let mut slots = FrameResults::new();
+        let status = self.native.call_direct(&mut all, &mut [], &mut slots)?;
+        drop(all);
+        if status != 0 {
+            return Some(Err(self.user.call_error(args, self.native.status_error(status, &slots))));
+        }
+        for (k, (result, &ty)) in out.results.iter_mut().zip(self.native.returns()).enumerate() {
+            let at = self.native.result_slot(k);
+            match (result, ty) {
+                (RuntimeValue::Vector(lanes), Type::F64x(_)) => {
+                    lanes.iter_mut().enumerate().for_each(|(j, x)| *x = slots.f64(at + j));
+                }
+                (result, ty) => *result = slots.value(ty, at),
+            }
+        }
+        Some(Ok(()))
     }
 
     /// One sweep, allocating its output: `(primal results, output tangents)`, W lanes per output

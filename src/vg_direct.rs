@@ -23,13 +23,14 @@ pub(crate) struct DirectGradient {
 
 impl DirectGradient {
     /// The plan for `native`, the fused `value_and_grad` of `user`; `None` unless every
-    /// differentiated parameter is a slice, no parameter is an `mslice`, and the fused function
-    /// needs no tape (a call then lends none, and has no tape size to report).
+    /// differentiated parameter is a slice, no parameter is an `mslice`, the fused function
+    /// needs no tape (a call then lends none, and has no tape size to report), and its
+    /// parameters fit a direct call.
     pub(crate) fn new(user: &UserFunction, native: &CompiledFn) -> Option<DirectGradient> {
         let shape_fits = user.derivation_wrt() == user.wrt.as_slice()
             && user.params.iter().all(|&t| t != Type::SliceMut)
             && user.params.iter().zip(&user.wrt).all(|(&t, &on)| !on || t == Type::Slice);
-        if !shape_fits || native.needs_tape() {
+        if !shape_fits || native.needs_tape() || !native.calls_direct() {
             return None;
         }
         let value = user.returns.iter().position(|&t| t == Type::F64)?;

@@ -261,6 +261,20 @@ impl CompiledFn {
         Some(self.with_call_tape(|state| unsafe { call(self.internal_address(), out, state, registers, on_stack) }))
     }
 
+    /// Can [`call_direct`](Self::call_direct) call this function (its parameters' parts fit the
+    /// registers and stack slots a direct call fills, on a System V x86-64 host)?
+    ///
+    /// ```
+    /// use jitdiff_ir::{parse_module, ExternRegistry};
+    /// use jitdiff_jit::{compile, JitOptions};
+    /// let ir = parse_module("func @f(a: slice, b: slice, c: slice, d: slice) {\nentry:\n    ret\n}\n").unwrap();
+    /// let f = compile(&ir, &ExternRegistry::new(), &JitOptions::new()).unwrap().function("f").unwrap();
+    /// assert!(!f.calls_direct()); // eight integer parts: one too many
+    /// ```
+    pub fn calls_direct(&self) -> bool {
+        self.plan.direct
+    }
+
     /// The error a failure status of [`call_direct`](Self::call_direct) stands for.
     #[cold]
     pub fn status_error(&self, status: i32, results: &FrameResults) -> CallError {
