@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// The model, written once. `#[jitdiff::function]` leaves it an ordinary Rust function and adds
 /// the module `rosenbrock` (its IR, typed handles).
 #[jitdiff::function]
-fn rosenbrock(x: &[f64]) -> f64 {
+pub(crate) fn rosenbrock(x: &[f64]) -> f64 {
     let mut sum = 0.0;
     for i in 0..x.len() - 1 {
         let xi = x[i];

@@ -351,7 +351,8 @@ fn per_call_overhead(budget: Duration) -> Result<String, CliError> {
     let grad = GradientFn::builder(&module, ENTRY).wrt(["x"]).build()?;
     let x = standard_start(10);
     let typed_primal = PrimalFn::builder(&module, ENTRY).build()?;
-    let (macro_primal, macro_gradient) = (rosenbrock_rs::primal()?, rosenbrock_rs::gradient()?);
+    // The demo's model: Extended Rosenbrock written as Rust, the same computation.
+    let (macro_primal, macro_gradient) = (super::demo::rosenbrock::primal()?, super::demo::rosenbrock::gradient()?);
     let (mut g, mut g_macro, mut g_hand, mut out) = ([0.0; 10], [0.0; 10], [0.0; 10], [RuntimeValue::F64(0.0)]);
     // Blocks of 2,000 calls (tens of microseconds), as many rounds as the budget allows.
     let rounds = ((budget.as_secs_f64() / 2e-3) as usize).clamp(20, 1000);
@@ -421,19 +422,6 @@ fn per_call_overhead(budget: Duration) -> Result<String, CliError> {
     );
     s.push_str(&handle_cost(budget)?);
     Ok(s)
-}
-
-/// Extended Rosenbrock (`jitdiff_problems::rosenbrock`), written as Rust for the macro's handles.
-#[jitdiff::function]
-fn rosenbrock_rs(x: &[f64]) -> f64 {
-    let mut sum = 0.0;
-    for i in 0..x.len() - 1 {
-        let xi = x[i];
-        let d = x[i + 1] - xi * xi;
-        let e = 1.0 - xi;
-        sum += 100.0 * (d * d) + e * e;
-    }
-    sum
 }
 
 /// `first_squared` of [`handle_cost`], written as Rust for the macro's handles.

@@ -223,21 +223,6 @@ macro_rules! tuples {
                 $($name::pack(values.$idx, slots, &mut at);)+
             }
         }
-    )*};
-}
-tuples! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-}
-
-macro_rules! result_tuples {
-    ($(($($name:ident $idx:tt),+))*) => {$(
         impl<$($name: Scalar),+> NativeResults for ($($name,)+) {
             fn types() -> Vec<Type> {
                 vec![$($name::TYPE),+]
@@ -249,7 +234,7 @@ macro_rules! result_tuples {
         }
     )*};
 }
-result_tuples! {
+tuples! {
     (A 0)
     (A 0, B 1)
     (A 0, B 1, C 2)
