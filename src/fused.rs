@@ -9,9 +9,9 @@
 //! (Extended Rosenbrock: its loop's trip count) then needs no tape, and a call costs what its
 //! arithmetic costs (Rosenbrock n = 10: 52 → 41 ns per call through `CompiledFn::call_into`).
 
-use crate::ad::ReverseDerivative;
+use crate::ad::{self, ReverseDerivative};
 use jitdiff_ir::passes::{self, retain_reachable};
-use jitdiff_ir::{Callee, FuncId, Imm, Module, Opcode};
+use jitdiff_ir::{Callee, FuncId, Function, Imm, Module, Opcode};
 
 /// Inline only while forward function and pullback together stay below this many
 /// instructions: the register allocator and optimisation level are chosen by the size of the
@@ -26,6 +26,13 @@ pub(crate) fn value_and_grad_module(derived: &ReverseDerivative, name: &str) -> 
     let ids = (module.func_id(name), module.func_id(&derived.forward), module.func_id(&derived.pullback));
     let (Some(fused), Some(forward), Some(pullback)) = ids else { return (module, vec![]) };
     let shadows = shadows(&module, fused, pullback, derived);
+    // The pullback as it was before its accumulations were tied to reverse order, finished
+    // below: in the fused function where its loops fuse with the forward loops, else alone.
+    let in_order = derived.pullback_in_order.as_ref().and_then(|f| import(&derived.module, &module, f));
+    let has_in_order = in_order.is_some();
+    if let Some(function) = in_order {
+        module.functions[pullback.index()] = function;
+    }
     // The calls the forward function and pullback make (of the derivatives of the functions
     // the user's function calls: in GMM, per data point and cluster, 10,000 calls per gradient
     // at d = 2) are inlined where they fit: a call costs more than a small body.
@@ -42,9 +49,39 @@ pub(crate) fn value_and_grad_module(derived: &ReverseDerivative, name: &str) -> 
         if passes::forward_tape_entries(function) {
             passes::optimize_function_in(function, tables);
         }
+        if has_in_order {
+            if ad::fuse_reversed_loops(function) {
+                // The reversed body loads again what the forward body loaded.
+                passes::optimize_function_in(function, tables);
+                if passes::remove_redundant_loads(function) {
+                    passes::optimize_function_in(function, tables);
+                }
+            }
+            ad::finish_pullback(function);
+        }
         module = retain_reachable(&module, &[name]);
     }
+    if has_in_order && let Some(pullback) = module.func_id(&derived.pullback) {
+        ad::finish_pullback(&mut module.functions[pullback.index()]);
+    }
     (module, shadows)
+}
+
+/// `function`, whose calls and table reads refer to `source`, with them referring to the same
+/// functions, externs and tables of `target` (found by name); `None` when one is missing.
+fn import(source: &Module, target: &Module, function: &Function) -> Option<Function> {
+    let mut function = function.clone();
+    for inst in function.blocks.iter_mut().flat_map(|b| &mut b.insts) {
+        inst.imm = match inst.imm {
+            Imm::Callee(Callee::Func(id)) => Imm::Callee(Callee::Func(target.func_id(&source.func(id).name)?)),
+            Imm::Callee(Callee::Extern(id)) => {
+                Imm::Callee(Callee::Extern(target.extern_id(&source.externs.get(id.index())?.name)?))
+            }
+            Imm::Table(id) => Imm::Table(target.table_id(&source.table(id)?.name)?),
+            other => other,
+        };
+    }
+    Some(function)
 }
 
 /// The fused function passes its differential slices straight to the pullback, whose

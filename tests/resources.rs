@@ -49,10 +49,16 @@ fn a_hundred_reverse_runs_of_a_million_iterations_keep_memory_flat_and_free_the_
         .build()
         .unwrap();
     let mut grad = [0.0];
+    // `vjp` records the pullback state on the tape (`value_and_grad` of this loop needs none:
+    // its reversed loop runs fused with the forward one, checked at the end).
+    let value_and_grad = |n: i64, grad: &mut [f64]| {
+        let results = f.vjp(&mut [Arg::F64(x), Arg::I64(n)], &[1.0], grad)?;
+        Ok::<f64, jitdiff::Error>(results[0].as_f64().expect("an f64 result"))
+    };
     // The baseline: the handle compiled and warmed up on a short loop (a tiny tape).
-    f.value_and_grad(&mut [Arg::F64(x), Arg::I64(10)], &mut grad).unwrap();
+    value_and_grad(10, &mut grad).unwrap();
     let before = status_kib("VmRSS:");
-    let value = f.value_and_grad(&mut [Arg::F64(x), Arg::I64(N)], &mut grad).unwrap();
+    let value = value_and_grad(N, &mut grad).unwrap();
     assert!((value - want_value).abs() <= 1e-9 * N as f64, "value {value} vs {want_value}");
     // The pullback sums in reverse order: rounding differs by far less than 1e-9 of the terms.
     assert!((grad[0] - want_grad).abs() <= 1e-9 * magnitude, "gradient {} vs {want_grad}", grad[0]);
@@ -61,7 +67,7 @@ fn a_hundred_reverse_runs_of_a_million_iterations_keep_memory_flat_and_free_the_
     let after_first = status_kib("VmRSS:");
     let peak_known = reset_peak();
     for _ in 1..100 {
-        let v = f.value_and_grad(&mut [Arg::F64(x), Arg::I64(N)], &mut grad).unwrap();
+        let v = value_and_grad(N, &mut grad).unwrap();
         assert_eq!(v.to_bits(), value.to_bits());
     }
     let after_runs = status_kib("VmRSS:");
@@ -83,6 +89,12 @@ fn a_hundred_reverse_runs_of_a_million_iterations_keep_memory_flat_and_free_the_
         "RSS {after_runs} -> {after_drop} KiB on release, tape {tape_kib} KiB"
     );
     assert!(after_drop <= before + 2 * 1024, "RSS {before} KiB before, {after_drop} KiB after releasing");
+    // The fused `value_and_grad`: the same gradient to rounding, with no tape at all.
+    let mut fused = [0.0];
+    let fused_value = f.value_and_grad(&mut [Arg::F64(x), Arg::I64(N)], &mut fused).unwrap();
+    assert_eq!(fused_value.to_bits(), value.to_bits());
+    assert!((fused[0] - want_grad).abs() <= 1e-9 * magnitude, "gradient {} vs {want_grad}", fused[0]);
+    assert_eq!(f.tape_bytes(), 0, "the fused gradient recorded a tape");
 }
 
 #[test]

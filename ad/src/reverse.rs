@@ -67,6 +67,13 @@ pub struct ReverseDerivative {
     /// [`GradientFn`](crate::GradientFn) declares to the JIT so that an access to the
     /// differential at an index already checked against the primal needs no bounds check.
     pub differentials: Vec<(String, usize, usize)>,
+    /// The pullback before its loops' accumulations were deferred and its stores forwarded
+    /// (`reverse/defer.rs`, `reverse/forward_stores.rs`): what the fused `value_and_grad`
+    /// inlines, so that a reversed loop can run in forward order fused with the loop it
+    /// reverses ([`fuse_reversed_loops`](crate::fuse_reversed_loops)), which deferral would
+    /// tie to reverse order. Its calls refer to functions of [`module`](Self::module).
+    #[doc(hidden)]
+    pub pullback_in_order: Option<Function>,
 }
 
 /// Derive the reverse mode of `@func` for the differentiated parameters `wrt` (only `f64` and
@@ -228,18 +235,16 @@ fn derive_reverse_unguarded(
     let (callee_fwds, pullbacks): (Vec<FuncId>, Vec<FuncId>) = pullbacks.into_iter().unzip();
     optimize_derived(&mut out, module.functions.len());
     drop_joint_results(&mut out, &joint_fwds);
+    let mut in_order = None;
     for &pb in &pullbacks {
         let function = &mut out.functions[pb.index()];
         if skip::skip_zero_cotangent_loops(function) {
             passes::optimize_function(function);
         }
-        if forward_stores::forward_stores(function) | defer::defer_accumulations(function) {
-            passes::optimize_function(function);
-            // Folding `-0.0 + x` may leave stores that write back what was loaded.
-            if forward_stores::forward_stores(function) {
-                passes::optimize_function(function);
-            }
+        if pb == pullback {
+            in_order = Some(function.clone());
         }
+        finish_pullback(function);
     }
     // Callee rules only the derived code calls need no parameter they do not read (a callee
     // pullback receives every read-only slice of the call); the differential declarations
@@ -247,7 +252,11 @@ fn derive_reverse_unguarded(
     let internal: Vec<FuncId> =
         callee_fwds.iter().chain(&pullbacks).copied().filter(|&g| g != fwd && g != pullback).collect();
     let mut differentials = differentials;
+    // The copy of the pullback rides along as the module's last function while parameters are
+    // trimmed, so that its calls follow their callees' new signatures.
+    let in_order_id = in_order.map(|function| out.push_function(function));
     let trimmed = passes::remove_unused_params(&mut out, &internal);
+    let pullback_in_order = in_order_id.and_then(|_| out.functions.pop());
     // A slice the pullback re-created only to pass it on (a table) is dead once no callee takes
     // it: clean up the derived callers of trimmed functions.
     let trimmed_ids: Vec<Imm> = trimmed.iter().map(|(id, _)| Imm::Callee(Callee::Func(*id))).collect();
@@ -278,7 +287,26 @@ fn derive_reverse_unguarded(
         pullback_slices: stable.iter().enumerate().filter(|(_, on)| **on).map(|(k, _)| k).collect(),
         wrt: wrt.to_vec(),
         differentials,
+        pullback_in_order,
     })
+}
+
+/// The last rewrites of a pullback, which tie its loops to reverse order (`reverse/defer.rs`)
+/// and assume what a pullback's slices may alias (`reverse/forward_stores.rs`): also valid for
+/// a function a caller of the public API calls with its own slices and fresh differentials,
+/// as the fused `value_and_grad` (whose loops [`fuse_reversed_loops`](crate::fuse_reversed_loops)
+/// fused first). True when something changed (the function is optimised again then).
+#[doc(hidden)]
+pub fn finish_pullback(function: &mut Function) -> bool {
+    if forward_stores::forward_stores(function) | defer::defer_accumulations(function) {
+        passes::optimize_function(function);
+        // Folding `-0.0 + x` may leave stores that write back what was loaded.
+        if forward_stores::forward_stores(function) {
+            passes::optimize_function(function);
+        }
+        return true;
+    }
+    false
 }
 
 /// What the forward function recorded for one instruction, so the pullback can pop it.

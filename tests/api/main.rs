@@ -44,3 +44,14 @@ mod rust_functions;
 mod skip;
 mod sparse;
 mod tables;
+
+/// Whether two gradients agree to rounding: each pair of entries within 8 units in the last
+/// place of the larger. The fused `value_and_grad` runs a reversed loop forward, fused with the
+/// loop it reverses (`ad/src/fuse.rs`), so its sums into one entry come in the other order than
+/// `vjp`'s: the same terms, added in another order.
+pub(crate) fn agree_to_rounding(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(&x, &y)| x.to_bits() == y.to_bits() || (x - y).abs() <= 8.0 * f64::EPSILON * x.abs().max(y.abs()))
+}

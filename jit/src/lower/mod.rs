@@ -169,8 +169,12 @@ pub(crate) fn lower_module(
         let entry = abi::entry_signature(&template);
         entry_ids.push(m.jit.get().declare_anonymous_function(&entry).map_err(|e| module_error("declare", e))?);
     }
-    // Debugging aid: JITDIFF_DISASM=1 prints every function's Cranelift IR and machine code.
-    let disasm = std::env::var_os("JITDIFF_DISASM").is_some();
+    // Debugging aid: JITDIFF_DISASM=1 prints every function's Cranelift IR and machine code;
+    // JITDIFF_DISASM=ir prints the jitdiff IR of the module being compiled instead.
+    if std::env::var_os("JITDIFF_DISASM").is_some_and(|v| v == "ir") {
+        eprintln!("{ir}");
+    }
+    let disasm = std::env::var_os("JITDIFF_DISASM").is_some_and(|v| v != "ir");
     // Profiling aid: JITDIFF_PERF_MAP=1 appends every function's address range and name to
     // /tmp/perf-PID.map, where `perf report` looks up symbols of JIT code.
     let perf_map = std::env::var_os("JITDIFF_PERF_MAP").is_some();

@@ -59,12 +59,14 @@ fn weighted(a: &[f64], n: usize, b: &[f64]) -> f64 {
     s
 }
 
-/// The same shape with a quotient, which the pullback takes from the tape: the general path.
+/// The same shape with a quotient, which the pullback takes from the tape, and a sum halved
+/// every step, so that the reversed loop carries a cotangent that changes from one iteration
+/// to the next and cannot run fused with the forward loop: the tape stays, the general path.
 #[jitdiff::function]
 fn weighted_ratio(a: &[f64], n: usize, b: &[f64]) -> f64 {
     let mut s = 0.0;
     for i in 0..n {
-        s += a[i] * a[i] * b[i] + a[i] / (1.0 + b[i] * b[i]);
+        s = 0.5 * s + a[i] * a[i] * b[i] + a[i] / (1.0 + b[i] * b[i]);
     }
     s
 }
