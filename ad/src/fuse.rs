@@ -42,7 +42,7 @@ mod tests;
 use effects::{effects_of, forward_iteration_tape, pops_outside};
 use shape::{
     constant_of, def_of, exits_from_header_only, is_accumulator, is_compare_to_zero, is_decrement, is_increment,
-    resolve_through_chain, successor_positions, used_outside,
+    resolve_through_chain, successor_positions, trip_of_counter, used_outside,
 };
 
 /// Fuse every forward loop with the reversed loop that follows it where that is valid (see the
@@ -79,9 +79,11 @@ struct Plan {
     /// successors.
     forward_latch: Block,
     forward_back: usize,
-    /// The forward loop's counter `i` and its value at the back edge (`i + 1`).
+    /// The forward loop's counter `i`, its value at the back edge (`i + 1`), and its start when
+    /// that is not 0 (the reversed loop then counts `i - start`).
     counter: Value,
     next_counter: Value,
+    start: Option<Value>,
     /// The forward loop's header, the block outside the loop that enters it and which of its
     /// successors does.
     forward_header: Block,
@@ -194,12 +196,22 @@ fn plan(func: &Function, cfg: &ControlFlow, loops: &[NaturalLoop], reversed: &Na
     // The trip count passed to the reversed loop must be the forward loop's counter.
     let entered = func.block(reversed_preheader).term.as_ref()?.successors()[reversed_entry_edge].clone();
     let passed = entered.args[trip_at];
-    let counter = resolve_through_chain(func, &chain, forward_header, passed)?;
+    // (or the counter minus its start).
+    let (counter, start) =
+        trip_of_counter(func, forward_header, resolve_through_chain(func, &chain, forward_header, passed)?)?;
     let position = func.block(forward_header).params.iter().position(|&p| p == counter)?;
     let next_counter = back.args[position];
-    if constant_of(func, entry.args[position]) != Some(0) || !is_increment(func, next_counter, counter) {
+    let initial_counter = entry.args[position];
+    let starts_right = match start {
+        None => constant_of(func, initial_counter) == Some(0),
+        Some(s) => {
+            s == initial_counter || constant_of(func, s).is_some_and(|k| constant_of(func, initial_counter) == Some(k))
+        }
+    };
+    if !starts_right || !is_increment(func, next_counter, counter) {
         return None;
     }
+    let start = start.map(|_| initial_counter);
     // Effects of the forward loop: no calls, no pops, no mutable slice the reversed loop uses.
     let forward_effects = effects_of(func, &forward.body)?;
     if forward_effects.calls
@@ -224,6 +236,7 @@ fn plan(func: &Function, cfg: &ControlFlow, loops: &[NaturalLoop], reversed: &Na
         forward_back,
         counter,
         next_counter,
+        start,
         forward_header,
         forward_preheader,
         forward_entry_edge: entry_at,
@@ -304,6 +317,7 @@ fn apply(func: &mut Function, plan: Plan) {
         forward_back,
         counter,
         next_counter,
+        start,
         forward_header,
         forward_preheader,
         forward_entry_edge,
@@ -351,9 +365,27 @@ fn apply(func: &mut Function, plan: Plan) {
         .filter(|inst| inst.op == Opcode::ISub && inst.args[0] == trip && constant_of(func, inst.args[1]) == Some(1))
         .map(|inst| inst.results[0])
         .collect();
+    // A counter from `start`: the reversed loop's `trip` is `(i + 1) - start` there, and its
+    // `trip - 1` is `i - start`.
+    let (iteration, trip_there) = match start {
+        None => (counter, next_counter),
+        Some(start) => {
+            let (iteration, trip_there) = (func.new_value(Type::I64), func.new_value(Type::I64));
+            let latch = func.block_mut(forward_latch);
+            for (result, from) in [(iteration, counter), (trip_there, next_counter)] {
+                latch.insts.push(InstData {
+                    op: Opcode::ISub,
+                    args: smallvec::smallvec![from, start],
+                    imm: jitdiff_ir::Imm::None,
+                    results: smallvec::smallvec![result],
+                });
+            }
+            (iteration, trip_there)
+        }
+    };
     let rename = |v: Value| match v {
-        v if v == trip => next_counter,
-        v if decremented.contains(&v) => counter,
+        v if v == trip => trip_there,
+        v if decremented.contains(&v) => iteration,
         v => v,
     };
     let header_insts: Vec<InstData> = header_insts
@@ -378,6 +410,29 @@ fn apply(func: &mut Function, plan: Plan) {
     };
     for call in [&mut then_dest, &mut else_dest] {
         call.args.iter_mut().for_each(|a| *a = rename(*a));
+    }
+    // The reversed body rebuilds the forward counter as `start + (i - start)`: that is `i`.
+    if let Some(start) = start {
+        let start_constant = constant_of(func, start);
+        let is_start = |v: Value| v == start || (start_constant.is_some() && constant_of(func, v) == start_constant);
+        let mut rebuilt: Vec<Value> = vec![];
+        for (b, block) in func.blocks.iter().enumerate() {
+            if reversed_body[b] {
+                for inst in block.insts.iter().filter(|i| i.op == Opcode::IAdd) {
+                    let [x, y] = inst.args[..] else { continue };
+                    if (x == iteration && is_start(y)) || (y == iteration && is_start(x)) {
+                        rebuilt.push(inst.results[0]);
+                    }
+                }
+            }
+        }
+        let to_counter = |v: Value| if rebuilt.contains(&v) { counter } else { v };
+        for block in &mut func.blocks {
+            block.insts.iter_mut().flat_map(|i| i.args.iter_mut()).for_each(|a| *a = to_counter(*a));
+            if let Some(term) = &mut block.term {
+                term.map_uses(to_counter);
+            }
+        }
     }
     let (exit, body_entry) =
         if reversed_body[then_dest.block.index()] { (else_dest, then_dest) } else { (then_dest, else_dest) };

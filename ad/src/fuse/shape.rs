@@ -94,7 +94,7 @@ pub(super) fn used_outside(func: &Function, l: &NaturalLoop, defined: &HashSet<V
 }
 
 /// Follow `v` back through the block parameters of `chain` (whose first block the exit edge of
-/// `forward_header` enters) to a parameter of `forward_header`.
+/// `forward_header` enters) to where it is defined.
 pub(super) fn resolve_through_chain(
     func: &Function,
     chain: &[Block],
@@ -108,5 +108,17 @@ pub(super) fn resolve_through_chain(
         let &[edge] = edges.as_slice() else { return None };
         v = func.block(pred).term.as_ref()?.successors()[edge].args[position];
     }
-    func.block(forward_header).params.contains(&v).then_some(v)
+    Some(v)
+}
+
+/// The trip count `trip` passed to a reversed loop as a function of the forward loop's
+/// counter: the counter itself (`Some((counter, None))`), or `counter - start`
+/// (`Some((counter, Some(start)))`) for a counter starting at `start`.
+pub(super) fn trip_of_counter(func: &Function, forward_header: Block, trip: Value) -> Option<(Value, Option<Value>)> {
+    let params = &func.block(forward_header).params;
+    if params.contains(&trip) {
+        return Some((trip, None));
+    }
+    let (_, _, inst) = def_of(func, trip)?;
+    (inst.op == Opcode::ISub && params.contains(&inst.args[0])).then(|| (inst.args[0], Some(inst.args[1])))
 }

@@ -113,6 +113,31 @@ fn a_sum_over_a_loop_runs_in_one_sweep_without_the_tape() {
     }
 }
 
+/// A forward loop from 1: the reversed loop counts `i - 1` and rebuilds `i` as `1 + k`.
+#[test]
+fn a_loop_from_one_fuses_too() {
+    let src = SUM_OF_SINES
+        .replace("jump head(zero, acc0)", "jump head(one, acc0)")
+        .replace("jump rev_head(v9, i)", "tr = isub i, one\n    jump rev_head(v9, tr)")
+        .replace("    s_k = tpop.f64\n", "    s_k = tpop.f64\n    kk = iadd one, k\n")
+        .replace("load y, k", "load y, kk")
+        .replace("load x, k", "load x, kk")
+        .replace("d_y, k", "d_y, kk")
+        .replace("d_x, k", "d_x, kk");
+    let before = parse_module(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let mut after = before.clone();
+    assert!(fuse_reversed_loops(&mut after.functions[0]), "{src}");
+    jitdiff_ir::verify_module(&after).unwrap_or_else(|e| panic!("{e}\n{}", print_module(&after)));
+    let text = print_module(&after);
+    assert_eq!(loops(&after.functions[0]), 1, "{text}");
+    assert!(!text.contains("tpop"), "{text}");
+    for n in [0, 1, 2, 4] {
+        let ((want, want_gradient), (got, gradient)) = (run(&before, n), run(&after, n));
+        assert_eq!(got[0], want[0], "the value, n = {n}");
+        assert!(gradient.iter().zip(&want_gradient).all(|(g, w)| close(*g, *w)), "{gradient:?} vs {want_gradient:?}");
+    }
+}
+
 /// Each variant breaks one condition of the fusion; the function must stay as it was.
 #[test]
 fn loops_whose_reversed_iterations_do_not_commute_stay_apart() {
