@@ -154,6 +154,13 @@ fn loops_whose_reversed_iterations_do_not_commute_stay_apart() {
         ("another trip count", "jump rev_head(v9, i)", "jump rev_head(v9, n)"),
         // A pop after the loops, which fusion would leave reading the wrong entry.
         ("a pop after the loops", "v23 = fmul b, b", "extra = tpop.f64\n    v23 = fmul b, extra"),
+        // Part of the record pushed in other blocks than the one that pops it: fused, the loop
+        // would still push and pop per iteration, which is slower than two sweeps; undone.
+        (
+            "a record from two blocks",
+            "    tpush c\n    tpush s\n    jump head(i2, acc2)",
+            "    wide = fcmp gt s, c\n    br wide, push_a, push_b\npush_a:\n    tpush c\n    jump join\npush_b:\n    tpush c\n    jump join\njoin:\n    tpush s\n    jump head(i2, acc2)",
+        ),
     ];
     for (what, from, to) in variants {
         assert!(SUM_OF_SINES.contains(from), "{what}");
