@@ -50,7 +50,7 @@ use shape::{
 /// module documentation); true when something changed. The caller optimises afterwards.
 pub fn fuse_reversed_loops(func: &mut Function) -> bool {
     let original = func.clone();
-    let mut changed = false;
+    let (mut changed, mut recorded) = (false, false);
     // One pair at a time: fusing changes the blocks the next search looks at.
     loop {
         let cfg = ControlFlow::new(func);
@@ -61,19 +61,20 @@ pub fn fuse_reversed_loops(func: &mut Function) -> bool {
                 jitdiff_ir::passes::merge_blocks(func);
                 forward_iteration_tape(func);
             }
-            // Fused loops that still push and pop per iteration measured slower than the two
-            // sweeps (GradBench's llsq: 2.1 -> 5.5 times its objective; the pushes and pops
+            // Fused loops that still push and pop per iteration (the tape of other loops is not
+            // their business) measured slower than the two sweeps (GradBench's llsq: 2.1 -> 5.5 times its objective; the pushes and pops
             // of one loop keep the tape's length and cursor live together): keep the two.
             let pushes_and_pops = |f: &Function| {
                 let ops = |op: Opcode| f.blocks.iter().flat_map(|b| &b.insts).any(|i| i.op == op);
                 ops(Opcode::TPush) && ops(Opcode::TPop)
             };
-            if changed && pushes_and_pops(func) {
+            if recorded && pushes_and_pops(func) {
                 *func = original;
                 return false;
             }
             return changed;
         };
+        recorded |= plan.records;
         apply(func, plan);
         passes_cleanup(func);
         changed = true;
@@ -112,6 +113,8 @@ struct Plan {
     /// [`is_accumulator`]), by position.
     trip_at: usize,
     accumulators: Vec<usize>,
+    /// Whether the forward loop pushes or the reversed loop pops.
+    records: bool,
     /// Instructions of the blocks between the loops the reversed loop needs, by block and
     /// position, in order: they move before the forward loop.
     hoist: Vec<(Block, usize)>,
@@ -259,6 +262,7 @@ fn plan(func: &Function, cfg: &ControlFlow, loops: &[NaturalLoop], reversed: &Na
         reversed_entry_edge,
         trip_at,
         accumulators,
+        records: forward_effects.pushes || effects.pops,
         hoist,
     })
 }
@@ -341,6 +345,7 @@ fn apply(func: &mut Function, plan: Plan) {
         trip_at,
         accumulators,
         hoist,
+        ..
     } = plan;
     // The chain's instructions the reversed loop needs go to the end of the forward preheader.
     let moved: Vec<InstData> = hoist.iter().map(|&(b, k)| func.block(b).insts[k].clone()).collect();

@@ -138,6 +138,31 @@ fn a_loop_from_one_fuses_too() {
     }
 }
 
+/// A pair that records nothing fuses even where the function uses the tape elsewhere (an
+/// entry pushed before the loops and popped after them), and the fusion stands.
+#[test]
+fn the_tape_of_other_code_does_not_undo_a_fusion() {
+    let src = SUM_OF_SINES
+        .replace("    tpush c\n    tpush s\n", "")
+        .replace(
+            "    s_k = tpop.f64\n    c_k = tpop.f64\n",
+            "    x_r = load x, k\n    y_r = load y, k\n    p_r = fmul x_r, y_r\n    s_k = sin p_r\n    c_k = cos p_r\n",
+        )
+        .replace("    acc0 = fmul a, b\n", "    acc0 = fmul a, b\n    tpush b\n")
+        .replace("    v23 = fmul b, b\n", "    bb = tpop.f64\n    v23 = fmul b, bb\n");
+    let before = parse_module(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let mut after = before.clone();
+    assert!(fuse_reversed_loops(&mut after.functions[0]), "{src}");
+    let text = print_module(&after);
+    assert_eq!(loops(&after.functions[0]), 1, "{text}");
+    assert!(text.contains("tpush b") && text.contains("tpop"), "{text}");
+    for n in [0, 3] {
+        let ((want, want_gradient), (got, gradient)) = (run(&before, n), run(&after, n));
+        assert_eq!(got[0], want[0], "the value, n = {n}");
+        assert!(gradient.iter().zip(&want_gradient).all(|(g, w)| close(*g, *w)), "{gradient:?} vs {want_gradient:?}");
+    }
+}
+
 /// Each variant breaks one condition of the fusion; the function must stay as it was.
 #[test]
 fn loops_whose_reversed_iterations_do_not_commute_stay_apart() {
