@@ -445,12 +445,7 @@ fn apply(func: &mut Function, plan: Plan) {
             }
         }
         let to_counter = |v: Value| if rebuilt.contains(&v) { counter } else { v };
-        for block in &mut func.blocks {
-            block.insts.iter_mut().flat_map(|i| i.args.iter_mut()).for_each(|a| *a = to_counter(*a));
-            if let Some(term) = &mut block.term {
-                term.map_uses(to_counter);
-            }
-        }
+        rename_uses(func, to_counter);
     }
     let (exit, body_entry) =
         if reversed_body[then_dest.block.index()] { (else_dest, then_dest) } else { (then_dest, else_dest) };
@@ -478,10 +473,15 @@ fn apply(func: &mut Function, plan: Plan) {
     // The reversed header is unreachable now (the caller drops it); its sums are the forward
     // header's.
     let rename = |v: Value| carried.iter().find(|(old, _)| *old == v).map_or(v, |&(_, new)| new);
+    rename_uses(func, rename);
+}
+
+/// Replace every use of a value `v` in `func` by `rename(v)`.
+pub(super) fn rename_uses(func: &mut Function, rename: impl Fn(Value) -> Value) {
     for block in &mut func.blocks {
         block.insts.iter_mut().flat_map(|i| i.args.iter_mut()).for_each(|a| *a = rename(*a));
         if let Some(term) = &mut block.term {
-            term.map_uses(rename);
+            term.map_uses(&rename);
         }
     }
 }

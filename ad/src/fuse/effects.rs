@@ -127,14 +127,10 @@ pub(super) fn forward_iteration_tape(func: &mut Function) -> bool {
         return false;
     }
     // No pop is left, so no push is read: drop them all.
-    let rename = |v: Value| replace.get(&v).copied().unwrap_or(v);
     for block in &mut func.blocks {
         block.insts.retain(|i| !matches!(i.op, Opcode::TPush | Opcode::TPop));
-        block.insts.iter_mut().flat_map(|i| i.args.iter_mut()).for_each(|a| *a = rename(*a));
-        if let Some(term) = &mut block.term {
-            term.map_uses(rename);
-        }
     }
+    super::rename_uses(func, |v| replace.get(&v).copied().unwrap_or(v));
     func.canonicalize();
     true
 }
