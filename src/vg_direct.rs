@@ -86,6 +86,7 @@ impl GradientFn {
     /// function (not by forward lanes)? When it does, a typed call of that function is what
     /// `value_and_grad` would make, and is counted as such (no tape used).
     #[doc(hidden)]
+    #[inline]
     pub fn takes_typed_reverse(&self, inputs: usize) -> bool {
         let reverse = match self.mode {
             GradientMode::Reverse => true,
