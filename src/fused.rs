@@ -67,6 +67,27 @@ pub(crate) fn value_and_grad_module(derived: &ReverseDerivative, name: &str) -> 
     (module, shadows)
 }
 
+/// What [`GradientFn`](crate::GradientFn) compiles for `value_and_grad` of a reverse-mode
+/// derivative: the fused function, with its forward function and pullback inlined where they
+/// are small enough, the once-per-call tape entries passed directly, and a forward loop fused
+/// with its reversed loop where the reversed iterations commute (docs/reverse.md); `None` when
+/// the function has no `f64` result. `jitdiff show --mode vjp` prints it.
+///
+/// ```
+/// use jitdiff::ad::derive_reverse;
+/// use jitdiff::ir::parse_module;
+/// let src = "func @f(x: slice) -> f64 {\nentry:\n    n = len x\n    zero = iconst 0\n    one = iconst 1\n    s0 = fconst 0.0\n    jump head(zero, s0)\nhead(i: i64, s: f64):\n    more = icmp lt i, n\n    br more, body, done\nbody:\n    xi = load x, i\n    sq = fmul xi, xi\n    s2 = fadd s, sq\n    i2 = iadd i, one\n    jump head(i2, s2)\ndone:\n    ret s\n}\n";
+/// let derived = derive_reverse(&parse_module(src).unwrap(), "f", &[true]).unwrap();
+/// let compiled = jitdiff::value_and_grad_ir(&derived).unwrap();
+/// let text = jitdiff::ir::print_module(&compiled);
+/// // One sweep: the sum and its gradient in the same loop, no call, no tape.
+/// assert!(!text.contains("call") && !text.contains("tpush"), "{text}");
+/// ```
+pub fn value_and_grad_ir(derived: &ReverseDerivative) -> Option<Module> {
+    let name = derived.value_and_grad.as_ref()?;
+    Some(value_and_grad_module(derived, name).0)
+}
+
 /// `function`, whose calls and table reads refer to `source`, with them referring to the same
 /// functions, externs and tables of `target` (found by name); `None` when one is missing.
 fn import(source: &Module, target: &Module, function: &Function) -> Option<Function> {

@@ -95,6 +95,7 @@ pub use error::{Buffer, Error};
 #[cfg(feature = "testing")]
 pub use forward::with_tangent_shadows;
 pub use forward::{ForwardFn, Jacobian, JvpOutput};
+pub use fused::value_and_grad_ir;
 pub use gradient::{GradientFn, GradientMode};
 pub use hvp::HvpFn;
 pub use jacobian::{JacobianFn, JacobianMode};

@@ -118,6 +118,15 @@ pub fn show(a: &ShowArgs<'_>, asm: bool) -> Result<(), CliError> {
                 println!("; fused value_and_grad and derived callees");
                 print!("{rest}");
             }
+            if let Some(compiled) = jitdiff::value_and_grad_ir(&d) {
+                println!();
+                println!(
+                    "; what value_and_grad compiles: forward function and pullback inlined, once-per-call \
+                     state passed directly, a loop fused with its reversed loop where the reversed iterations commute"
+                );
+                let texts: Vec<String> = compiled.functions.iter().map(|f| print_function(&compiled, f)).collect();
+                print!("{}", texts.join("\n"));
+            }
         }
     }
     if asm {

@@ -184,6 +184,11 @@ fn show_prints_primal_forward_and_reverse_ir() {
     {
         assert!(out.contains(needle), "no {needle:?} in\n{out}");
     }
+    // What value_and_grad compiles: one loop, no call, no tape.
+    let (_, compiled) = out.split_once("; what value_and_grad compiles").expect("the compiled section");
+    assert!(compiled.contains("func @rosenbrock_value_and_grad("), "{compiled}");
+    assert!(!compiled.contains("call @") && !compiled.contains("tpush"), "{compiled}");
+    assert_eq!(compiled.matches("jump rosenbrock_fwd_head(").count(), 2, "entry and one back edge:\n{compiled}");
     // Calls nest their callee's state.
     let out = ok(&["show", &example("pendulum"), "--mode", "vjp"]);
     assert!(out.contains("<the state of @accel_fwd, nested here>"), "{out}");
