@@ -184,6 +184,37 @@ pub enum Error {
     /// A setting that does not fit the function or the other settings.
     #[error("{0}")]
     Setting(String),
+    /// A dense result too large to allocate.
+    #[error(
+        "the dense {what} of @{function} would have {rows} × {cols} entries, more than this machine can allocate; use the products (jvp, vjp, hvp) or the sparse handles instead"
+    )]
+    TooLarge {
+        /// The user's function.
+        function: String,
+        /// `"Jacobian"` or `"Hessian"`.
+        what: &'static str,
+        /// Its rows.
+        rows: usize,
+        /// Its columns.
+        cols: usize,
+    },
+    /// A sparsity pattern that is not consistent (see `Pattern::check`).
+    #[error("the sparsity pattern is not consistent: {0}")]
+    Pattern(String),
+    /// A list given with a sparse matrix whose length does not fit the matrix's shape.
+    #[error("{what} must hold {expected} value(s) for this {rows}×{cols} sparse matrix, but it holds {got}")]
+    MatrixShape {
+        /// Which list: `"the values"`, `"x"` or `"y"`.
+        what: &'static str,
+        /// The length it must have.
+        expected: usize,
+        /// The length given.
+        got: usize,
+        /// The matrix's rows.
+        rows: usize,
+        /// The matrix's columns.
+        cols: usize,
+    },
     /// Data that are not a whole number of samples.
     #[error("the data ({len} values) must be a non-empty whole number of samples of {sample_len} values")]
     Data {

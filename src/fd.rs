@@ -208,7 +208,7 @@ impl FiniteDiff {
         let coords = self.coords(args)?;
         let columns = self.columns(args, &coords)?;
         let (rows, cols) = (self.user.outputs(args), coords.len());
-        let mut data = vec![0.0; rows * cols];
+        let mut data = self.user.dense_zeros("Jacobian", rows, cols)?;
         for (c, column) in columns.iter().enumerate() {
             for (r, &v) in column.iter().enumerate() {
                 data[r * cols + c] = v;

@@ -297,7 +297,9 @@ impl ForwardFn {
         jacobian.rows = rows;
         jacobian.cols = cols;
         jacobian.data.clear();
-        jacobian.data.resize(rows * cols, 0.0);
+        let len = rows.checked_mul(cols).filter(|&len| jacobian.data.try_reserve_exact(len).is_ok());
+        let too_large = || Error::TooLarge { function: self.user.name.clone(), what: "Jacobian", rows, cols };
+        jacobian.data.resize(len.ok_or_else(too_large)?, 0.0);
         let sweeps = cols.div_ceil(w);
         let mslices: SmallVec<[usize; 4]> = self.user.mslices().collect();
         with_scratch(|s| {
@@ -427,10 +429,24 @@ pub struct Jacobian {
 
 impl Jacobian {
     /// Entry (row, col).
+    ///
+    /// # Panics
+    /// If `row >= rows` or `col >= cols`, as indexing a slice out of bounds does (a column
+    /// past the last is not read from the next row).
+    ///
+    /// ```
+    /// let j = jitdiff::Jacobian { rows: 2, cols: 2, data: vec![1.0, 2.0, 3.0, 4.0] };
+    /// assert_eq!((j.get(1, 0), j.row(1)), (3.0, &[3.0, 4.0][..]));
+    /// assert!(std::panic::catch_unwind(|| j.get(0, 2)).is_err());
+    /// ```
     pub fn get(&self, row: usize, col: usize) -> f64 {
+        assert!(col < self.cols, "column {col} of a Jacobian with {} columns", self.cols);
         self.data[row * self.cols + col]
     }
     /// Row `row` (the derivatives of one output).
+    ///
+    /// # Panics
+    /// If `row >= rows`, as indexing a slice out of bounds does.
     pub fn row(&self, row: usize) -> &[f64] {
         &self.data[row * self.cols..(row + 1) * self.cols]
     }

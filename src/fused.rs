@@ -71,7 +71,8 @@ pub(crate) fn value_and_grad_module(derived: &ReverseDerivative, name: &str) -> 
 /// derivative: the fused function, with its forward function and pullback inlined where they
 /// are small enough, the once-per-call tape entries passed directly, and a forward loop fused
 /// with its reversed loop where the reversed iterations commute (docs/reverse.md); `None` when
-/// the function has no `f64` result. `jitdiff show --mode vjp` prints it.
+/// the function has no `f64` result (or building it failed, which `GradientFn::prepare`
+/// reports). `jitdiff show --mode vjp` prints it.
 ///
 /// ```
 /// use jitdiff::ad::derive_reverse;
@@ -85,7 +86,9 @@ pub(crate) fn value_and_grad_module(derived: &ReverseDerivative, name: &str) -> 
 /// ```
 pub fn value_and_grad_ir(derived: &ReverseDerivative) -> Option<Module> {
     let name = derived.value_and_grad.as_ref()?;
-    Some(value_and_grad_module(derived, name).0)
+    // `None` too if building it panicked (a bug, which `GradientFn::prepare` reports as an
+    // error naming the function).
+    jitdiff_ir::contain_panics(|| value_and_grad_module(derived, name).0).ok()
 }
 
 /// `function`, whose calls and table reads refer to `source`, with them referring to the same

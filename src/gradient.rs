@@ -693,7 +693,7 @@ impl GradientFn {
         self.user.check_args(args)?;
         let layout = Layout::of(&self.user, args);
         let (rows, cols) = (layout.outputs, layout.inputs);
-        let mut data = vec![0.0; rows * cols];
+        let mut data = self.user.dense_zeros("Jacobian", rows, cols)?;
         let reverse = self.pair()?;
         let outcome = with_scratch(|s| {
             s.results_for(reverse.forward.returns());
@@ -738,7 +738,15 @@ impl GradientFn {
         let (user, derived) = (&self.user, &self.derived);
         let code = match &derived.value_and_grad {
             Some(name) => {
-                let (module, shadows) = crate::fused::value_and_grad_module(derived, name);
+                // The fusing passes run on the user's derived IR: a panic there is a bug of
+                // jitdiff, reported as an error naming the user's function.
+                let (module, shadows) =
+                    jitdiff_ir::contain_panics(|| crate::fused::value_and_grad_module(derived, name)).map_err(
+                        |message| Error::Internal {
+                            function: user.name.clone(),
+                            message: format!("building the fused value_and_grad panicked: {message}"),
+                        },
+                    )?;
                 let compiled = self.compile_reverse(&module, &shadows)?;
                 let native = compiled.function(name).map_err(|e| Error::compile(&user.name, e))?;
                 let framed = FramedCall::new(user, &native);

@@ -220,7 +220,7 @@ impl HvpFn {
         self.user.check_args(args)?;
         let n = self.gradient_len(args);
         let w = self.width;
-        let mut hessian = vec![0.0; n * n];
+        let mut hessian = self.user.dense_zeros("Hessian", n, n)?;
         let mut directions = vec![0.0; w * n];
         let mut products = vec![0.0; w * n];
         let mut gradient = vec![0.0; n];

@@ -141,11 +141,11 @@ impl JacobianFn {
             JacobianMode::Reverse => {
                 let layout = Layout::of(&self.user, args);
                 let (rows, cols) = (layout.outputs, layout.inputs);
-                let mut seeds = vec![0.0; rows * rows];
+                let mut seeds = self.user.dense_zeros("Jacobian", rows, rows)?;
                 for r in 0..rows {
                     seeds[r * rows + r] = 1.0;
                 }
-                let mut data = vec![0.0; rows * cols];
+                let mut data = self.user.dense_zeros("Jacobian", rows, cols)?;
                 self.vjps(args, &seeds, &mut data)?;
                 Ok(Jacobian { rows, cols, data })
             }

@@ -224,7 +224,8 @@ pub fn builder<'m, K: Build>(module: &'m Module, name: &str) -> Builder<'m, K> {
 
 /// Parse the IR text a macro generated. It was printed by the same `jitdiff-ir` at compile time
 /// (and the printer and parser round-trip), so it always parses; if it does not, that is a bug
-/// of jitdiff, reported by a panic naming the function.
+/// of jitdiff, reported by a panic naming the function. For the macros' generated code only.
+#[doc(hidden)]
 pub fn parse_generated(ir: &str, name: &str) -> Module {
     match parse_module(ir) {
         Ok(module) => module,

@@ -53,6 +53,9 @@ impl UserFunction {
                 available: module.functions.iter().map(|f| f.name.clone()).collect(),
             });
         };
+        // A module edited field by field may be malformed: say so here, in the module's terms
+        // (with source positions when there are spans), before anything reads its signatures.
+        jitdiff_ir::verify_module_with_spans(module, spans.as_deref()).map_err(|e| Error::Verify(Box::new(e)))?;
         Ok(UserFunction {
             name: name.into(),
             param_names: func.params.iter().map(|&p| func.value_label(p)).collect(),
@@ -149,10 +152,22 @@ impl UserFunction {
         self.input_sizes(args).iter().sum()
     }
 
-    /// The number of outputs: `f64` results and the elements of every `mslice`.
+    /// The number of outputs: `f64` results and the elements of every `mslice` (one missing
+    /// from a short argument list counts as empty; the calls themselves report the mismatch).
     pub fn outputs(&self, args: &[Arg<'_>]) -> usize {
         let sizes = self.scalar_sizes(args);
-        self.float_results() + self.mslices().map(|p| sizes[p]).sum::<usize>()
+        self.float_results() + self.mslices().map(|p| sizes.get(p).copied().unwrap_or(0)).sum::<usize>()
+    }
+
+    /// `rows × cols` zeros for a dense `what` (`"Jacobian"`, `"Hessian"`), or
+    /// [`Error::TooLarge`] when that cannot be allocated (instead of aborting the process).
+    pub fn dense_zeros(&self, what: &'static str, rows: usize, cols: usize) -> Result<Vec<f64>, Error> {
+        let mut data = Vec::new();
+        let too_large = || Error::TooLarge { function: self.name.clone(), what, rows, cols };
+        let len = rows.checked_mul(cols).ok_or_else(too_large)?;
+        data.try_reserve_exact(len).map_err(|_| too_large())?;
+        data.resize(len, 0.0);
+        Ok(data)
     }
 
     /// A length error for `buffer`.
@@ -198,7 +213,8 @@ impl UserFunction {
         let sizes = self.scalar_sizes(args);
         let mut labels: Vec<String> = (0..self.float_results()).map(|k| format!("result {k}")).collect();
         for p in self.mslices() {
-            labels.extend((0..sizes[p]).map(|e| format!("{}[{e}]", self.param_names[p])));
+            let size = sizes.get(p).copied().unwrap_or(0);
+            labels.extend((0..size).map(|e| format!("{}[{e}]", self.param_names[p])));
         }
         labels
     }
@@ -206,7 +222,7 @@ impl UserFunction {
     /// The inputs' current values, in the flat order.
     pub fn input_values(&self, args: &[Arg<'_>]) -> Vec<f64> {
         let mut out = vec![];
-        for (_, a) in args.iter().enumerate().filter(|(p, _)| self.wrt[*p]) {
+        for (_, a) in args.iter().enumerate().filter(|(p, _)| self.wrt.get(*p) == Some(&true)) {
             match a {
                 Arg::F64(x) => out.push(*x),
                 other => out.extend_from_slice(other.as_slice().unwrap_or(&[])),

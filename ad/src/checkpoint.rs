@@ -123,10 +123,12 @@ pub fn derive_reverse_checkpointed(
     jitdiff_ir::verify_module(module)?;
     // Outline from the cleaned source, so that work hoisted out of the loop there (and its
     // adjoint, accumulated across every iteration) stays out of the segments.
-    let mut m = differentiation_source(module);
+    // A panic while outlining is a bug; it reaches the caller as an error naming the function.
+    let internal = |message| AdError::Internal { func: func.into(), message };
+    let mut m = jitdiff_ir::contain_panics(|| differentiation_source(module)).map_err(internal)?;
     let schedule = match m.func_id(func) {
         Some(id) => {
-            let schedule = outline_loops(&mut m, id, checkpoint);
+            let schedule = jitdiff_ir::contain_panics(|| outline_loops(&mut m, id, checkpoint)).map_err(internal)?;
             refuse_when_none_qualifies(m.func(id), &schedule)?;
             schedule
         }

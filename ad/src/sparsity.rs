@@ -82,7 +82,8 @@ pub struct Pattern {
 }
 
 impl Pattern {
-    /// A pattern from the columns of each row (sorted and deduplicated here).
+    /// A pattern from the columns of each row (sorted and deduplicated here). A column at or
+    /// beyond `cols` makes a pattern that [`Pattern::check`] refuses.
     pub fn from_rows<R: IntoIterator<Item = usize>>(cols: usize, rows: impl IntoIterator<Item = R>) -> Pattern {
         let mut p = Pattern { rows: 0, cols, row_ptr: vec![0], col_idx: vec![] };
         for row in rows {
@@ -106,6 +107,40 @@ impl Pattern {
     /// Number of structural nonzeros.
     pub fn nnz(&self) -> usize {
         self.col_idx.len()
+    }
+
+    /// Is the pattern consistent — `rows + 1` offsets from 0, non-decreasing, ending at
+    /// `nnz()`; every column below `cols`; columns ascending within a row? What is wrong
+    /// otherwise. The fields are public, so a pattern built by hand may not be; the patterns
+    /// jitdiff detects always are.
+    ///
+    /// ```
+    /// use jitdiff_ad::sparsity::Pattern;
+    /// assert!(Pattern::from_rows(3, [vec![0, 2], vec![1]]).check().is_ok());
+    /// let wide = Pattern::from_rows(2, [vec![5]]);
+    /// assert_eq!(wide.check().unwrap_err(), "row 0 has column 5, but the pattern has 2 columns");
+    /// ```
+    pub fn check(&self) -> Result<(), String> {
+        if self.row_ptr.len() != self.rows + 1 || self.row_ptr.first() != Some(&0) {
+            return Err(format!("{} rows need {} row offsets starting at 0", self.rows, self.rows + 1));
+        }
+        if self.row_ptr.last() != Some(&self.col_idx.len()) {
+            return Err(format!("the last row offset must be the number of nonzeros, {}", self.col_idx.len()));
+        }
+        for r in 0..self.rows {
+            let (start, end) = (self.row_ptr[r], self.row_ptr[r + 1]);
+            if start > end {
+                return Err(format!("the row offsets decrease at row {r}"));
+            }
+            let columns = &self.col_idx[start..end];
+            if let Some(&c) = columns.iter().find(|&&c| c >= self.cols) {
+                return Err(format!("row {r} has column {c}, but the pattern has {} columns", self.cols));
+            }
+            if columns.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(format!("the columns of row {r} are not strictly ascending"));
+            }
+        }
+        Ok(())
     }
 
     /// The columns of row `r`.

@@ -46,7 +46,7 @@ pub fn grad(file: &str, name: Option<&str>, texts: &[String], wrt: Option<&str>)
     let mut gradient = vec![0.0; labels.len()];
     let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
     let value = f.value_and_grad(&mut native, &mut gradient)?;
-    let norm = gradient.iter().map(|g| g * g).sum::<f64>().sqrt();
+    let norm = gradient.iter().fold(0.0, |acc: f64, g| acc + g * g).sqrt();
     println!("value: {value:?}");
     println!("gradient ({} entries, norm {norm:.6e}):", gradient.len());
     for (label, g) in labels.iter().zip(&gradient) {

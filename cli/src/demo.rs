@@ -70,7 +70,7 @@ pub fn demo() -> Result<(), CliError> {
     let mut g = vec![0.0; n];
     let value = grad.value_and_grad(&mut [Arg::Slice(&x)], &mut g)?;
     let derive_time = start.elapsed();
-    let norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let norm = g.iter().fold(0.0, |acc: f64, v| acc + v * v).sqrt();
     println!(
         "  gradient    : reverse mode (derived, compiled and run in {}): f = {value:.6e}, |grad f| = {norm:.6e}",
         human(derive_time.as_secs_f64())

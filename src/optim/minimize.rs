@@ -72,11 +72,23 @@ impl MinimizeOptions {
         self
     }
 
-    /// The number of correction pairs L-BFGS keeps (at least 1).
+    /// The number of correction pairs L-BFGS keeps: at least 1, at most
+    /// [`MinimizeOptions::MAX_MEMORY`] (L-BFGS reserves room for them up front; `usize::MAX`
+    /// meaning "unlimited" gets the most there is).
+    ///
+    /// ```
+    /// use jitdiff::optim::MinimizeOptions;
+    /// assert_eq!(MinimizeOptions::new().memory(0).get_memory(), 1);
+    /// assert_eq!(MinimizeOptions::new().memory(usize::MAX).get_memory(), MinimizeOptions::MAX_MEMORY);
+    /// ```
     pub fn memory(mut self, m: usize) -> MinimizeOptions {
-        self.memory = m.max(1);
+        self.memory = m.clamp(1, Self::MAX_MEMORY);
         self
     }
+
+    /// The most correction pairs [`MinimizeOptions::memory`] keeps (far more than L-BFGS gains
+    /// from: scipy's default is 10).
+    pub const MAX_MEMORY: usize = 1024;
 
     /// See [`MinimizeOptions::max_iters`].
     pub fn get_max_iters(&self) -> u64 {

@@ -3,6 +3,7 @@
 //! shared by every result through an `Arc`, so filling a result allocates nothing and the
 //! handle can check in O(1) that a result buffer already has the right structure.)
 
+use crate::error::Error;
 use jitdiff_ad::sparsity::Pattern;
 use std::sync::Arc;
 
@@ -14,14 +15,15 @@ use std::sync::Arc;
 /// use jitdiff::sparse::CsrMatrix;
 /// use std::sync::Arc;
 /// let pattern = Arc::new(Pattern::from_rows(3, [vec![0, 2], vec![1]]));
-/// let m = CsrMatrix::new(pattern, vec![1.0, 2.0, 3.0]);
+/// let m = CsrMatrix::new(pattern, vec![1.0, 2.0, 3.0]).unwrap();
 /// assert_eq!((m.rows(), m.cols(), m.nnz()), (2, 3, 3));
 /// assert_eq!(m.get(0, 2), 2.0);
 /// assert_eq!(m.get(1, 0), 0.0); // a structural zero
 /// assert_eq!(m.to_dense(), [1.0, 0.0, 2.0, 0.0, 3.0, 0.0]);
 /// let mut y = [0.0; 2];
-/// m.mul_vec(&[1.0, 1.0, 1.0], &mut y);
+/// m.mul_vec(&[1.0, 1.0, 1.0], &mut y).unwrap();
 /// assert_eq!(y, [3.0, 3.0]);
+/// assert!(m.mul_vec(&[1.0, 1.0], &mut y).is_err()); // x needs one value per column
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CsrMatrix {
@@ -30,13 +32,21 @@ pub struct CsrMatrix {
 }
 
 impl CsrMatrix {
-    /// A matrix with structure `pattern` and `values` (one per nonzero, in pattern order).
-    ///
-    /// # Panics
-    /// If `values.len() != pattern.nnz()`.
-    pub fn new(pattern: Arc<Pattern>, values: Vec<f64>) -> CsrMatrix {
-        assert_eq!(values.len(), pattern.nnz(), "one value per structural nonzero");
-        CsrMatrix { pattern, values }
+    /// A matrix with structure `pattern` and `values` (one per nonzero, in pattern order); an
+    /// [`Error::Pattern`] when the pattern fails [`Pattern::check`], an
+    /// [`Error::MatrixShape`] when the number of values is not the pattern's.
+    pub fn new(pattern: Arc<Pattern>, values: Vec<f64>) -> Result<CsrMatrix, Error> {
+        pattern.check().map_err(Error::Pattern)?;
+        if values.len() != pattern.nnz() {
+            return Err(Error::MatrixShape {
+                what: "the values (one per structural nonzero)",
+                expected: pattern.nnz(),
+                got: values.len(),
+                rows: pattern.rows,
+                cols: pattern.cols,
+            });
+        }
+        Ok(CsrMatrix { pattern, values })
     }
 
     /// Zeros in the structure `pattern`.
@@ -86,11 +96,17 @@ impl CsrMatrix {
         &mut self.values
     }
     /// The columns and values of row `r`.
+    ///
+    /// # Panics
+    /// If `r >= rows()`, as indexing a slice out of bounds does.
     pub fn row(&self, r: usize) -> (&[usize], &[f64]) {
         let range = self.pattern.row_ptr[r]..self.pattern.row_ptr[r + 1];
         (&self.pattern.col_idx[range.clone()], &self.values[range])
     }
     /// Entry `(r, c)`: its value, or 0 for a structural zero.
+    ///
+    /// # Panics
+    /// If `r >= rows()`, as indexing a slice out of bounds does.
     pub fn get(&self, r: usize, c: usize) -> f64 {
         let (cols, values) = self.row(r);
         cols.binary_search(&c).map_or(0.0, |k| values[k])
@@ -107,15 +123,22 @@ impl CsrMatrix {
         }
         dense
     }
-    /// `y = A x`.
-    ///
-    /// # Panics
-    /// If `x.len() != cols()` or `y.len() != rows()`.
-    pub fn mul_vec(&self, x: &[f64], y: &mut [f64]) {
-        assert_eq!((x.len(), y.len()), (self.cols(), self.rows()), "x has a value per column, y per row");
-        for (r, out) in y.iter_mut().enumerate() {
-            let (cols, values) = self.row(r);
-            *out = cols.iter().zip(values).map(|(&c, &v)| v * x[c]).sum();
+    /// `y = A x`; an [`Error::MatrixShape`] unless `x` has a value per column and `y` one per
+    /// row. A row without nonzeros gives `+0.0`.
+    pub fn mul_vec(&self, x: &[f64], y: &mut [f64]) -> Result<(), Error> {
+        let (rows, cols) = (self.rows(), self.cols());
+        for (what, expected, got) in
+            [("x (one value per column)", cols, x.len()), ("y (one value per row)", rows, y.len())]
+        {
+            if got != expected {
+                return Err(Error::MatrixShape { what, expected, got, rows, cols });
+            }
         }
+        for (r, out) in y.iter_mut().enumerate() {
+            let (columns, values) = self.row(r);
+            // A fold from +0.0: `Iterator::sum` of no terms is -0.0.
+            *out = columns.iter().zip(values).fold(0.0, |acc, (&c, &v)| acc + v * x[c]);
+        }
+        Ok(())
     }
 }

@@ -581,3 +581,24 @@ exit:
         assert!(message.contains("block body, inst 2") && message.contains("@ext1"), "{message}");
     }
 }
+
+/// A dense Hessian or Jacobian that cannot be allocated is an error naming the function and the
+/// size, not an aborted process.
+#[test]
+fn dense_results_too_large_are_errors() {
+    use jitdiff::{Arg, Error, GradientFn, HvpFn, ir::parse_module};
+    let m = parse_module(
+        "func @f(x: slice, out: mslice) -> f64 {\nentry:\n    z = iconst 0\n    a = load x, z\n    s = fmul a, a\n    store out, z, s\n    ret s\n}\n",
+    )
+    .unwrap();
+    let n = 1 << 22; // 2^44 entries of 8 bytes: 128 TiB
+    let x = vec![1.0; n];
+    let mut out = vec![0.0; n];
+    let hvp = HvpFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+    let err = hvp.hessian(&mut [Arg::from(&x[..]), Arg::from(&mut out[..])]).unwrap_err();
+    assert!(matches!(err, Error::TooLarge { what: "Hessian", rows, cols, .. } if rows == n && cols == n), "{err}");
+    assert!(err.to_string().contains("@f"), "{err}");
+    let g = GradientFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+    let err = g.jacobian(&mut [Arg::from(&x[..]), Arg::from(&mut out[..])]).unwrap_err();
+    assert!(matches!(err, Error::TooLarge { what: "Jacobian", cols, .. } if cols == n), "{err}");
+}

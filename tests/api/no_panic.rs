@@ -462,3 +462,53 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(Config { cases: 150, failure_persistence: None, ..Config::default() })]
+
+    /// The handles' builders take a `Module` whose fields anyone may edit: an edited module
+    /// gets the verifier's error (the same as `verify_module`'s), never a panic from reading a
+    /// signature that is not there.
+    #[test]
+    fn edited_modules_never_panic_the_builders(
+        program in any::<usize>(),
+        edits in prop::collection::vec(edit(), 1..4),
+    ) {
+        let programs = programs();
+        let (mut module, _) = parse_module_with_spans(&programs[program % programs.len()]).expect("valid program");
+        for &e in &edits {
+            apply_edit(&mut module, e);
+        }
+        let Some(name) = module.functions.first().map(|f| f.name.clone()) else { return Ok(()) };
+        let verified = verify_module_with_spans(&module, None);
+        let built = std::panic::catch_unwind(|| {
+            jitdiff::GradientFn::builder(&module, &name).wrt_all().build().map(|_| ())
+        });
+        let Ok(built) = built else { return Err(TestCaseError::fail(format!("building @{name} panicked"))) };
+        if let Err(e) = verified {
+            prop_assert!(matches!(built, Err(jitdiff::Error::Verify(ref v)) if **v == e), "{:?} vs {}", built, e);
+        }
+    }
+}
+
+/// The queries that size buffers from an argument list (`inputs`, `outputs`, `input_labels`)
+/// answer for a short or long list without panicking; the calls report the mismatch.
+#[test]
+fn buffer_size_queries_take_any_argument_list() {
+    use jitdiff::{Arg, GradientFn, ir::parse_module};
+    let m = parse_module(
+        "func @f(x: slice, out: mslice) -> f64 {\nentry:\n    z = iconst 0\n    a = load x, z\n    store out, z, a\n    ret a\n}\n",
+    )
+    .unwrap();
+    let g = GradientFn::builder(&m, "f").wrt(["x"]).build().unwrap();
+    let x = [1.0, 2.0];
+    let mut out = [0.0; 3];
+    assert_eq!(g.outputs(&[Arg::from(&x[..])]), 1, "a missing mslice counts as empty");
+    assert_eq!(g.outputs(&[Arg::from(&x[..]), Arg::from(&mut out[..])]), 4);
+    assert_eq!(g.inputs(&[]), 0);
+    let (mut extra, mut more) = ([0.0; 1], [0.0; 2]);
+    let long = [Arg::from(&x[..]), Arg::from(&mut extra[..]), Arg::from(&mut more[..])];
+    assert_eq!(g.input_labels(&long), ["x[0]", "x[1]"]);
+    let mut grad = [0.0; 2];
+    assert!(matches!(g.value_and_grad(&mut [Arg::from(&x[..])], &mut grad), Err(jitdiff::Error::ArgumentCount { .. })));
+}

@@ -562,3 +562,32 @@ fn data_tables_are_constants_in_the_pattern() {
     assert_eq!(s.nnz(), 4);
     assert_eq!(s.to_dense(), d.data);
 }
+
+/// A CSR matrix built from the wrong number of values, or multiplied with vectors of the wrong
+/// lengths, is an error that names the list and the shape, never a panic; an empty row gives
+/// +0.0.
+#[test]
+fn csr_shape_errors_name_the_list() {
+    use jitdiff::ad::sparsity::Pattern;
+    use std::sync::Arc;
+    let pattern = Arc::new(Pattern::from_rows(3, [vec![0, 2], vec![]]));
+    let err = CsrMatrix::new(pattern.clone(), vec![1.0]).unwrap_err();
+    assert!(matches!(err, Error::MatrixShape { expected: 2, got: 1, rows: 2, cols: 3, .. }), "{err}");
+    assert!(err.to_string().contains("2×3"), "{err}");
+    let m = CsrMatrix::new(pattern, vec![1.0, 2.0]).unwrap();
+    let mut y = [f64::NAN; 2];
+    let err = m.mul_vec(&[1.0; 2], &mut y).unwrap_err();
+    assert!(err.to_string().starts_with("x (one value per column) must hold 3"), "{err}");
+    let err = m.mul_vec(&[1.0; 3], &mut [0.0; 3]).unwrap_err();
+    assert!(err.to_string().starts_with("y (one value per row) must hold 2"), "{err}");
+    assert!(y.iter().all(|v| v.is_nan()), "nothing written on an error");
+    m.mul_vec(&[1.0, 5.0, -1.0], &mut y).unwrap();
+    assert_eq!(y, [-1.0, 0.0]);
+    assert!(y[1].is_sign_positive(), "an empty row is +0.0, not the -0.0 of an empty sum");
+    // A pattern with a column beyond its width, or offsets that do not fit, is refused.
+    let wide = Arc::new(Pattern::from_rows(2, [vec![5]]));
+    let err = CsrMatrix::new(wide, vec![1.0]).unwrap_err();
+    assert!(matches!(err, Error::Pattern(_)) && err.to_string().contains("column 5"), "{err}");
+    let short = Arc::new(Pattern { rows: 3, cols: 3, row_ptr: vec![0], col_idx: vec![] });
+    assert!(matches!(CsrMatrix::new(short, vec![]), Err(Error::Pattern(_))));
+}
