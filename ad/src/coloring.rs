@@ -11,6 +11,11 @@
 //!
 //! Both are greedy in largest-first order (ties by index).
 //!
+//! The functions take a pattern that passes [`Pattern::check`] (square for the star
+//! colourings) and, to recover entries, a colouring of that same pattern; given anything else
+//! they panic, as indexing out of bounds does (see each function's `# Panics`). The patterns
+//! jitdiff detects always qualify.
+//!
 //! ```
 //! use jitdiff_ad::coloring::{column_coloring, star_coloring};
 //! use jitdiff_ad::sparsity::Pattern;
@@ -40,7 +45,9 @@ impl Coloring {
     /// assert_eq!(c.groups(), vec![vec![0, 2], vec![1]]);
     /// ```
     pub fn groups(&self) -> Vec<Vec<usize>> {
-        let mut groups = vec![vec![]; self.count];
+        // A colour at or past `count` (the fields are public) gets its group too.
+        let count = self.colors.iter().map(|&c| c + 1).max().unwrap_or(0).max(self.count);
+        let mut groups = vec![vec![]; count];
         for (v, &c) in self.colors.iter().enumerate() {
             groups[c].push(v);
         }
@@ -92,6 +99,9 @@ fn first_free(forbidden: &mut Vec<usize>, stamp: usize) -> usize {
 /// assert_eq!(c.count, 3);
 /// assert!(is_column_coloring(&p, &c));
 /// ```
+///
+/// # Panics
+/// If `pattern` fails [`Pattern::check`].
 pub fn column_coloring(pattern: &Pattern) -> Coloring {
     let n = pattern.cols;
     // A full row puts every column in its own colour: no need to look further.
@@ -140,6 +150,9 @@ pub fn is_column_coloring(pattern: &Pattern, coloring: &Coloring) -> bool {
 /// let c = star_coloring(&p);
 /// assert!(c.count <= 3 && is_star_coloring(&p, &c));
 /// ```
+///
+/// # Panics
+/// If `pattern` fails [`Pattern::check`] or is not square.
 pub fn star_coloring(pattern: &Pattern) -> Coloring {
     let n = pattern.rows;
     let neighbours = |v: usize| pattern.row(v).iter().copied().filter(move |&w| w != v);
@@ -215,6 +228,9 @@ pub fn is_star_coloring(pattern: &Pattern, coloring: &Coloring) -> bool {
 /// assert_eq!(at.len(), 4);
 /// assert_eq!(at[0], (0, c.colors[0])); // a diagonal entry: its own row and colour
 /// ```
+///
+/// # Panics
+/// If `pattern` fails [`Pattern::check`] or `coloring` is not a colouring of it.
 pub fn star_recovery(pattern: &Pattern, coloring: &Coloring) -> Vec<(usize, usize)> {
     let mut out = Vec::with_capacity(pattern.nnz());
     star_recovery_each(pattern, coloring, |_, row, color| out.push((row, color)));
@@ -233,6 +249,9 @@ pub fn star_recovery(pattern: &Pattern, coloring: &Coloring) -> Vec<(usize, usiz
 /// star_recovery_each(&p, &c, |k, r, col| seen.push((k, (r, col))));
 /// assert!(seen.iter().map(|(_, at)| *at).eq(star_recovery(&p, &c)));
 /// ```
+///
+/// # Panics
+/// If `pattern` fails [`Pattern::check`] or `coloring` is not a colouring of it.
 pub fn star_recovery_each(pattern: &Pattern, coloring: &Coloring, mut each: impl FnMut(usize, usize, usize)) {
     let color = &coloring.colors;
     let mut count = vec![0usize; coloring.count];
