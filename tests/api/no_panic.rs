@@ -388,6 +388,17 @@ fn apply_edit(m: &mut Module, (what, a, b, c, d): Edit) {
     }
 }
 
+/// Program number `program` (modulo their count), parsed and then edited by `edits`, with the
+/// source map of the unedited text.
+fn edited(program: usize, edits: &[Edit]) -> (Module, jitdiff_ir::SourceMap) {
+    let programs = programs();
+    let (mut module, spans) = parse_module_with_spans(&programs[program % programs.len()]).expect("valid program");
+    for &e in edits {
+        apply_edit(&mut module, e);
+    }
+    (module, spans)
+}
+
 fn edit() -> impl Strategy<Value = Edit> {
     (0u8..13, any::<usize>(), any::<usize>(), any::<usize>(), any::<usize>())
 }
@@ -437,11 +448,7 @@ proptest! {
         program in any::<usize>(),
         edits in prop::collection::vec(edit(), 1..4),
     ) {
-        let programs = programs();
-        let (mut module, spans) = parse_module_with_spans(&programs[program % programs.len()]).expect("valid program");
-        for &e in &edits {
-            apply_edit(&mut module, e);
-        }
+        let (module, spans) = edited(program, &edits);
         // The source map no longer matches the edited module; positions may be off but nothing
         // may panic, with or without it.
         let with_spans = verify_all(&module, Some(&spans));
@@ -474,11 +481,7 @@ proptest! {
         program in any::<usize>(),
         edits in prop::collection::vec(edit(), 1..4),
     ) {
-        let programs = programs();
-        let (mut module, _) = parse_module_with_spans(&programs[program % programs.len()]).expect("valid program");
-        for &e in &edits {
-            apply_edit(&mut module, e);
-        }
+        let (module, _) = edited(program, &edits);
         let Some(name) = module.functions.first().map(|f| f.name.clone()) else { return Ok(()) };
         let verified = verify_module_with_spans(&module, None);
         let built = std::panic::catch_unwind(|| {
