@@ -7,9 +7,9 @@ use super::values::{
     coordinate_labels, format_value, output_labels, parse_args, parse_tangents, parse_wrt, scalars_in,
 };
 use jitdiff::fd::FdOptions;
-use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter};
-use jitdiff::jit::{Arg, JitOptions, compile};
-use jitdiff::{ForwardFn, GradientFn, JacobianFn};
+use jitdiff::ir::{ArgValue, Interpreter};
+use jitdiff::jit::Arg;
+use jitdiff::{ForwardFn, GradientFn, JacobianFn, PrimalFn};
 
 /// `jitdiff run`: call the function (JIT-compiled, or the interpreter with `interp`).
 pub fn run(file: &str, name: Option<&str>, texts: &[String], interp: bool) -> Result<(), CliError> {
@@ -18,10 +18,10 @@ pub fn run(file: &str, name: Option<&str>, texts: &[String], interp: bool) -> Re
     let results = if interp {
         Interpreter::new(&loaded.module).call(&loaded.name, &mut args)?
     } else {
-        let compiled = compile(&loaded.module, &ExternRegistry::new(), &JitOptions::new())?;
-        let native = compiled.function(&loaded.name)?;
+        // Through the handle, so that a fault names the line and column of the IR text.
+        let primal = PrimalFn::builder(&loaded.module, &loaded.name).source_map(&loaded.spans).build()?;
         let mut native_args: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
-        native.call(&mut native_args)?
+        primal.call(&mut native_args)?
     };
     println!("@{}{}", loaded.name, loaded.signature());
     for (i, r) in results.iter().enumerate() {

@@ -407,3 +407,20 @@ fn show_and_grad_go_through_nested_gradients() {
     let out = ok(&["grad", &model, "--fn", "max_f", "--args", "0.5", "0.25", "1.0", "1.0", "true"]);
     assert!(out.contains("p1x = 1.0") && out.contains("p1y = 0.5"), "{out}");
 }
+
+/// A run-time fault names the IR text's line and column in `run` as in `grad`, and an empty
+/// gradient has norm +0.
+#[test]
+fn run_and_grad_faults_name_the_line() {
+    let dir = scratch("fault-line");
+    let file = dir.join("oob.ir");
+    std::fs::write(&file, "func @f(x: slice) -> f64 {\nentry:\n    i = iconst 5\n    v = load x, i\n    ret v\n}\n")
+        .unwrap();
+    let file = file.to_str().unwrap();
+    for command in ["run", "grad"] {
+        let err = fails(&[command, file, "--args", "[1, 2]"]);
+        assert!(err.contains("index 5 out of bounds") && err.contains("line 4, column 5"), "{command}: {err}");
+    }
+    let out = ok(&["grad", &example("rosenbrock"), "--args", "[]"]);
+    assert!(out.contains("gradient (0 entries, norm 0.000000e0)"), "{out}");
+}
