@@ -17,7 +17,7 @@
 use crate::error::Error;
 use crate::fd::FdOptions;
 use crate::gradient::GradientMode;
-use crate::user::UserFunction;
+use crate::user::{AsWritten, UserFunction};
 use jitdiff_ad::Checkpoint;
 use jitdiff_ir::{ExternRegistry, Module, SourceMap, Type};
 use jitdiff_jit::JitOptions;
@@ -81,6 +81,7 @@ pub struct Builder<'m, K> {
     externs: ExternRegistry,
     options: JitOptions,
     spans: Option<Arc<SourceMap>>,
+    as_written: Option<AsWritten>,
     width: Option<u8>,
     fd: FdOptions,
     gradient_mode: GradientMode,
@@ -144,6 +145,7 @@ impl<'m, K: Build> Builder<'m, K> {
             externs: ExternRegistry::new(),
             options: JitOptions::new(),
             spans: None,
+            as_written: None,
             width: None,
             fd: FdOptions::central(),
             gradient_mode: GradientMode::Auto,
@@ -197,6 +199,23 @@ impl<'m, K: Build> Builder<'m, K> {
         self
     }
 
+    /// Name run-time faults by their line and column in the Rust source the module was lowered
+    /// from: `lowered` is what [`front::lower_source_as_written`](crate::front::lower_source_as_written)
+    /// returned, and the module given to `builder` its `module`. A fault is replayed on the
+    /// functions as written, whose instructions know their source position.
+    ///
+    /// ```
+    /// use jitdiff::{PrimalFn, args, front::lower_source_as_written};
+    /// let lowered = lower_source_as_written("fn f(x: &[f64]) -> f64 {\n    x[0] + x[3]\n}").unwrap();
+    /// let f = PrimalFn::builder(&lowered.module, "f").rust_source(&lowered).build().unwrap();
+    /// let err = f.call(&mut args![&[1.0, 2.0][..]]).unwrap_err();
+    /// assert!(err.to_string().contains("line 2, column 12"), "{err}");
+    /// ```
+    pub fn rust_source(mut self, lowered: &crate::front::SourceModule) -> Self {
+        self.as_written = lowered.as_written.as_ref().map(|(m, s)| AsWritten::new(m, s));
+        self
+    }
+
     /// Derive, compile and return the handle.
     pub fn build(self) -> Result<K, Error> {
         let (width, fd, gradient_mode, checkpoint) = (self.width, self.fd, self.gradient_mode, self.checkpoint);
@@ -215,6 +234,7 @@ impl<'m, K: Build> Builder<'m, K> {
 
     fn resolve(self) -> Result<UserFunction, Error> {
         let mut user = UserFunction::new(self.module, &self.function, self.externs, self.spans)?;
+        user.as_written = self.as_written;
         let count = user.params.len();
         let mut wrt = vec![false; count];
         match self.wrt {

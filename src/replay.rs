@@ -72,7 +72,9 @@ impl UserFunction {
     /// Run the function in the interpreter on copies of `args`; its fault, if it faults.
     fn replay(&self, args: &[Arg<'_>]) -> Option<Fault> {
         let mut values: Vec<ArgValue> = args.iter().map(Arg::to_value).collect();
-        let interpreter = Interpreter::new(&self.module).with_externs(&self.externs).with_step_limit(REPLAY_STEPS);
+        // On the functions as written, when known: their instructions have source positions.
+        let module = self.as_written.as_ref().map_or(&*self.module, |w| &*w.module);
+        let interpreter = Interpreter::new(module).with_externs(&self.externs).with_step_limit(REPLAY_STEPS);
         match interpreter.call(&self.name, &mut values) {
             Err(InterpError::Fault(fault)) => Some(fault),
             _ => None,
@@ -86,9 +88,12 @@ impl UserFunction {
 
     /// The source position of an instruction of the user's module, when a source map was given.
     pub(crate) fn site_position(&self, site: &jitdiff_ir::Site) -> Option<jitdiff_ir::Pos> {
-        let spans = self.spans.as_ref()?;
-        let func_id = self.module.func_id(&site.func)?;
-        let func = self.module.func(func_id);
+        let (module, spans) = match &self.as_written {
+            Some(w) => (&*w.module, &*w.spans),
+            None => (&*self.module, &**self.spans.as_ref()?),
+        };
+        let func_id = module.func_id(&site.func)?;
+        let func = module.func(func_id);
         let block = func.block_by_name(&site.block)?;
         let inst = spans.inst(func_id.index(), block.index(), site.inst);
         inst.or_else(|| spans.term(func_id.index(), block.index()))

@@ -13,6 +13,20 @@ use jitdiff_jit::Arg;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
+/// A module as lowered from Rust source before the clean-up passes, and where each of its
+/// instructions comes from (see `Builder::rust_source`).
+#[derive(Clone, Debug)]
+pub(crate) struct AsWritten {
+    pub module: Arc<Module>,
+    pub spans: Arc<SourceMap>,
+}
+
+impl AsWritten {
+    pub(crate) fn new(module: &Module, spans: &SourceMap) -> AsWritten {
+        AsWritten { module: Arc::new(module.clone()), spans: Arc::new(spans.clone()) }
+    }
+}
+
 /// Per-parameter sizes, inline for the usual handful of parameters.
 pub(crate) type Sizes = SmallVec<[usize; 8]>;
 
@@ -33,6 +47,9 @@ pub(crate) struct UserFunction {
     pub externs: ExternRegistry,
     /// Source positions, when given.
     pub spans: Option<Arc<SourceMap>>,
+    /// The functions as written in Rust source with their positions, when given: faults are
+    /// replayed there to name a source line.
+    pub as_written: Option<AsWritten>,
     /// The differentiated parameters.
     pub wrt: Vec<bool>,
     /// [`UserFunction::derivation_wrt`], kept so that calls need not rebuild it.
@@ -66,6 +83,7 @@ impl UserFunction {
             module: Arc::new(module.clone()),
             externs,
             spans,
+            as_written: None,
         })
     }
 

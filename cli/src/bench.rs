@@ -127,7 +127,11 @@ fn measure(
     progress.inc(1);
 
     step("value_and_grad");
-    let grad = GradientFn::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).source_map(&loaded.spans).build()?;
+    let grad = GradientFn::builder(&loaded.module, &loaded.name)
+        .wrt_mask(&wrt)
+        .source_map(&loaded.spans)
+        .rust_source(&loaded.rust)
+        .build()?;
     let mut g = vec![0.0; gradient_len];
     let value_and_grad_s = seconds_per_call(budget, 5, || {
         let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();

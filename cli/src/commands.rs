@@ -19,7 +19,10 @@ pub fn run(file: &str, name: Option<&str>, texts: &[String], interp: bool) -> Re
         Interpreter::new(&loaded.module).call(&loaded.name, &mut args)?
     } else {
         // Through the handle, so that a fault names the line and column of the IR text.
-        let primal = PrimalFn::builder(&loaded.module, &loaded.name).source_map(&loaded.spans).build()?;
+        let primal = PrimalFn::builder(&loaded.module, &loaded.name)
+            .source_map(&loaded.spans)
+            .rust_source(&loaded.rust)
+            .build()?;
         let mut native_args: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
         primal.call(&mut native_args)?
     };
@@ -41,7 +44,11 @@ pub fn grad(file: &str, name: Option<&str>, texts: &[String], wrt: Option<&str>)
     let loaded = load(file, name)?;
     let mut args = parse_args(&loaded, texts)?;
     let wrt = parse_wrt(&loaded, wrt)?;
-    let f = GradientFn::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).source_map(&loaded.spans).build()?;
+    let f = GradientFn::builder(&loaded.module, &loaded.name)
+        .wrt_mask(&wrt)
+        .source_map(&loaded.spans)
+        .rust_source(&loaded.rust)
+        .build()?;
     let labels = coordinate_labels(&loaded, &wrt, &args);
     let mut gradient = vec![0.0; labels.len()];
     let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
@@ -91,6 +98,7 @@ pub fn jvp(
     let f = ForwardFn::builder(&loaded.module, &loaded.name)
         .wrt_mask(&wrt)
         .source_map(&loaded.spans)
+        .rust_source(&loaded.rust)
         .width(width)
         .build()?;
     let views: Vec<&[f64]> = tangents.iter().map(Vec::as_slice).collect();
@@ -137,6 +145,7 @@ pub fn jacobian(
     let f = JacobianFn::builder(&loaded.module, &loaded.name)
         .wrt_mask(&wrt)
         .source_map(&loaded.spans)
+        .rust_source(&loaded.rust)
         .width(width)
         .build()?;
     let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
@@ -186,7 +195,11 @@ pub fn check(file: &str, name: Option<&str>, options: CheckArgs<'_>) -> Result<(
         (None, Some(w)) => w,
         (spec, _) => parse_wrt(&loaded, spec)?,
     };
-    let grad = GradientFn::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).source_map(&loaded.spans).build()?;
+    let grad = GradientFn::builder(&loaded.module, &loaded.name)
+        .wrt_mask(&wrt)
+        .source_map(&loaded.spans)
+        .rust_source(&loaded.rust)
+        .build()?;
     let mut args = args;
     let mut native: Vec<Arg<'_>> = args.iter_mut().map(Arg::from).collect();
     // A function without an `f64` result (its outputs are `mslice` contents): its Jacobian.

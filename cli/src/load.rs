@@ -1,6 +1,7 @@
 //! Reading an IR file and picking the function a subcommand works on.
 
 use super::error::CliError;
+use jitdiff::front::SourceModule;
 use jitdiff::ir::{Function, Module, SourceMap, Type, parse_module_with_spans, verify_module_with_spans};
 
 /// A parsed and verified IR file and the chosen function.
@@ -11,8 +12,11 @@ pub struct Loaded {
     pub module: Module,
     /// The chosen function's name (without `@`).
     pub name: String,
-    /// Source positions (for errors at the user's lines).
+    /// Source positions of an IR file (for errors at the user's lines).
     pub spans: SourceMap,
+    /// A Rust file's functions as written, with their positions (for the same, by
+    /// `Builder::rust_source`); none for an IR file.
+    pub rust: SourceModule,
 }
 
 impl Loaded {
@@ -78,10 +82,12 @@ pub fn load(path: &str, name: Option<&str>) -> Result<Loaded, CliError> {
 /// As [`load`], from text already read (`path` is for messages).
 pub fn load_text(path: &str, text: &str, name: Option<&str>) -> Result<Loaded, CliError> {
     let rust = path.ends_with(".rs");
+    let mut as_written = SourceModule { module: Module::new(), as_written: None };
     let (module, spans) = if rust {
-        let module = jitdiff::front::lower_source(text)
+        let lowered = jitdiff::front::lower_source_as_written(text)
             .map_err(|error| CliError::Front { path: path.into(), error: Box::new(error) })?;
-        (module, SourceMap::default())
+        as_written.as_written = lowered.as_written;
+        (lowered.module, SourceMap::default())
     } else {
         let (module, spans) =
             parse_module_with_spans(text).map_err(|error| CliError::Parse { path: path.into(), error })?;
@@ -99,5 +105,5 @@ pub fn load_text(path: &str, text: &str, name: Option<&str>) -> Result<Loaded, C
         let available = if available.is_empty() { "no function".into() } else { available.join(", ") };
         return Err(CliError::UnknownFunction { name, path: path.into(), available });
     }
-    Ok(Loaded { path: path.into(), module, name, spans })
+    Ok(Loaded { path: path.into(), module, name, spans, rust: as_written })
 }

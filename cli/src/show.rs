@@ -149,12 +149,17 @@ pub fn compile_only(a: &ShowArgs<'_>) -> Result<(), CliError> {
             ForwardFn::builder(&loaded.module, &loaded.name)
                 .wrt_mask(&wrt)
                 .source_map(&loaded.spans)
+                .rust_source(&loaded.rust)
                 .width(a.width)
                 .build()?,
         ),
-        Mode::Vjp => {
-            drop(GradientFn::builder(&loaded.module, &loaded.name).wrt_mask(&wrt).source_map(&loaded.spans).build()?)
-        }
+        Mode::Vjp => drop(
+            GradientFn::builder(&loaded.module, &loaded.name)
+                .wrt_mask(&wrt)
+                .source_map(&loaded.spans)
+                .rust_source(&loaded.rust)
+                .build()?,
+        ),
     }
     Ok(())
 }

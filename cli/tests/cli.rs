@@ -424,3 +424,18 @@ fn run_and_grad_faults_name_the_line() {
     let out = ok(&["grad", &example("rosenbrock"), "--args", "[]"]);
     assert!(out.contains("gradient (0 entries, norm 0.000000e0)"), "{out}");
 }
+
+/// A Rust source file's fault names its line and column there, in `run` and `grad`.
+#[test]
+fn rust_file_faults_name_the_source_line() {
+    let dir = scratch("rust-fault-line");
+    let file = dir.join("f.rs");
+    std::fs::write(&file, "fn f(x: &[f64], n: i64) -> f64 {\n    let m = 10 / n;\n    x[3] * (m as f64)\n}\n").unwrap();
+    let file = file.to_str().unwrap();
+    for command in ["run", "grad"] {
+        let err = fails(&[command, file, "--args", "[1, 2]", "0"]);
+        assert!(err.contains("integer division by zero at line 2, column 16"), "{command}: {err}");
+        let err = fails(&[command, file, "--args", "[1, 2]", "1"]);
+        assert!(err.contains("index 3 out of bounds") && err.contains("line 3, column 5"), "{command}: {err}");
+    }
+}

@@ -130,6 +130,7 @@ impl Lowerer<'_> {
             };
             values.push(value);
         }
+        self.at(span);
         let results = self.ssa.call(sig.callee, values, &sig.ret.ir_results());
         Ok(match &sig.ret {
             Ty::Unit => Lowered::Unit,

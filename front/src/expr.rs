@@ -202,6 +202,8 @@ impl Lowerer<'_> {
                 },
             ));
         }
+        // The load or store of the element is attributed to the expression `slice[index]`.
+        self.at(index.expr.span());
         Ok((slice, i))
     }
 

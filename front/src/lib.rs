@@ -74,11 +74,48 @@ const MAX_STATEMENT_TOKENS: usize = 10_000;
 /// ```
 pub fn lower_source(source: &str) -> Result<Module, FrontError> {
     check_nesting(source)?;
-    worker::on_lowering_thread(source, |source| {
-        let file = syn::parse_file(source)
-            .map_err(|e| FrontError::new(e.span(), FrontErrorKind::Syntax { message: e.to_string() }))?;
-        lower_items(&file.items)
-    })
+    worker::on_lowering_thread(source, false, lower_parsed).map(|lowered| lowered.module)
+}
+
+/// Parse `source` and lower its items (keeping the functions as written when `keep`).
+fn lower_parsed(source: &str, keep: bool) -> Result<SourceModule, FrontError> {
+    let file = syn::parse_file(source)
+        .map_err(|e| FrontError::new(e.span(), FrontErrorKind::Syntax { message: e.to_string() }))?;
+    match jitdiff_ir::contain_panics(|| module::lower_items_as_written(&file.items, keep)) {
+        Ok(result) => result,
+        Err(message) => Err(FrontError {
+            position: Position { line: 1, column: 1 },
+            kind: FrontErrorKind::Internal { message: format!("panic: {message}") },
+        }),
+    }
+}
+
+/// A lowered source: the module to compile, and the same functions as lowered before the
+/// clean-up passes with the source position of each instruction — what a handle replays a
+/// run-time fault on to name its line and column (`Builder::rust_source` in `jitdiff`).
+#[derive(Clone, Debug)]
+pub struct SourceModule {
+    /// The module (verified, cleaned up): what [`lower_source`] returns.
+    pub module: Module,
+    /// The functions as written, each instruction's position in the source; `None` in the
+    /// unlikely case that they do not verify before the clean-up.
+    pub as_written: Option<(Module, jitdiff_ir::SourceMap)>,
+}
+
+/// [`lower_source`], with the functions as written and their source positions.
+///
+/// ```
+/// let lowered = jitdiff_front::lower_source_as_written("fn f(x: &[f64]) -> f64 {\n    x[3]\n}")?;
+/// let (as_written, spans) = lowered.as_written.expect("it verifies");
+/// let f = as_written.func_by_name("f").unwrap();
+/// // The load `x[3]` is on line 2, column 5.
+/// let load = f.blocks[0].insts.iter().position(|i| i.op == jitdiff_ir::Opcode::Load).unwrap();
+/// assert_eq!(spans.inst(0, 0, load), Some(jitdiff_ir::Pos { line: 2, col: 5 }));
+/// # Ok::<(), jitdiff_front::FrontError>(())
+/// ```
+pub fn lower_source_as_written(source: &str) -> Result<SourceModule, FrontError> {
+    check_nesting(source)?;
+    worker::on_lowering_thread(source, true, lower_parsed)
 }
 
 /// Lower already-parsed items (for a proc macro, or a caller that parsed the source itself).

@@ -93,6 +93,15 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// Attribute the instructions emitted from here on to where `span` starts (a span of one
+    /// token or bracket: cheap, unlike a whole expression's, which walks its subtree). The
+    /// accesses, operators and calls that can fault set it, so a fault replayed on the
+    /// function as written names their line and column.
+    pub(crate) fn at(&mut self, span: proc_macro2::Span) {
+        let p = crate::error::Position::of(span);
+        self.ssa.pos = jitdiff_ir::Pos { line: p.line, col: p.column };
+    }
+
     /// Guard against stack exhaustion on absurdly nested input: call around every recursion.
     /// (`span` is computed only for the error: a node's span walks its whole subtree.)
     pub(crate) fn nested<T>(
@@ -166,8 +175,17 @@ impl<'a> Lowerer<'a> {
 }
 
 /// Lower the body of `item`, whose signature is `sig`.
-pub(crate) fn lower_function(ctx: &ModuleCtx, item: &syn::ItemFn, sig: &FnSig) -> Result<Function> {
+pub(crate) fn lower_function(
+    ctx: &ModuleCtx,
+    item: &syn::ItemFn,
+    sig: &FnSig,
+) -> Result<(Function, jitdiff_ir::FuncSpans)> {
     let mut lowerer = Lowerer::new(ctx, sig);
+    lowerer.at(item.sig.fn_token.span);
+    lowerer.ssa.spans.func = lowerer.ssa.pos;
+    if let Some(entry) = lowerer.ssa.spans.blocks.first_mut() {
+        *entry = lowerer.ssa.pos;
+    }
     for (input, ty) in item.sig.inputs.iter().zip(&sig.params) {
         let syn::FnArg::Typed(typed) = input else {
             return Err(unsupported(
@@ -218,7 +236,7 @@ pub(crate) fn lower_function(ctx: &ModuleCtx, item: &syn::ItemFn, sig: &FnSig) -
         }
     }
     lowerer.ssa.close_dead_blocks();
-    Ok(lowerer.ssa.func)
+    Ok((lowerer.ssa.func, lowerer.ssa.spans))
 }
 
 fn tail_span(block: &syn::Block) -> Option<proc_macro2::Span> {

@@ -56,6 +56,12 @@ impl ModuleCtx {
 
 /// Lower the items of a source file to a verified module.
 pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
+    lower_items_as_written(items, false).map(|lowered| lowered.module)
+}
+
+/// [`lower_items`], with (when `keep`) the functions as lowered before the clean-up passes and
+/// where in the source each of their instructions comes from.
+pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<crate::SourceModule> {
     let mut module = Module::new();
     let mut ctx = ModuleCtx::default();
     let mut names: HashMap<String, Span> = HashMap::default();
@@ -146,12 +152,16 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
         ctx.tables.insert(name, id);
     }
     ctx.declared.borrow_mut().externs = module.externs.clone();
+    let mut written: Vec<(FuncId, Function, jitdiff_ir::FuncSpans)> = vec![];
     for (item, id) in bodies {
         let Some(sig) = ctx.functions.get(&crate::types::name_of(&item.sig.ident)) else {
             let message = "a function's signature went missing".into();
             return Err(FrontError::new(item.sig.ident.span(), FrontErrorKind::Internal { message }));
         };
-        let mut function = crate::lower::lower_function(&ctx, item, sig)?;
+        let (mut function, spans) = crate::lower::lower_function(&ctx, item, sig)?;
+        if keep {
+            written.push((id, function.clone(), spans));
+        }
         passes::remove_unreachable_blocks(&mut function);
         passes::optimize_function_in(&mut function, &module.tables);
         function.canonicalize();
@@ -167,7 +177,27 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
             FrontErrorKind::Internal { message: format!("the lowered IR does not verify: {e}") },
         )
     })?;
-    Ok(module)
+    if !keep {
+        return Ok(crate::SourceModule { module, as_written: None });
+    }
+    // The module as written: the same externs and tables, each function as lowered. Only
+    // for replaying a fault to find its source line; left out should it not verify.
+    let mut as_written = module.clone();
+    let mut spans = jitdiff_ir::SourceMap {
+        externs: vec![],
+        tables: vec![],
+        funcs: vec![jitdiff_ir::FuncSpans::default(); module.functions.len()],
+    };
+    for (id, function, function_spans) in written {
+        if let (Some(slot), Some(span_slot)) =
+            (as_written.functions.get_mut(id.index()), spans.funcs.get_mut(id.index()))
+        {
+            *slot = function;
+            *span_slot = function_spans;
+        }
+    }
+    let as_written = jitdiff_ir::verify_module(&as_written).is_ok().then_some((as_written, spans));
+    Ok(crate::SourceModule { module, as_written })
 }
 
 /// Function, extern and constant-array names are IR names: `[A-Za-z_][A-Za-z0-9_]*`. `what`

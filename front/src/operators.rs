@@ -38,6 +38,7 @@ impl Lowerer<'_> {
                 let numeric = expect.filter(|t| matches!(t, Ty::F64 | Ty::Int(_)));
                 let (lhs, rhs, ty) = self.operands(b, numeric)?;
                 let opcode = arith_opcode(&b.op, &ty, b.op.span())?;
+                self.at(b.op.span());
                 let value = self.ssa.op(opcode, &[lhs.value, rhs.value]);
                 Ok(Lowered::Value(Operand { value, ty }))
             }

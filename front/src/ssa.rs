@@ -6,7 +6,8 @@
 //! module reports as an internal error — nothing here panics.
 
 use jitdiff_ir::{
-    Block, BlockCall, Callee, CondCode, Function, Imm, InstData, Opcode, TableId, Terminator, Type, Value,
+    Block, BlockCall, Callee, CondCode, FuncSpans, Function, Imm, InstData, Opcode, Pos, TableId, Terminator, Type,
+    Value,
 };
 use rustc_hash::FxHashMap as HashMap;
 
@@ -24,17 +25,45 @@ pub(crate) struct Ssa {
     entry_prefix: usize,
     /// The `table` instruction of each table the function reads, in its entry block.
     tables: HashMap<TableId, Value>,
+    /// Where in the Rust source the instructions being emitted come from (the lowerer moves it
+    /// to each access, operator and call that can fault).
+    pub pos: Pos,
+    /// Where each instruction and terminator of `func` came from, indexed like `func` (its
+    /// source map as written, before any pass).
+    pub spans: FuncSpans,
 }
 
 impl Ssa {
     pub(crate) fn new(name: &str, returns: Vec<Type>) -> Ssa {
-        let mut func = Function::new(name, returns);
-        let entry = func.add_block("entry");
-        Ssa { func, current: entry, reachable: true, entry_prefix: 0, tables: HashMap::default() }
+        let func = Function::new(name, returns);
+        let mut ssa = Ssa {
+            func,
+            current: Block::ENTRY,
+            reachable: true,
+            entry_prefix: 0,
+            tables: HashMap::default(),
+            pos: Pos::default(),
+            spans: FuncSpans::default(),
+        };
+        ssa.current = ssa.new_block("entry");
+        ssa
     }
 
     pub(crate) fn new_block(&mut self, name: &str) -> Block {
+        self.spans.blocks.push(self.pos);
+        self.spans.insts.push(vec![]);
+        self.spans.terms.push(None);
         self.func.add_block(name)
+    }
+
+    /// Record the current position for an instruction inserted at `at` in `block`.
+    fn record(&mut self, block: Block, at: Option<usize>) {
+        if let Some(insts) = self.spans.insts.get_mut(block.index()) {
+            match at {
+                Some(at) if at <= insts.len() => insts.insert(at, self.pos),
+                _ => insts.push(self.pos),
+            }
+        }
     }
 
     pub(crate) fn switch_to(&mut self, block: Block, reachable: bool) {
@@ -56,6 +85,7 @@ impl Ssa {
         let result = result_type.map(|ty| self.func.new_value(ty));
         let inst = InstData { op, args: args.into(), imm, results: result.into_iter().collect() };
         self.func.block_mut(self.current).insts.push(inst);
+        self.record(self.current, None);
         result
     }
 
@@ -112,6 +142,7 @@ impl Ssa {
             results: values.as_slice().into(),
         };
         self.func.block_mut(self.current).insts.push(inst);
+        self.record(self.current, None);
         values
     }
 
@@ -140,6 +171,8 @@ impl Ssa {
             },
         );
         self.entry_prefix = at + 2;
+        self.record(Block::ENTRY, Some(at));
+        self.record(Block::ENTRY, Some(at + 1));
         array
     }
 
@@ -162,6 +195,7 @@ impl Ssa {
             },
         );
         self.entry_prefix = at + 1;
+        self.record(Block::ENTRY, Some(at));
         self.tables.insert(table, value);
         value
     }
@@ -171,6 +205,9 @@ impl Ssa {
         let block = self.func.block_mut(self.current);
         if block.term.is_none() {
             block.term = Some(term);
+            if let Some(slot) = self.spans.terms.get_mut(self.current.index()) {
+                *slot = Some(self.pos);
+            }
         }
     }
     pub(crate) fn jump(&mut self, target: Block, args: Vec<Value>) {

@@ -328,7 +328,7 @@ impl Lowerer<'_> {
                         "cannot write to an element of a read-only slice; take the parameter as `&mut [f64]` (or declare the local array `let mut`)",
                     ));
                 }
-                Ok(Place::Element { slice: slice.value, index: i.value })
+                Ok(Place::Element { slice: slice.value, index: i.value, pos: self.ssa.pos })
             }
             syn::Expr::Field(_) => Err(unsupported(
                 place.span(),
@@ -346,7 +346,8 @@ impl Lowerer<'_> {
     fn read_place(&mut self, place: &Place, span: Span) -> Result<Operand> {
         match *place {
             Place::Slot(slot) => self.read_slot(slot, span),
-            Place::Element { slice, index } => {
+            Place::Element { slice, index, pos } => {
+                self.ssa.pos = pos;
                 Ok(Operand { value: self.ssa.op(jitdiff_ir::Opcode::Load, &[slice, index]), ty: Ty::F64 })
             }
         }
@@ -355,10 +356,11 @@ impl Lowerer<'_> {
     fn write_place(&mut self, place: &Place, value: Operand, span: Span, rhs: Option<&syn::Expr>) -> Result<()> {
         match *place {
             Place::Slot(slot) => self.assign_slot(slot, value, span, rhs),
-            Place::Element { slice, index } => {
+            Place::Element { slice, index, pos } => {
                 if !value.ty.fits(&Ty::F64) {
                     return Err(type_error(rhs.map_or(span, |e| e.span()), &Ty::F64, &value.ty, rhs));
                 }
+                self.ssa.pos = pos;
                 self.ssa.store(slice, index, value.value);
                 Ok(())
             }
@@ -413,7 +415,12 @@ impl Lowerer<'_> {
 /// A place assigned to: a variable (or `iter_mut` element binding) or `slice[index]`.
 enum Place {
     Slot(usize),
-    Element { slice: jitdiff_ir::Value, index: jitdiff_ir::Value },
+    /// `pos`: where `slice[index]` is written, for the store emitted after the right side.
+    Element {
+        slice: jitdiff_ir::Value,
+        index: jitdiff_ir::Value,
+        pos: jitdiff_ir::Pos,
+    },
 }
 
 fn other_kind(ty: &Ty) -> &crate::types::IntKind {

@@ -602,3 +602,44 @@ fn dense_results_too_large_are_errors() {
     let err = g.jacobian(&mut [Arg::from(&x[..]), Arg::from(&mut out[..])]).unwrap_err();
     assert!(matches!(err, Error::TooLarge { what: "Jacobian", cols, .. } if cols == n), "{err}");
 }
+
+/// A run-time fault of a function written in Rust names its line and column in that source,
+/// through every handle built with `rust_source`: an index (read and write), an integer
+/// division, and an index inside a called function.
+#[test]
+fn rust_source_faults_name_the_source_line() {
+    use jitdiff::front::lower_source_as_written;
+    use jitdiff::{Arg, Error, GradientFn, HvpFn, PrimalFn};
+    let source = "fn g(v: &[f64], k: usize) -> f64 {\n    v[k] * 2.0\n}\n\n\
+                  fn f(x: &[f64], n: i64, out: &mut [f64]) -> f64 {\n    let m = 10 / n;\n    out[n as usize] = x[0];\n    g(x, 2 * n as usize) * x[1] + (m as f64)\n}\n";
+    let lowered = lower_source_as_written(source).unwrap();
+    let m = &lowered.module;
+    let x = [1.0, 2.0];
+    let message = |n: i64, e: Result<f64, Error>| {
+        let e = e.unwrap_err();
+        assert!(matches!(e, Error::Fault { in_derivative: false, .. }), "n = {n}: {e}");
+        e.to_string()
+    };
+    let primal = PrimalFn::builder(m, "f").rust_source(&lowered).build().unwrap();
+    let grad = GradientFn::builder(m, "f").wrt(["x"]).rust_source(&lowered).build().unwrap();
+    let hvp = HvpFn::builder(m, "f").wrt(["x"]).rust_source(&lowered).build().unwrap();
+    for (n, at) in [(0, "line 6, column 16"), (5, "line 7, column 5"), (1, "line 2, column 5 of @g")] {
+        let mut out = [0.0; 3];
+        let primal_error =
+            message(n, primal.call(&mut [Arg::from(&x[..]), Arg::I64(n), Arg::from(&mut out[..])]).map(|_| 0.0));
+        assert!(primal_error.contains(at), "primal, n = {n}: {primal_error}");
+        let mut g = [0.0; 2];
+        let grad_error =
+            message(n, grad.value_and_grad(&mut [Arg::from(&x[..]), Arg::I64(n), Arg::from(&mut out[..])], &mut g));
+        assert!(grad_error.contains(at), "gradient, n = {n}: {grad_error}");
+        let (mut hv, dir) = ([0.0; 2], [1.0, 0.0]);
+        let hvp_error =
+            message(n, hvp.hvp(&mut [Arg::from(&x[..]), Arg::I64(n), Arg::from(&mut out[..])], &dir, &mut hv));
+        assert!(hvp_error.contains(at), "hvp, n = {n}: {hvp_error}");
+    }
+    // Without `rust_source`, the fault is still reported, without a position.
+    let plain = PrimalFn::builder(m, "f").build().unwrap();
+    let mut out = [0.0; 3];
+    let e = plain.call(&mut [Arg::from(&x[..]), Arg::I64(0), Arg::from(&mut out[..])]).unwrap_err();
+    assert!(matches!(e, Error::Fault { position: None, .. }), "{e}");
+}
