@@ -235,6 +235,35 @@ pub fn parse_generated(ir: &str, name: &str) -> Module {
     }
 }
 
+/// The functions as written that a macro generated (IR text, and per instruction `[function,
+/// block, instruction, line, column]`), for [`Builder::rust_source`](crate::Builder::rust_source):
+/// run-time faults then name the line in the user's file. Text that does not parse (a bug)
+/// gives no positions rather than a failure. For the macros' generated code only.
+#[doc(hidden)]
+pub fn source_generated(module: &Module, as_written: &str, positions: &[[u32; 5]]) -> crate::front::SourceModule {
+    let parsed = if as_written.is_empty() { None } else { parse_module(as_written).ok() };
+    let as_written = parsed.map(|written| {
+        let mut spans = jitdiff_ir::SourceMap::default();
+        for (f, function) in written.functions.iter().enumerate() {
+            let mut func = jitdiff_ir::FuncSpans::default();
+            for block in &function.blocks {
+                func.blocks.push(jitdiff_ir::Pos::default());
+                func.insts.push(vec![jitdiff_ir::Pos::default(); block.insts.len()]);
+                func.terms.push(None);
+            }
+            spans.funcs.push(func);
+            for &[_, b, i, line, col] in positions.iter().filter(|p| p[0] as usize == f) {
+                let slot = spans.funcs[f].insts.get_mut(b as usize).and_then(|insts| insts.get_mut(i as usize));
+                if let Some(slot) = slot {
+                    *slot = jitdiff_ir::Pos { line, col };
+                }
+            }
+        }
+        (written, spans)
+    });
+    crate::front::SourceModule { module: module.clone(), as_written }
+}
+
 /// Call `f` and convert its results to `R`.
 #[inline]
 pub fn call<R: FromResults>(f: &PrimalFn, args: &mut [Arg<'_>]) -> Result<R, Error> {

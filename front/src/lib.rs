@@ -118,6 +118,18 @@ pub fn lower_source_as_written(source: &str) -> Result<SourceModule, FrontError>
     worker::on_lowering_thread(source, true, lower_parsed)
 }
 
+/// [`lower_items`], with the functions as written and their source positions (for a proc
+/// macro: positions are those of the tokens it was given).
+pub fn lower_items_as_written(items: &[syn::Item]) -> Result<SourceModule, FrontError> {
+    match jitdiff_ir::contain_panics(|| module::lower_items_as_written(items, true)) {
+        Ok(result) => result,
+        Err(message) => Err(FrontError {
+            position: Position { line: 1, column: 1 },
+            kind: FrontErrorKind::Internal { message: format!("panic: {message}") },
+        }),
+    }
+}
+
 /// Lower already-parsed items (for a proc macro, or a caller that parsed the source itself).
 ///
 /// ```

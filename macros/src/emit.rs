@@ -10,8 +10,9 @@ use quote::quote;
 
 /// Where the generated module gets its IR from.
 pub(crate) enum Ir<'a> {
-    /// Its own text (`#[jitdiff::function]`).
-    Own(&'a str),
+    /// Its own text (`#[jitdiff::function]`), and the items of its functions as written
+    /// (`AS_WRITTEN`, `source()`: see `expand::as_written_items`).
+    Own(&'a str, TokenStream),
     /// The enclosing module's `IR` and `module()` (`#[jitdiff::module]`).
     Parent,
 }
@@ -22,10 +23,12 @@ pub(crate) fn handles(sig: &Signature, ir: Ir<'_>) -> TokenStream {
     let name = sig.name();
     let shown = shown_signature(sig);
     let (ir_items, origin) = match ir {
-        Ir::Own(text) => (
+        Ir::Own(text, as_written) => (
             quote! {
                 /// The lowered function as jitdiff IR text (`jitdiff::ir::parse_module` reads it).
                 pub const IR: &str = #text;
+
+                #as_written
 
                 /// The lowered module, parsed from [`IR`] on first use and kept.
                 pub fn module() -> &'static ::jitdiff::ir::Module {
@@ -43,6 +46,11 @@ pub(crate) fn handles(sig: &Signature, ir: Ir<'_>) -> TokenStream {
                 /// The enclosing module's lowered module.
                 pub fn module() -> &'static ::jitdiff::ir::Module {
                     super::module()
+                }
+
+                #[doc(hidden)]
+                pub fn source() -> &'static ::jitdiff::front::SourceModule {
+                    super::source()
                 }
             },
             "#[jitdiff::module]",
@@ -133,7 +141,7 @@ fn common(sig: &Signature) -> TokenStream {
         /// `JacobianFn`, `PrimalFn`, `fd::FiniteDiff`) for this function, differentiating
         /// [`WRT`]: for rules, externs, JIT options. Wrap the result with `from_handle`.
         pub fn builder<K: ::jitdiff::Build>() -> ::jitdiff::Builder<'static, K> {
-            ::jitdiff::typed::builder(module(), NAME).wrt(WRT.iter().copied())
+            ::jitdiff::typed::builder(module(), NAME).wrt(WRT.iter().copied()).rust_source(source())
         }
 
         /// The arguments as the untyped API takes them (`jitdiff::check`, `optim::Objective`,
@@ -596,7 +604,7 @@ mod tests {
     #[test]
     fn generated_handles_follow_the_signature() {
         let items = |f: syn::ItemFn| -> Vec<String> {
-            let tokens = handles(&signature(f), Ir::Own("ir"));
+            let tokens = handles(&signature(f), Ir::Own("ir", TokenStream::new()));
             let file: syn::File = syn::parse2(tokens).unwrap();
             let syn::Item::Mod(m) = &file.items[1] else { panic!("a module") };
             let (_, items) = m.content.as_ref().unwrap();

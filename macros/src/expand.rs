@@ -50,12 +50,13 @@ pub(crate) fn function(attr: TokenStream, item: TokenStream) -> syn::Result<Toke
     })?;
     let index = SpanIndex::of(&item);
     let name_span = f.sig.ident.span();
-    let module = jitdiff_front::lower_items(&[syn::Item::Fn(f.clone())])
+    let lowered = jitdiff_front::lower_items_as_written(&[syn::Item::Fn(f.clone())])
         .map_err(|e| front_error(&e, &index, name_span, true))?;
-    let ir = checked_text(&module, name_span)?;
+    let module = &lowered.module;
+    let ir = checked_text(module, name_span)?;
     let sig =
-        Signature::of(&f, &module).ok_or_else(|| internal(name_span, "the function is missing from its module"))?;
-    let handles = emit::handles(&sig, Ir::Own(&ir));
+        Signature::of(&f, module).ok_or_else(|| internal(name_span, "the function is missing from its module"))?;
+    let handles = emit::handles(&sig, Ir::Own(&ir, as_written_items(&lowered)));
     Ok(quote!(#item #handles))
 }
 
@@ -78,11 +79,14 @@ pub(crate) fn module(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     reserved_names(items)?;
     let index = SpanIndex::of(&item);
     let name_span = m.ident.span();
-    let module = jitdiff_front::lower_items(items).map_err(|e| front_error(&e, &index, name_span, false))?;
-    let ir = checked_text(&module, name_span)?;
+    let lowered =
+        jitdiff_front::lower_items_as_written(items).map_err(|e| front_error(&e, &index, name_span, false))?;
+    let module = &lowered.module;
+    let ir = checked_text(module, name_span)?;
+    let source = as_written_items(&lowered);
     let mut handles = vec![];
     for f in items.iter().filter_map(|i| if let syn::Item::Fn(f) = i { Some(f) } else { None }) {
-        let sig = Signature::of(f, &module)
+        let sig = Signature::of(f, module)
             .ok_or_else(|| internal(f.sig.ident.span(), "a function is missing from the module"))?;
         handles.push(emit::handles(&sig, Ir::Parent));
     }
@@ -96,6 +100,8 @@ pub(crate) fn module(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             static MODULE: ::std::sync::OnceLock<::jitdiff::ir::Module> = ::std::sync::OnceLock::new();
             MODULE.get_or_init(|| ::jitdiff::typed::parse_generated(IR, ::core::module_path!()))
         }
+
+        #source
 
         #(#handles)*
     }));
@@ -128,6 +134,48 @@ fn reserved_names(items: &[syn::Item]) -> syn::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `AS_WRITTEN` (the functions as lowered before the clean-up passes, as IR text),
+/// `AS_WRITTEN_SPANS` (per instruction `[function, block, instruction, line, column]` in the
+/// user's file) and `source()`, which `builder()` hands to every handle so that run-time faults
+/// name the user's line. Without positions (text that would not read back with the same
+/// layout) `source()` has none, and faults name the IR site as before.
+fn as_written_items(lowered: &jitdiff_front::SourceModule) -> TokenStream {
+    let written = lowered.as_written.as_ref().and_then(|(written, spans)| {
+        let text = print_module(written);
+        let back = parse_module(&text).ok()?;
+        let layout = |m: &Module| -> Vec<Vec<usize>> {
+            m.functions.iter().map(|f| f.blocks.iter().map(|b| b.insts.len()).collect()).collect()
+        };
+        (layout(&back) == layout(written)).then_some((text, spans))
+    });
+    let (text, positions) = match written {
+        Some((text, spans)) => {
+            let mut positions = vec![];
+            for (f, func) in spans.funcs.iter().enumerate() {
+                for (b, insts) in func.insts.iter().enumerate() {
+                    for (i, pos) in insts.iter().enumerate().filter(|(_, p)| p.line > 0) {
+                        let entry = [f as u32, b as u32, i as u32, pos.line, pos.col];
+                        positions.push(quote!([#(#entry),*]));
+                    }
+                }
+            }
+            (text, positions)
+        }
+        None => (String::new(), vec![]),
+    };
+    quote! {
+        #[doc(hidden)]
+        pub const AS_WRITTEN: &str = #text;
+        #[doc(hidden)]
+        pub const AS_WRITTEN_SPANS: &[[u32; 5]] = &[#(#positions),*];
+        #[doc(hidden)]
+        pub fn source() -> &'static ::jitdiff::front::SourceModule {
+            static SOURCE: ::std::sync::OnceLock<::jitdiff::front::SourceModule> = ::std::sync::OnceLock::new();
+            SOURCE.get_or_init(|| ::jitdiff::typed::source_generated(module(), AS_WRITTEN, AS_WRITTEN_SPANS))
+        }
+    }
 }
 
 /// The module's IR text, checked to read back as the same module (the run-time `module()`

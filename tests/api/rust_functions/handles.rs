@@ -36,6 +36,8 @@ fn count_positive(x: &[f64]) -> usize {
 fn at(x: &[f64], i: usize) -> f64 {
     x[i]
 }
+/// The line of `at`'s `x[i]`.
+const AT_LINE: u32 = line!() - 3;
 
 /// Seven integer-class parts (three slices and a count: four of them on the stack of a direct
 /// native call) around two floats; writes `out`, faults for `n` past `a`'s end.
@@ -328,6 +330,48 @@ fn errors_name_the_rust_function_and_parameters() {
     assert!(matches!(err, Error::Fault { .. }), "{err}");
     assert!(err.to_string().contains("index 2 out of bounds for a slice of length 2"), "{err}");
     let err = at::gradient().unwrap().value_and_grad(&[1.0, 2.0], 5).unwrap_err();
-    // No source map from the front end yet: the site is the IR instruction.
-    assert_eq!(err.to_string(), "@at: index 5 out of bounds for a slice of length 2 at block entry, instruction 0");
+    // The site is the Rust source's line and column (see `macro_faults_name_the_source_line`).
+    assert_eq!(err.to_string(), format!("@at: index 5 out of bounds for a slice of length 2 at line {AT_LINE}, column 5"));
+}
+
+/// `weights[k] * x[k + 1]`: faults past the end of either slice.
+#[jitdiff::function]
+fn shifted_product(weights: &[f64], x: &[f64], k: usize) -> f64 {
+    let w = weights[k];
+    w * x[k + 1]
+}
+/// The line of `shifted_product`'s `weights[k]`.
+const SHIFTED_PRODUCT_LINE: u32 = line!() - 4;
+
+/// Within a `#[jitdiff::module]`, a fault in a called function names that function's line.
+#[jitdiff::module]
+mod chained {
+    pub fn inner(v: &[f64], i: usize) -> f64 {
+        v[i] * v[i]
+    }
+    pub fn outer(v: &[f64], i: usize) -> f64 {
+        inner(v, i + 2)
+    }
+}
+/// The line of `chained::inner`'s `v[i]`.
+const CHAINED_INNER_LINE: u32 = line!() - 7;
+
+/// A run-time fault of a function written with the macros names its line and column in this
+/// file (the typed handles replay it on the function as written), in the primal and in
+/// derivative code, and in a function the faulting one calls.
+#[test]
+fn macro_faults_name_the_source_line() {
+    let (w, x) = ([1.0, 2.0, 3.0], [1.0, 2.0]);
+    let weights_at = format!("line {SHIFTED_PRODUCT_LINE}, column 13");
+    let x_at = format!("line {}, column 9", SHIFTED_PRODUCT_LINE + 1);
+    let primal = shifted_product::primal().unwrap();
+    let e = primal.call(&w, &x, 3).unwrap_err();
+    assert!(e.to_string().contains(&weights_at), "{e}");
+    let e = primal.call(&w, &x, 1).unwrap_err();
+    assert!(e.to_string().contains(&x_at), "{e}");
+    let gradient = shifted_product::gradient().unwrap();
+    let e = gradient.value_and_grad(&w, &x, 1).unwrap_err();
+    assert!(matches!(e, Error::Fault { in_derivative: false, .. }) && e.to_string().contains(&x_at), "{e}");
+    let e = chained::outer::primal().unwrap().call(&x, 0).unwrap_err();
+    assert!(e.to_string().contains(&format!("line {CHAINED_INNER_LINE}, column 9 of @inner")), "{e}");
 }
