@@ -331,7 +331,10 @@ fn errors_name_the_rust_function_and_parameters() {
     assert!(err.to_string().contains("index 2 out of bounds for a slice of length 2"), "{err}");
     let err = at::gradient().unwrap().value_and_grad(&[1.0, 2.0], 5).unwrap_err();
     // The site is the Rust source's line and column (see `macro_faults_name_the_source_line`).
-    assert_eq!(err.to_string(), format!("@at: index 5 out of bounds for a slice of length 2 at line {AT_LINE}, column 5"));
+    assert_eq!(
+        err.to_string(),
+        format!("@at: index 5 out of bounds for a slice of length 2 at line {AT_LINE}, column 5")
+    );
 }
 
 /// `weights[k] * x[k + 1]`: faults past the end of either slice.
