@@ -92,10 +92,6 @@ impl UserFunction {
             Some(w) => (&*w.module, &*w.spans),
             None => (&*self.module, &**self.spans.as_ref()?),
         };
-        let func_id = module.func_id(&site.func)?;
-        let func = module.func(func_id);
-        let block = func.block_by_name(&site.block)?;
-        let inst = spans.inst(func_id.index(), block.index(), site.inst);
-        inst.or_else(|| spans.term(func_id.index(), block.index()))
+        spans.site(module, site)
     }
 }

@@ -7,7 +7,7 @@ use super::values::{
     coordinate_labels, format_value, output_labels, parse_args, parse_tangents, parse_wrt, scalars_in,
 };
 use jitdiff::fd::FdOptions;
-use jitdiff::ir::{ArgValue, Interpreter};
+use jitdiff::ir::{ArgValue, InterpError, Interpreter};
 use jitdiff::jit::Arg;
 use jitdiff::{ForwardFn, GradientFn, JacobianFn, PrimalFn};
 
@@ -16,7 +16,19 @@ pub fn run(file: &str, name: Option<&str>, texts: &[String], interp: bool) -> Re
     let loaded = load(file, name)?;
     let mut args = parse_args(&loaded, texts)?;
     let results = if interp {
-        Interpreter::new(&loaded.module).call(&loaded.name, &mut args)?
+        // A Rust file runs as written (the same program), whose instructions know their line.
+        let (module, spans) = match &loaded.rust.as_written {
+            Some((module, spans)) => (module, spans),
+            None => (&loaded.module, &loaded.spans),
+        };
+        match Interpreter::new(module).call(&loaded.name, &mut args) {
+            Err(InterpError::Fault(fault)) => {
+                let position = spans.site(module, fault.site());
+                let (function, fault) = (loaded.name.clone(), Box::new(fault));
+                return Err(jitdiff::Error::Fault { function, fault, position, in_derivative: false }.into());
+            }
+            other => other?,
+        }
     } else {
         // Through the handle, so that a fault names the line and column of the IR text.
         let primal = PrimalFn::builder(&loaded.module, &loaded.name)

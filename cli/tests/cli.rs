@@ -417,9 +417,9 @@ fn run_and_grad_faults_name_the_line() {
     std::fs::write(&file, "func @f(x: slice) -> f64 {\nentry:\n    i = iconst 5\n    v = load x, i\n    ret v\n}\n")
         .unwrap();
     let file = file.to_str().unwrap();
-    for command in ["run", "grad"] {
-        let err = fails(&[command, file, "--args", "[1, 2]"]);
-        assert!(err.contains("index 5 out of bounds") && err.contains("line 4, column 5"), "{command}: {err}");
+    for command in [&["run"][..], &["run", "--interp"], &["grad"]] {
+        let err = fails(&[command, &[file, "--args", "[1, 2]"]].concat());
+        assert!(err.contains("index 5 out of bounds") && err.contains("line 4, column 5"), "{command:?}: {err}");
     }
     let out = ok(&["grad", &example("rosenbrock"), "--args", "[]"]);
     assert!(out.contains("gradient (0 entries, norm 0.000000e0)"), "{out}");
@@ -432,10 +432,10 @@ fn rust_file_faults_name_the_source_line() {
     let file = dir.join("f.rs");
     std::fs::write(&file, "fn f(x: &[f64], n: i64) -> f64 {\n    let m = 10 / n;\n    x[3] * (m as f64)\n}\n").unwrap();
     let file = file.to_str().unwrap();
-    for command in ["run", "grad"] {
-        let err = fails(&[command, file, "--args", "[1, 2]", "0"]);
-        assert!(err.contains("integer division by zero at line 2, column 16"), "{command}: {err}");
-        let err = fails(&[command, file, "--args", "[1, 2]", "1"]);
-        assert!(err.contains("index 3 out of bounds") && err.contains("line 3, column 5"), "{command}: {err}");
+    for command in [&["run"][..], &["run", "--interp"], &["grad"]] {
+        let err = fails(&[command, &[file, "--args", "[1, 2]", "0"]].concat());
+        assert!(err.contains("integer division by zero at line 2, column 16"), "{command:?}: {err}");
+        let err = fails(&[command, &[file, "--args", "[1, 2]", "1"]].concat());
+        assert!(err.contains("index 3 out of bounds") && err.contains("line 3, column 5"), "{command:?}: {err}");
     }
 }

@@ -59,4 +59,18 @@ impl SourceMap {
     pub fn func(&self, func: usize) -> Option<Pos> {
         self.funcs.get(func).map(|f| f.func)
     }
+    /// The position of a fault's `site` in `module` (the module these spans describe): its
+    /// instruction, or its block's terminator.
+    ///
+    /// ```
+    /// use jitdiff_ir::{Pos, Site, parse_module_with_spans};
+    /// let (m, spans) = parse_module_with_spans("func @f(x: slice) -> f64 {\nentry:\n    i = iconst 5\n    v = load x, i\n    ret v\n}\n").unwrap();
+    /// let site = Site { func: "f".into(), block: "entry".into(), inst: 1 };
+    /// assert_eq!(spans.site(&m, &site), Some(Pos { line: 4, col: 5 }));
+    /// ```
+    pub fn site(&self, module: &crate::Module, site: &crate::Site) -> Option<Pos> {
+        let func_id = module.func_id(&site.func)?;
+        let block = module.func(func_id).block_by_name(&site.block)?;
+        self.inst(func_id.index(), block.index(), site.inst).or_else(|| self.term(func_id.index(), block.index()))
+    }
 }
