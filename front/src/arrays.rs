@@ -89,6 +89,7 @@ impl Lowerer<'_> {
         }
         let fill = self.scalar_of(&repeat.expr, &Ty::F64)?.value;
         let len = self.scalar_of(&repeat.len, &Ty::Int(IntKind::Usize))?.value;
+        self.at(mac.path.span());
         let slice = self.ssa.op(Opcode::Alloc, &[len]);
         // `alloc` zeroes (+0.0): only another fill needs stores.
         let positive_zero = matches!(&*repeat.expr, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(f), .. })
