@@ -11,7 +11,7 @@ use super::values::{parse_wrt, scalars_in};
 use jitdiff::fd::{FdOptions, FiniteDiff};
 use jitdiff::ir::{ArgValue, ExternRegistry, RuntimeValue, Type};
 use jitdiff::jit::{Arg, CompiledFn, JitOptions, compile};
-use jitdiff::{ForwardFn, GradientFn};
+use jitdiff::{ForwardFn, GradientFn, PrimalFn};
 use smallvec::SmallVec;
 use std::time::Duration;
 
@@ -116,7 +116,7 @@ fn measure(
     step("primal");
     let compiled = compile(&loaded.module, &ExternRegistry::new(), &JitOptions::new())?;
     let primal = compiled.function(&loaded.name)?;
-    let primal_s = time_primal(&primal, &mut args, budget)?;
+    let primal_s = time_primal(&primal, &mut args, budget).map_err(|error| user_terms(loaded, &mut args, error))?;
     progress.inc(1);
 
     step("JVP");
@@ -146,6 +146,18 @@ fn measure(
     let (fd_s, fd_estimated) = time_fd(&fd, &mut args, gradient_len, primal_s, budget)?;
     progress.inc(1);
     Ok(BenchRow { size: n, inputs: gradient_len, primal_s, jvp_s, jvp8_s, value_and_grad_s, fd_s, fd_estimated })
+}
+
+/// `error`, a failed call of the bare compiled primal, as the handles report it (the fault at
+/// the user's line and column): the call again through a `PrimalFn`.
+fn user_terms(loaded: &Loaded, args: &mut [ArgValue], error: CliError) -> CliError {
+    let primal =
+        PrimalFn::builder(&loaded.module, &loaded.name).source_map(&loaded.spans).rust_source(&loaded.rust).build();
+    let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
+    match primal.map(|p| p.call(&mut native)) {
+        Ok(Err(e)) | Err(e) => e.into(),
+        Ok(Ok(_)) => error,
+    }
 }
 
 /// Seconds per call of the compiled primal (results into a reused buffer).

@@ -438,4 +438,8 @@ fn rust_file_faults_name_the_source_line() {
         let err = fails(&[command, &[file, "--args", "[1, 2]", "1"]].concat());
         assert!(err.contains("index 3 out of bounds") && err.contains("line 3, column 5"), "{command:?}: {err}");
     }
+    // `bench` at size 1: x = [x0], n = 1.
+    let out = dir.join("bench");
+    let err = fails(&["bench", file, "--sizes", "1", "--quick", "--out", out.to_str().unwrap()]);
+    assert!(err.contains("index 3 out of bounds") && err.contains("line 3, column 5"), "bench: {err}");
 }
