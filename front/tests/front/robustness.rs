@@ -127,6 +127,9 @@ fn mutated_sources_never_panic_nor_produce_unverifiable_ir() {
                 assert!(jitdiff_ir::verify_module(&module).is_ok());
                 let text = jitdiff_ir::print_module(&module);
                 assert_eq!(jitdiff_ir::parse_module(&text).as_ref(), Ok(&module), "{text}");
+                if round % 8 == 0 {
+                    crate::support::check_as_written(&source, &module);
+                }
                 lowered += 1;
             }
             Err(e) => {

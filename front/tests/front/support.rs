@@ -14,12 +14,15 @@ macro_rules! dual {
 }
 
 /// Lower a source, panicking with the error (a test failure) if it does not lower. The module
-/// also survives the text format: printed and parsed back, it is the same module.
+/// also survives the text format: printed and parsed back, it is the same module. Lowered with
+/// its functions as written, it is the same module, and those verify with a source position
+/// inside the source for every instruction.
 pub fn lower(source: &str) -> Module {
     let module = match jitdiff_front::lower_source(source) {
         Ok(module) => module,
         Err(e) => panic!("{e}\nsource:\n{source}"),
     };
+    check_as_written(source, &module);
     let text = jitdiff_ir::print_module(&module);
     assert_eq!(
         jitdiff_ir::parse_module(&text).as_ref(),
@@ -27,6 +30,24 @@ pub fn lower(source: &str) -> Module {
         "the printed module does not parse back:\n{text}"
     );
     module
+}
+
+/// `lower_source_as_written` gives `module` and its functions as written, which verify and have
+/// a position within `source` for each instruction.
+pub fn check_as_written(source: &str, module: &Module) {
+    let lowered = jitdiff_front::lower_source_as_written(source).expect("lowers as lower_source did");
+    assert_eq!(&lowered.module, module, "source:\n{source}");
+    let (written, spans) = lowered.as_written.expect("the functions as written verify");
+    assert!(jitdiff_ir::verify_module(&written).is_ok());
+    let lines = source.split('\n').count() as u32;
+    for (f, function) in written.functions.iter().enumerate() {
+        for (b, block) in function.blocks.iter().enumerate() {
+            for i in 0..block.insts.len() {
+                let pos = spans.inst(f, b, i).unwrap_or_else(|| panic!("no position: @{} {b} {i}", function.name));
+                assert!(pos.line >= 1 && pos.line <= lines && pos.col >= 1, "{pos} outside the source:\n{source}");
+            }
+        }
+    }
 }
 
 /// Run `name` of `module` on `args` in the reference interpreter (with a step limit, so a
