@@ -46,4 +46,6 @@ pub use spans::{FuncSpans, Pos, SourceMap};
 pub use tape::{Tape, TapeError};
 pub use text::{ParseError, ParseErrorKind, parse_module, parse_module_with_spans, print_function, print_module};
 pub use types::{Type, VECTOR_WIDTHS};
-pub use verifier::{InstRef, VerifyError, VerifyErrorKind, verify_all, verify_module, verify_module_with_spans};
+pub use verifier::{
+    InstRef, VerifyError, VerifyErrorKind, verify_all, verify_module, verify_module_from, verify_module_with_spans,
+};

@@ -222,6 +222,30 @@ pub fn verify_module_with_spans(module: &Module, spans: Option<&SourceMap>) -> R
     }
 }
 
+/// Verify the functions of `module` from index `first` on, with the module-wide checks (names,
+/// externs), trusting the functions before `first`: for a transform that appends functions to
+/// a module it verified, so that a module is not re-verified whole each time it grows.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, verify_module_from};
+/// let mut m = parse_module("func @f(x: f64) -> f64 {\nentry:\n    ret x\n}\n").unwrap();
+/// m.functions[0].blocks[0].term = None; // breaks @f
+/// assert!(verify_module_from(&m, 0).is_err());
+/// assert!(verify_module_from(&m, 1).is_ok()); // @f is trusted
+/// ```
+#[allow(clippy::result_large_err)]
+pub fn verify_module_from(module: &Module, first: usize) -> Result<(), VerifyError> {
+    let mut errors = vec![];
+    check_module_names(module, None, &mut errors);
+    for fi in first..module.functions.len() {
+        if !errors.is_empty() {
+            break;
+        }
+        FuncChecker::new(module, None, fi, &mut errors).check();
+    }
+    errors.into_iter().next().map_or(Ok(()), Err)
+}
+
 /// Every error of a module, in textual order (empty when the module is valid). An instruction
 /// whose operands are already in error is not type-checked, to avoid cascades.
 pub fn verify_all(module: &Module, spans: Option<&SourceMap>) -> Vec<VerifyError> {
