@@ -570,7 +570,8 @@ fn pendulum_modes(budget: Duration) -> Result<String, CliError> {
         "{} with 3 differentiated parameters: `value_and_grad` in reverse mode (one forward run \
          recording the pullback state, one pullback) and by forward lanes (one sweep of 4 lanes, \
          what `GradientMode::Auto` takes for at most 4 inputs). Largest relative difference of the \
-         two gradients: {diff:.1e}. The same against num-dual and echidna, and Rosenbrock n = 10: \
+         two gradients: {diff:.1e}. The same against num-dual and echidna, and Rosenbrock n = 10, \
+         with the calls it takes to repay derive + compile against the fastest of them: \
          `cargo bench -p jitdiff-peers`.\n",
         p.label()
     );

@@ -8,8 +8,12 @@
 //!
 //! Every implementation is one generic function over [`Ad`] in the operation order of the IR and
 //! of `jitdiff_problems`; each gradient is checked against jitdiff's before timing.
+//!
+//! Before criterion's groups, a break-even table: after how many calls jitdiff's derive +
+//! compile time is repaid by its faster calls against the fastest peer (its own timing, best of
+//! interleaved blocks, so that the ratios come from one run).
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use jitdiff::ir::parse_module;
 use jitdiff::jit::Arg;
 use jitdiff::{GradientFn, GradientMode};
@@ -18,6 +22,7 @@ use jitdiff_problems::pendulum::{PENDULUM_IR, pendulum_gradient, pendulum_loss};
 use jitdiff_problems::rosenbrock::{ROSENBROCK_IR, rosenbrock, rosenbrock_gradient, standard_start};
 use std::hint::black_box;
 use std::ops::{Add, Div, Mul, Neg, Sub};
+use std::time::{Duration, Instant};
 
 /// The arithmetic the two problems need, for f64 and every peer's number type.
 trait Ad:
@@ -201,5 +206,128 @@ fn rosenbrock_group(c: &mut Criterion) {
     group.finish();
 }
 
+/// Seconds per call of each row: the best of `rounds` blocks of about a millisecond each, the
+/// rows' blocks interleaved so that load on a shared machine hits every row alike.
+fn best_per_call(rounds: usize, rows: &mut [(&str, &mut dyn FnMut())]) -> Vec<f64> {
+    let mut best = vec![f64::INFINITY; rows.len()];
+    for _ in 0..rounds {
+        for ((_, row), b) in rows.iter_mut().zip(&mut best) {
+            let (start, mut calls) = (Instant::now(), 0u32);
+            while calls < 10 || start.elapsed() < Duration::from_millis(1) {
+                row();
+                calls += 1;
+            }
+            *b = b.min(start.elapsed().as_secs_f64() / f64::from(calls));
+        }
+    }
+    best
+}
+
+/// Seconds to build a handle and make its first call (which compiles what `Auto` defers), best of
+/// three fresh handles.
+fn best_build(mut build: impl FnMut()) -> f64 {
+    (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            build();
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// One row of the break-even table: jitdiff's build time and call, against the fastest peer row.
+fn break_even_row(problem: &str, build: f64, times: &[f64], names: &[&str]) -> String {
+    let (jitdiff, peers) = (times[0], &times[1..]);
+    let (best, &peer) = peers.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).expect("peers");
+    let repay = if jitdiff < peer {
+        format!("{:.0}", (build / (peer - jitdiff)).ceil())
+    } else {
+        format!("never ({:.2}x the peer per call)", jitdiff / peer)
+    };
+    let time = |s: f64| if s < 1e-6 { format!("{:.1} ns", s * 1e9) } else { format!("{:.1} µs", s * 1e6) };
+    format!(
+        "| {problem} | {:.2} ms | {} | {} | {} | {:.2} | {repay} |",
+        build * 1e3,
+        time(jitdiff),
+        names[best + 1],
+        time(peer),
+        jitdiff / peer
+    )
+}
+
+/// Print after how many calls derive + compile of jitdiff's `value_and_grad` is repaid against the
+/// fastest peer crate, per problem.
+fn break_even() {
+    let mut lines = vec![
+        "| problem | derive + compile (build + first call) | jitdiff value_and_grad | fastest peer | its time | jitdiff / peer | calls to repay |".to_string(),
+        "|---|---:|---:|---|---:|---:|---:|".to_string(),
+    ];
+    // The pendulum: 3 parameters, forward lanes under `Auto`.
+    let p = Pendulum::standard();
+    let (t0, w0, dt, n) = (p.theta0, p.omega0, p.dt, p.steps);
+    let m = parse_module(PENDULUM_IR).unwrap();
+    let steps = n as i64;
+    let args = || [Arg::Slice(&p.params), Arg::F64(t0), Arg::F64(w0), Arg::F64(dt), Arg::I64(steps)];
+    let mut g = [0.0; 3];
+    let build = best_build(|| {
+        let f = GradientFn::builder(&m, "pendulum").wrt(["params"]).build().unwrap();
+        f.value_and_grad(&mut args(), &mut g).unwrap();
+    });
+    let auto = GradientFn::builder(&m, "pendulum").wrt(["params"]).build().unwrap();
+    let names = ["jitdiff", "num-dual DualSVec64<3>", "echidna DualVec<3>", "echidna grad (tape)"];
+    let times = best_per_call(
+        30,
+        &mut [
+            (names[0], &mut || {
+                auto.value_and_grad(&mut args(), black_box(&mut g)).unwrap();
+            }),
+            (names[1], &mut || {
+                black_box(num_dual_grad(|q| pendulum(q, t0, w0, dt, n), black_box(&p.params)));
+            }),
+            (names[2], &mut || {
+                black_box(echidna_grad(|q| pendulum(q, t0, w0, dt, n), black_box(&p.params)));
+            }),
+            (names[3], &mut || {
+                black_box(echidna::grad(|q| pendulum(&[q[0], q[1], q[2]], t0, w0, dt, n), black_box(&p.params)));
+            }),
+        ],
+    );
+    lines.push(break_even_row("pendulum, 1,000 steps, 3 parameters", build, &times, &names));
+    // Rosenbrock n = 10: reverse mode.
+    let x: [f64; 10] = standard_start(10).try_into().unwrap();
+    let m = parse_module(ROSENBROCK_IR).unwrap();
+    let mut g = [0.0; 10];
+    let build = best_build(|| {
+        let f = GradientFn::builder(&m, "rosenbrock").wrt(["x"]).build().unwrap();
+        f.value_and_grad(&mut [Arg::Slice(&x)], &mut g).unwrap();
+    });
+    let f = GradientFn::builder(&m, "rosenbrock").wrt(["x"]).build().unwrap();
+    let names = ["jitdiff", "num-dual DualSVec64<10>", "echidna DualVec<10>", "echidna grad (tape)"];
+    let times = best_per_call(
+        30,
+        &mut [
+            (names[0], &mut || {
+                f.value_and_grad(&mut [Arg::Slice(black_box(&x))], &mut g).unwrap();
+            }),
+            (names[1], &mut || {
+                black_box(num_dual_grad(|v| rosen(v), black_box(&x)));
+            }),
+            (names[2], &mut || {
+                black_box(echidna_grad(|v| rosen(v), black_box(&x)));
+            }),
+            (names[3], &mut || {
+                black_box(echidna::grad(rosen, black_box(&x)));
+            }),
+        ],
+    );
+    lines.push(break_even_row("Rosenbrock n = 10", build, &times, &names));
+    println!("Break-even against the fastest peer crate (one run):\n\n{}\n", lines.join("\n"));
+}
+
 criterion_group!(peers, pendulum_group, rosenbrock_group);
-criterion_main!(peers);
+
+fn main() {
+    break_even();
+    peers();
+    Criterion::default().configure_from_args().final_summary();
+}
