@@ -38,7 +38,7 @@
 
 use jitdiff_ir::analysis::{ControlFlow, NaturalLoop};
 use jitdiff_ir::{Block, BlockCall, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value};
-use rustc_hash::FxHashSet as HashSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::borrow::Cow;
 
 /// `module` with every `iszero` read as `bconst false`: what reverse mode differentiates, since
@@ -373,6 +373,11 @@ fn pass_through(
             _ => None,
         }))
         .collect();
+    // The arguments each (block, parameter position) receives along those edges.
+    let mut incoming_args: HashMap<(Block, usize), Vec<Value>> = HashMap::default();
+    for &(_, target, k, a) in &edges {
+        incoming_args.entry((target, k)).or_default().push(a);
+    }
     for (k, &p) in func.block(header).params.iter().enumerate() {
         if !facts.adjoint[p.index()] {
             continue;
@@ -386,8 +391,8 @@ fn pass_through(
                     if chain.contains(&q) {
                         continue;
                     }
-                    let mut incoming = edges.iter().filter(|e| e.1 == b && e.2 == j).map(|e| e.3).peekable();
-                    if incoming.peek().is_some() && incoming.all(|a| chain.contains(&a)) {
+                    let incoming = incoming_args.get(&(b, j)).map_or(&[][..], Vec::as_slice);
+                    if !incoming.is_empty() && incoming.iter().all(|a| chain.contains(a)) {
                         chain.insert(q);
                         grown = true;
                     }
