@@ -1,6 +1,7 @@
 //! Native symbols the generated code calls: the IR math library (the very `extern "C"`
-//! functions of `jitdiff_ir::math` the interpreter calls, so results are bit-identical) and
-//! shims for the libcalls Cranelift emits on hosts without SSE4.1/FMA.
+//! functions of `jitdiff_ir::math` the interpreter calls, or the C math library's functions
+//! they wrap where those give the same bits, so results are bit-identical) and shims for the
+//! libcalls Cranelift emits on hosts without SSE4.1/FMA.
 //!
 //! Every symbol a module can reference is registered with the `JITBuilder` before any code is
 //! defined: `finalize_definitions` panics on an unresolved name instead of returning an error.
@@ -94,15 +95,149 @@ pub(crate) fn register_runtime(jb: &mut JITBuilder) {
     jb.symbol(crate::tape::RELEASE_SYMBOL, crate::tape::local_release as Release as *const u8);
 }
 
+/// A function of the C math library the generated code may call in place of the op table's.
+#[derive(Clone, Copy)]
+enum Libm {
+    Unary(unsafe extern "C" fn(f64) -> f64),
+    Binary(unsafe extern "C" fn(f64, f64) -> f64),
+}
+
+/// The C math library's own functions for the op table's math functions that are thin wrappers
+/// of them (`jitdiff_ir::math::exp` is `f64::exp`, which is a call of libm's `exp`): called
+/// directly, a call skips the wrapper's jump — on `exp`-bound code such as a log-sum-exp, 10%
+/// of the primal's time. Only those that give the op table's function's bits on a spread of
+/// arguments (checked once per process, [`libm_direct`]), so that native code and interpreter
+/// still never differ.
+impl Libm {
+    /// The function at `x` (a unary one) or `(x, y)`.
+    fn at(self, x: f64, y: f64) -> f64 {
+        match self {
+            // SAFETY: a C math library function of this signature (`libm_candidates`): a pure
+            // function of its arguments, defined for every `f64`.
+            Libm::Unary(g) => unsafe { g(x) },
+            // SAFETY: as above.
+            Libm::Binary(g) => unsafe { g(x, y) },
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn libm_candidates() -> Vec<(Opcode, Libm)> {
+    // SAFETY: the declarations are the C standard's (`math.h`), from the libm every Rust
+    // program on this target links: pure functions of their arguments.
+    unsafe extern "C" {
+        fn exp(x: f64) -> f64;
+        fn log(x: f64) -> f64;
+        fn sin(x: f64) -> f64;
+        fn cos(x: f64) -> f64;
+        fn tan(x: f64) -> f64;
+        fn tanh(x: f64) -> f64;
+        fn log1p(x: f64) -> f64;
+        fn expm1(x: f64) -> f64;
+        fn atan(x: f64) -> f64;
+        fn asin(x: f64) -> f64;
+        fn acos(x: f64) -> f64;
+        fn sinh(x: f64) -> f64;
+        fn cosh(x: f64) -> f64;
+        fn exp2(x: f64) -> f64;
+        fn log2(x: f64) -> f64;
+        fn log10(x: f64) -> f64;
+        fn cbrt(x: f64) -> f64;
+        fn pow(x: f64, y: f64) -> f64;
+        fn atan2(y: f64, x: f64) -> f64;
+        fn hypot(x: f64, y: f64) -> f64;
+    }
+    use Libm::{Binary, Unary};
+    vec![
+        (Opcode::Exp, Unary(exp)),
+        (Opcode::Ln, Unary(log)),
+        (Opcode::Sin, Unary(sin)),
+        (Opcode::Cos, Unary(cos)),
+        (Opcode::Tan, Unary(tan)),
+        (Opcode::Tanh, Unary(tanh)),
+        (Opcode::Log1p, Unary(log1p)),
+        (Opcode::Expm1, Unary(expm1)),
+        (Opcode::Atan, Unary(atan)),
+        (Opcode::Asin, Unary(asin)),
+        (Opcode::Acos, Unary(acos)),
+        (Opcode::Sinh, Unary(sinh)),
+        (Opcode::Cosh, Unary(cosh)),
+        (Opcode::Exp2, Unary(exp2)),
+        (Opcode::Log2, Unary(log2)),
+        (Opcode::Log10, Unary(log10)),
+        (Opcode::Cbrt, Unary(cbrt)),
+        (Opcode::Pow, Binary(pow)),
+        (Opcode::Atan2, Binary(atan2)),
+        (Opcode::Hypot, Binary(hypot)),
+    ]
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn libm_candidates() -> Vec<(Opcode, Libm)> {
+    vec![]
+}
+
+/// The libm functions (of [`libm_candidates`]) that agree bit for bit with the op table's on
+/// arguments across every range their implementations distinguish (signed zeros, tiny,
+/// ordinary, large, huge, infinite, NaN); computed once per process.
+fn libm_direct() -> &'static [(Opcode, Libm)] {
+    static DIRECT: std::sync::OnceLock<Vec<(Opcode, Libm)>> = std::sync::OnceLock::new();
+    DIRECT.get_or_init(|| {
+        const ARGS: [f64; 22] = [
+            0.0,
+            -0.0,
+            1e-310,
+            -2.5e-300,
+            1e-9,
+            0.25,
+            -0.5,
+            0.7,
+            1.0,
+            -1.0,
+            1.5,
+            2.0,
+            -3.75,
+            7.0,
+            33.3,
+            -100.5,
+            709.5,
+            -745.2,
+            1e22,
+            -3e300,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        libm_candidates()
+            .into_iter()
+            .filter(|&(op, libm)| {
+                let Some(info) = OP_TABLE.iter().find(|i| i.opcode == op) else { return false };
+                match (info.math, libm) {
+                    (MathFn::Unary(f), Libm::Unary(_)) => {
+                        ARGS.iter().chain(&ARGS.map(|x| -x)).all(|&x| same(f(x), libm.at(x, 0.0)))
+                    }
+                    (MathFn::Binary(f), Libm::Binary(_)) => {
+                        ARGS.iter().all(|&x| ARGS.iter().all(|&y| same(f(x, y), libm.at(x, y))))
+                    }
+                    _ => false,
+                }
+            })
+            .collect()
+    })
+}
+
 /// Register every math function of the op table and the float libcalls.
 pub(crate) fn register_math(jb: &mut JITBuilder) {
+    let direct = libm_direct();
     for info in OP_TABLE {
-        let ptr = match info.math {
-            MathFn::None => continue,
-            MathFn::Unary(f) => f as *const u8,
-            MathFn::Binary(f) => f as *const u8,
-            MathFn::Powi(f) => f as *const u8,
-            MathFn::Ternary(f) => f as *const u8,
+        let ptr = match (direct.iter().find(|(op, _)| *op == info.opcode), info.math) {
+            (_, MathFn::None) => continue,
+            (Some((_, Libm::Unary(g))), _) => *g as *const u8,
+            (Some((_, Libm::Binary(g))), _) => *g as *const u8,
+            (None, MathFn::Unary(f)) => f as *const u8,
+            (None, MathFn::Binary(f)) => f as *const u8,
+            (None, MathFn::Powi(f)) => f as *const u8,
+            (None, MathFn::Ternary(f)) => f as *const u8,
         };
         jb.symbol(math_symbol(info.opcode), ptr);
     }
@@ -117,6 +252,39 @@ pub(crate) fn register_math(jb: &mut JITBuilder) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_math_library_is_called_directly_where_it_is_the_op_tables() {
+        let direct: Vec<_> = super::libm_direct().iter().map(|(op, _)| *op).collect();
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        for op in [jitdiff_ir::Opcode::Exp, jitdiff_ir::Opcode::Ln, jitdiff_ir::Opcode::Pow] {
+            assert!(direct.contains(&op), "{op:?} is not called directly: {direct:?}");
+        }
+        // Every one agrees with the op table's function (what the interpreter calls) beyond the
+        // arguments it was chosen on: bit patterns spread over every exponent and sign.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            f64::from_bits(state ^ (state >> 29))
+        };
+        for &(op, libm) in super::libm_direct() {
+            let info = jitdiff_ir::OP_TABLE.iter().find(|i| i.opcode == op).expect("in the op table");
+            for _ in 0..20_000 {
+                let (x, y) = (next(), next());
+                // Also arguments where the functions do most of their work.
+                let (x, y) = if x.to_bits() % 3 == 0 { (x.abs().log2() % 40.0, y.abs().log2() % 4.0) } else { (x, y) };
+                let (ours, theirs) = match (info.math, libm) {
+                    (jitdiff_ir::MathFn::Unary(f), super::Libm::Unary(_)) => (f(x), libm.at(x, 0.0)),
+                    (jitdiff_ir::MathFn::Binary(f), super::Libm::Binary(_)) => (f(x, y), libm.at(x, y)),
+                    _ => panic!("{op:?}: arity"),
+                };
+                assert!(
+                    ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()),
+                    "{op:?}({x:e}, {y:e}): {ours:e} vs {theirs:e}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_fused_sine_and_cosine_are_the_math_functions() {
         assert!(super::sin_cos_is_exact());
