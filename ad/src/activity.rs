@@ -51,6 +51,22 @@ impl Activity {
             .filter(|i| i.op == Opcode::Alloc)
             .flat_map(|i| i.results.clone())
             .collect();
+        // `powi x, 0` and `pow x, ±0.0` are 1 whatever x is (even infinite or NaN): constants,
+        // whose derivative is 0 in both modes, also where x's own derivative is not finite.
+        let zero_exponents: HashSet<Value> = func
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter(|i| {
+                matches!(i.imm, Imm::I64(0)) && i.op == Opcode::IConst
+                    || matches!(i.imm, Imm::F64(z) if z == 0.0) && i.op == Opcode::FConst
+            })
+            .flat_map(|i| i.results.clone())
+            .collect();
+        let constant_power = |inst: &jitdiff_ir::InstData| {
+            matches!(inst.op, Opcode::Powi | Opcode::Pow)
+                && inst.args.get(1).is_some_and(|e| zero_exponents.contains(e))
+        };
         // Forward data flow to a fixpoint; loops need several rounds.
         let mut changed = true;
         while changed {
@@ -72,7 +88,10 @@ impl Activity {
                             changed |= active.insert(*a);
                         }
                     }
-                    if inst.results.is_empty() || inst.results.iter().all(|r| active.contains(r)) {
+                    if inst.results.is_empty()
+                        || inst.results.iter().all(|r| active.contains(r))
+                        || constant_power(inst)
+                    {
                         continue;
                     }
                     let tape_value = match (inst.op, inst.imm) {

@@ -177,13 +177,15 @@ pub fn nested(case: &Case, primal: &[ArgValue]) -> Check<NestedCoverage> {
     let mut owned = primal.to_vec();
     let mut args: Vec<Arg<'_>> = owned.iter_mut().map(Arg::from).collect();
     let mut want = vec![f64::NAN; chosen.len()];
-    if reference.value_and_grad(&mut args, &mut want).is_err() {
+    let Ok(inner_value) = reference.value_and_grad(&mut args, &mut want) else {
         return Ok(skipped);
-    }
+    };
     // As in the forward-lanes check: rounding where both are finite; a forward-mode partial may
-    // be non-finite where reverse mode's is finite only past a non-finite partial elsewhere.
+    // be non-finite where reverse mode's is finite only past a non-finite value — the inner
+    // function's, or a partial elsewhere (docs/rules.md, "Singular points":
+    // tests/regressions/nested_forward_nan_value.ir).
     let scale = want.iter().chain(&declared).filter(|x| x.is_finite()).fold(1.0f64, |m, x| m.max(x.abs()));
-    let reached_infinity = forward_inner && want.iter().any(|x| !x.is_finite());
+    let reached_infinity = forward_inner && (!inner_value.is_finite() || want.iter().any(|x| !x.is_finite()));
     let close = |a: f64, b: f64| match (a.is_finite(), b.is_finite()) {
         (true, true) => (a - b).abs() <= 1e-10 * a.abs().max(b.abs()) + 1e-12 * scale,
         (false, true) => reached_infinity,
