@@ -73,10 +73,7 @@ pub fn compile(module: &Module, externs: &ExternRegistry, options: &JitOptions) 
         resolved.push(ResolvedExtern::Direct { symbol, arity });
     }
 
-    // Size as instructions and terminators: a deep loop nest of few instructions per block is
-    // as costly for the mid-end and the backtracking allocator as long code (their loop and
-    // liveness analyses grow with blocks times live values).
-    let largest = module.functions.iter().map(|f| f.blocks.iter().map(|b| b.insts.len() + 1).sum::<usize>()).max();
+    let largest = module.functions.iter().map(crate::options::compile_size).max();
     let key = IsaKey::new(options.get_opt_level(), options.get_regalloc(), largest.unwrap_or(0));
     let isa = host_isa(key)?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());

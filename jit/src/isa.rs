@@ -19,8 +19,8 @@ pub(crate) struct IsaKey {
 }
 
 impl IsaKey {
-    /// Resolve the options for a module whose largest function has `max_insts` instructions
-    /// and terminators.
+    /// Resolve the options for a module whose largest function has size `max_insts` (see
+    /// `options::compile_size`).
     pub fn new(opt_level: OptLevel, regalloc: RegAlloc, max_insts: usize) -> IsaKey {
         let large = max_insts > RegAlloc::AUTO_SINGLE_PASS_THRESHOLD;
         let single_pass = match regalloc {

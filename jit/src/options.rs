@@ -6,10 +6,11 @@ use crate::shadow::ShadowSlice;
 /// How hard Cranelift optimises (its `opt_level` setting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum OptLevel {
-    /// `Speed`, unless some function of the module has more than
-    /// [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`] instructions and terminators: then `None`, so
-    /// that compile time stays near linear in program size (long straight-line code, long
-    /// chains of blocks, deep loop nests). The default.
+    /// `Speed`, unless some function of the module is larger than
+    /// [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`] (instructions and terminators, parameters and
+    /// call arguments): then `None`, so that compile time stays near linear in program size
+    /// (long straight-line code, long chains of blocks, deep loop nests, wide calls). The
+    /// default.
     #[default]
     Auto,
     /// No mid-end optimisation: faster to compile, the same speed on simple loops (jitdiff's
@@ -26,8 +27,9 @@ pub enum OptLevel {
 /// of instructions); the single-pass allocator compiles in linear time and produces slower code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum RegAlloc {
-    /// Backtracking, unless some function of the module has more than
-    /// [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`] instructions and terminators. The default.
+    /// Backtracking, unless some function of the module is larger than
+    /// [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`] (instructions and terminators, parameters and
+    /// call arguments). The default.
     #[default]
     Auto,
     /// Always the backtracking allocator (best code).
@@ -36,15 +38,35 @@ pub enum RegAlloc {
     SinglePass,
 }
 
+/// A function's size for [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`]: its instructions and
+/// terminators, plus twice the values crossing its calls and its own boundary (parameters,
+/// results, call arguments and call results). A deep loop nest of
+/// few instructions per block is as costly for the mid-end and the backtracking allocator as
+/// long code (their loop and liveness analyses grow with blocks times live values), and so is a
+/// call of hundreds of arguments or results, or a function of hundreds of parameters or
+/// results: values all live at once, from their definitions to the call or the return.
+pub(crate) fn compile_size(f: &jitdiff_ir::Function) -> usize {
+    let call_args: usize = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter(|i| i.op == jitdiff_ir::Opcode::Call)
+        .map(|i| i.args.len() + i.results.len())
+        .sum();
+    let boundary = f.params.len() + f.returns.len() + call_args;
+    f.blocks.iter().map(|b| b.insts.len() + 1).sum::<usize>() + 2 * boundary
+}
+
 impl RegAlloc {
-    /// Size of the largest function, in instructions and terminators (one per block), above
-    /// which [`RegAlloc::Auto`] picks the single-pass allocator (and [`OptLevel::Auto`] no
-    /// mid-end). The benchmark programs' derivatives have at most a few hundred instructions
+    /// Size of the largest function ([`compile_size`]: instructions and terminators, plus
+    /// twice the values crossing calls and the function's boundary), above which [`RegAlloc::Auto`] picks the single-pass
+    /// allocator (and [`OptLevel::Auto`] no mid-end). The benchmark programs' derivatives have at most a few hundred instructions
     /// per function; long straight-line code (a residual written out term by term) compiles in
     /// linear time past this, with slower code when very many values are live. Blocks count
     /// because the mid-end's loop analysis and the backtracking allocator's liveness grow with
     /// blocks times live values: a nest of 400 loops (800 instructions in 800 blocks) took
-    /// 249 ms to compile with them and 38 ms without.
+    /// 249 ms to compile with them and 38 ms without; parameters and call arguments because
+    /// they are values live at once (a call of 300 arguments: 19 ms with them).
     pub const AUTO_SINGLE_PASS_THRESHOLD: usize = 1_000;
 }
 
@@ -168,5 +190,37 @@ impl JitOptions {
     pub unsafe fn without_bounds_checks(mut self) -> JitOptions {
         self.bounds_checks = false;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RegAlloc, compile_size};
+
+    /// `@f` calls `@g` with `n` arguments; `@g` adds them up.
+    fn wide(n: usize) -> jitdiff_ir::Module {
+        let params: Vec<String> = (0..n).map(|k| format!("p{k}: f64")).collect();
+        let mut text = format!("func @g({}) -> f64 {{\nentry:\n    s0 = fconst 0.0\n", params.join(", "));
+        for k in 0..n {
+            text += &format!("    s{} = fadd s{k}, p{k}\n", k + 1);
+        }
+        text += &format!("    ret s{n}\n}}\n\nfunc @f(x: f64) -> f64 {{\nentry:\n");
+        let args = vec!["x"; n].join(", ");
+        text += &format!("    y = call @g({args})\n    ret y\n}}\n");
+        jitdiff_ir::parse_module(&text).expect("parses")
+    }
+
+    #[test]
+    fn values_crossing_calls_and_boundaries_count_twice() {
+        let m = wide(3);
+        // @g: 4 instructions + 1 terminator, and 3 parameters + 1 result, twice.
+        assert_eq!(compile_size(&m.functions[0]), 5 + 2 * 4);
+        // @f: 1 instruction + 1 terminator, and 1 parameter + 1 result + 3 arguments + 1 call
+        // result, twice.
+        assert_eq!(compile_size(&m.functions[1]), 2 + 2 * 6);
+        // 400 parameters take the fast path though @g has 402 instructions and terminators.
+        let wide = wide(400);
+        assert!(compile_size(&wide.functions[0]) > RegAlloc::AUTO_SINGLE_PASS_THRESHOLD);
+        assert!(compile_size(&wide.functions[1]) < RegAlloc::AUTO_SINGLE_PASS_THRESHOLD);
     }
 }
