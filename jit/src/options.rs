@@ -7,8 +7,8 @@ use crate::shadow::ShadowSlice;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum OptLevel {
     /// `Speed`, unless some function of the module is larger than
-    /// [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`] (instructions and terminators, parameters and
-    /// call arguments): then `None`, so that compile time stays near linear in program size
+    /// [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`] (instructions and terminators, and the values at
+    /// calls and at its boundary): then `None`, so that compile time stays near linear in program size
     /// (long straight-line code, long chains of blocks, deep loop nests, wide calls). The
     /// default.
     #[default]
@@ -28,8 +28,8 @@ pub enum OptLevel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum RegAlloc {
     /// Backtracking, unless some function of the module is larger than
-    /// [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`] (instructions and terminators, parameters and
-    /// call arguments). The default.
+    /// [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`] (instructions and terminators, and the values at
+    /// calls and at its boundary). The default.
     #[default]
     Auto,
     /// Always the backtracking allocator (best code).
@@ -40,11 +40,11 @@ pub enum RegAlloc {
 
 /// A function's size for [`RegAlloc::AUTO_SINGLE_PASS_THRESHOLD`]: its instructions and
 /// terminators, plus twice the values crossing its calls and its own boundary (parameters,
-/// results, call arguments and call results). A deep loop nest of
-/// few instructions per block is as costly for the mid-end and the backtracking allocator as
-/// long code (their loop and liveness analyses grow with blocks times live values), and so is a
-/// call of hundreds of arguments or results, or a function of hundreds of parameters or
-/// results: values all live at once, from their definitions to the call or the return.
+/// results, call arguments and call results). A deep loop nest of few instructions per block
+/// is as costly for the mid-end and the backtracking allocator as long code (their loop and
+/// liveness analyses grow with blocks times live values), and so is a call of hundreds of
+/// arguments or results, or a function of hundreds of parameters or results: values all live
+/// at once, from their definitions to the call or the return.
 pub(crate) fn compile_size(f: &jitdiff_ir::Function) -> usize {
     let call_args: usize = f
         .blocks
@@ -58,15 +58,16 @@ pub(crate) fn compile_size(f: &jitdiff_ir::Function) -> usize {
 }
 
 impl RegAlloc {
-    /// Size of the largest function ([`compile_size`]: instructions and terminators, plus
-    /// twice the values crossing calls and the function's boundary), above which [`RegAlloc::Auto`] picks the single-pass
-    /// allocator (and [`OptLevel::Auto`] no mid-end). The benchmark programs' derivatives have at most a few hundred instructions
-    /// per function; long straight-line code (a residual written out term by term) compiles in
-    /// linear time past this, with slower code when very many values are live. Blocks count
-    /// because the mid-end's loop analysis and the backtracking allocator's liveness grow with
-    /// blocks times live values: a nest of 400 loops (800 instructions in 800 blocks) took
-    /// 249 ms to compile with them and 38 ms without; parameters and call arguments because
-    /// they are values live at once (a call of 300 arguments: 19 ms with them).
+    /// Size of the largest function — instructions and terminators, plus twice the values
+    /// crossing its calls and its boundary (parameters, results, call arguments and results) —
+    /// above which [`RegAlloc::Auto`] picks the single-pass allocator (and [`OptLevel::Auto`]
+    /// no mid-end). The benchmark programs' derivatives are a few hundred per function; long
+    /// straight-line code (a residual written out term by term) compiles in linear time past
+    /// this, with slower code when very many values are live. Blocks count because the
+    /// mid-end's loop analysis and the backtracking allocator's liveness grow with blocks times
+    /// live values: a nest of 400 loops (800 instructions in 800 blocks) took 249 ms to compile
+    /// with them and 38 ms without; the values at calls and boundaries because they are live at
+    /// once (a call of 300 arguments: 20 ms with them, 4 ms without).
     pub const AUTO_SINGLE_PASS_THRESHOLD: usize = 1_000;
 }
 
