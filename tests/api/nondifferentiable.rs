@@ -208,6 +208,23 @@ entry:
     assert_eq!(grad, [0.0]);
 }
 
+/// With a constant zero exponent the power is a constant, also of an infinite base whose own
+/// derivative is NaN (`x / (x - x)` at x = -2 is -inf, its derivative NaN): 0 in both modes and
+/// by `jacobian`, where a product of the partial 0 with that NaN gave NaN in forward mode
+/// (tests/regressions/powi_zero_exponent_of_infinite.ir).
+#[test]
+fn a_constant_zero_exponent_makes_a_constant_of_any_base() {
+    for (op, zero) in [("powi", "iconst 0"), ("pow", "fconst 0.0"), ("pow", "fconst -0.0")] {
+        let text = format!(
+            "func @f(x: f64) -> f64 {{\nentry:\n    d = fsub x, x\n    q = fdiv x, d\n    z = {zero}\n    r = {op} q, z\n    ret r\n}}"
+        );
+        for x in [-2.0, 0.0, 3.0] {
+            assert_eq!(gradient(&text, &[x]), [0.0], "{op} by {zero} at {x}");
+            assert_eq!(jacobian_row(&text, &[x]), [0.0], "{op} by {zero} at {x}");
+        }
+    }
+}
+
 /// `powi x, i64::MIN`: `n - 1` must not wrap to `i64::MAX`. `d/dx x^n = n x^(n-1)` with
 /// `x^(n-1) = x^n / x`: at x = -1 it is `MIN · (-1) = 2^63`, at 2 it underflows to 0.
 #[test]
