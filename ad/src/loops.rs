@@ -3,9 +3,9 @@
 //!
 //! A loop header entered by exactly one edge from outside the loop and one back edge is
 //! *counted*: `f_fwd` gives the header a `trip` parameter (0 on entry, `trip + 1` on the back
-//! edge) and pushes it on every edge leaving the loop; the reversed loop carries it as a block
-//! parameter of every reversed block of the loop, runs the reversed back edge while it is not
-//! zero (decrementing it) and leaves by the reversed entry edge when it is. A loop containing a
+//! edge) and pushes it on every edge leaving the loop; the reversed loop carries it (as block
+//! parameters where it must, see `reverse/loop_state.rs`), runs the reversed back edge while it
+//! is not zero (decrementing it) and leaves by the reversed entry edge when it is. A loop containing a
 //! returning block, or with more entries or back edges, keeps the general scheme (the header
 //! pushes which edge entered it).
 //!

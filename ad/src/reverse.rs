@@ -30,6 +30,7 @@ use super::state::StatePlan;
 mod defer;
 mod forward_stores;
 mod frozen;
+mod loop_state;
 mod pullback;
 mod skip;
 use jitdiff_ir::{

@@ -1,6 +1,7 @@
 //! Building `f_pullback`: the reversed control flow of `f`, which restores what the forward
 //! function recorded (see [`StatePlan`]) and accumulates adjoints backwards.
 
+use super::loop_state::LoopStatePlan;
 use super::{Deriver, Forward, Plan, PlannedCoef};
 use crate::activity::Activity;
 use crate::liveness::Liveness;
@@ -53,15 +54,16 @@ impl Deriver<'_> {
 
         let start = func.add_block("start");
         let mut rev: HashMap<Block, Block> = HashMap::default();
+        let mut loop_plan = LoopStatePlan::new(source, &cfg, loops, returns);
         for &b in cfg.reverse_post_order() {
             let rb = func.add_block(&format!("rev_{}", source.block(b).name));
             for &v in liveness.at_end(b) {
                 let label = format!("adj_{}", source.value_label(v));
                 func.add_block_param(rb, Type::F64, Some(&label));
             }
-            // The trip count and the carried values of every counted loop around `b`, in the
-            // order of `loops`.
-            for k in loops.containing(b) {
+            // The trip count and the carried values of the counted loops around `b` that it
+            // receives as parameters, in the order of `loops`.
+            for k in loops.containing(b).into_iter().filter(|&k| loop_plan.has_params(b, k)) {
                 func.add_block_param(rb, Type::I64, Some("trip"));
                 for (carry, t) in state.carried[k].iter().zip(state.carried_types(k, fwd)) {
                     func.add_block_param(rb, t, fwd.values[carry.value().index()].name.as_deref());
@@ -117,7 +119,7 @@ impl Deriver<'_> {
         };
         func.block_mut(tail).term = Some(term);
 
-        for &b in cfg.reverse_post_order() {
+        for b in loop_plan.build_order(cfg.reverse_post_order(), loops) {
             let rb = rev[&b];
             let block = source.block(b);
             let params = func.block(rb).params.clone();
@@ -128,6 +130,10 @@ impl Deriver<'_> {
                 .containing(b)
                 .into_iter()
                 .map(|k| {
+                    if !loop_plan.has_params(b, k) {
+                        let (trip, carried) = loop_plan.values(b, k);
+                        return (k, trip, carried);
+                    }
                     let trip = rest.next().expect("a trip parameter");
                     (k, trip, rest.by_ref().take(state.carried[k].len()).collect())
                 })
@@ -136,6 +142,9 @@ impl Deriver<'_> {
                 loop_state.iter().map(|(k, trip, _)| (loops.loops[*k].header, *trip)).collect();
             let mut em = BlockEmitter::new(&mut func, rb);
             let restored = state.restore_block(&mut em, fwd, b, &global, &loop_state);
+            for &(k, _, _) in &loop_state {
+                loop_plan.set_latch_values(b, k, || state.carried_values(k, &restored));
+            }
             let known = Known { state, restored: &restored, dslice: &dslice, primal_slice: &primal_slice, tables };
             for (index, inst) in block.insts.iter().enumerate().rev() {
                 self.reverse_inst(&mut em, source, inst, &plans[&(b, index)], &mut adj, &known);
@@ -172,6 +181,9 @@ impl Deriver<'_> {
                     let one = em.emit(Opcode::IConst, &[], Imm::I64(1));
                     em.emit(Opcode::ISub, &[trips[&l.header], one], Imm::None)
                 });
+                if let (Some(k), Some(trip)) = (loops.headed_by(b), previous_trip) {
+                    loop_plan.set_header_values(k, trip, state.carried_values(k, &restored));
+                }
                 let mut targets: Vec<(BlockCall, Block)> = edges
                     .iter()
                     .map(|&(p, slot)| {
@@ -197,7 +209,7 @@ impl Deriver<'_> {
                         let mut args = args;
                         // Trip counts and carried values of the loops around `p`: passed on, or
                         // (for loops this edge left in `f_fwd`) popped on the way, below.
-                        for k in loops.containing(p) {
+                        for k in loops.containing(p).into_iter().filter(|&k| loop_plan.has_params(p, k)) {
                             let header = loops.loops[k].header;
                             if counted.is_some_and(|l| l.header == header && l.back_edge == (p, slot)) {
                                 args.extend(previous_trip);
@@ -223,7 +235,9 @@ impl Deriver<'_> {
                         let derived: HashMap<usize, LoopEntry> =
                             exited.iter().map(|&k| (k, state.exit_values(&mut em, &restored, &trips, k))).collect();
                         let carried = |k: usize| state.carried_types(k, fwd);
-                        enter_loops(&mut func, call, &loops.containing(p), &exited, &carried, &derived)
+                        let around: Vec<usize> =
+                            loops.containing(p).into_iter().filter(|&k| loop_plan.has_params(p, k)).collect();
+                        enter_loops(&mut func, call, &around, &exited, &carried, &derived)
                     })
                     .collect();
                 if let Some(l) = counted {
