@@ -71,8 +71,9 @@ pub fn compile_curve(quick: bool) -> Result<String, CliError> {
         "Derive + compile time (ms; the primal: compile only) of each kind for programs of \
          `jitdiff_problems::scaling`, and the same per 1,000 instructions of the program \
          (instructions and terminators). Linear cost shows as a flat per-1,000 figure down a \
-         family. Functions larger than 1,000 (instructions and terminators, and twice the values \
-         crossing calls and the function's boundary) compile with Cranelift's single-pass \
+         family. Functions larger than 1,000 (instructions and terminators, twice the values \
+         crossing calls and the function's boundary, and a sixteenth of each block's loop depth \
+         squared) compile with Cranelift's single-pass \
          register allocator and no mid-end (`RegAlloc::Auto`, `OptLevel::Auto`). The target is ≤ 5 ms per \
          1,000 primal instructions for every kind.\n"
     );
