@@ -22,6 +22,7 @@ fn main() {
             "chain" => scaling::block_chain(n),
             "nested" => scaling::nested_loops(n),
             "wide" => scaling::wide_call(n),
+            "loops" => scaling::loop_chain(n),
             _ => panic!("family"),
         };
         let t = Instant::now();

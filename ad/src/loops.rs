@@ -109,6 +109,11 @@ impl Step {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Loops {
     pub loops: Vec<CountedLoop>,
+    /// Per block, the loops containing it, in order (asked for every block and edge: filtering
+    /// every loop each time made a function of many loops quadratic).
+    containing: HashMap<Block, Vec<usize>>,
+    /// The loop headed by each header.
+    by_header: HashMap<Block, usize>,
 }
 
 impl Loops {
@@ -120,6 +125,14 @@ impl Loops {
         returns: &[Block],
     ) -> Loops {
         let mut loops = vec![];
+        // Every single-result instruction by result, built once for all loops.
+        let definition: HashMap<Value, (Opcode, &[Value])> = func
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter(|i| i.results.len() == 1)
+            .map(|i| (i.results[0], (i.op, i.args.as_slice())))
+            .collect();
         let mut headers: Vec<&Block> = incoming.keys().collect();
         headers.sort();
         for &header in headers {
@@ -137,17 +150,24 @@ impl Loops {
             if returns.iter().any(|r| body.contains(r)) {
                 continue;
             }
-            let inductions = inductions(func, header, entry_edge, back_edge);
+            let inductions = inductions(func, &definition, header, entry_edge, back_edge);
             let recurrences = if back_edge.0 == header { vec![] } else { recurrences(func, header, back_edge, &body) };
             let exit_test = exit_test(func, header, &body, &inductions);
             loops.push(CountedLoop { header, entry_edge, back_edge, body, inductions, recurrences, exit_test });
         }
-        Loops { loops }
+        let mut containing: HashMap<Block, Vec<usize>> = HashMap::default();
+        for (k, l) in loops.iter().enumerate() {
+            for &b in &l.body {
+                containing.entry(b).or_default().push(k);
+            }
+        }
+        let by_header = loops.iter().enumerate().map(|(k, l)| (l.header, k)).collect();
+        Loops { loops, containing, by_header }
     }
 
     /// The loops containing `b` (indices into `loops`, in order).
     pub fn containing(&self, b: Block) -> Vec<usize> {
-        (0..self.loops.len()).filter(|&k| self.loops[k].body.contains(&b)).collect()
+        self.containing.get(&b).cloned().unwrap_or_default()
     }
 
     /// The loops the edge `from -> to` leaves (containing `from` but not `to`), in order:
@@ -158,7 +178,7 @@ impl Loops {
 
     /// The counted loop headed by `b`.
     pub fn headed_by(&self, b: Block) -> Option<usize> {
-        self.loops.iter().position(|l| l.header == b)
+        self.by_header.get(&b).copied()
     }
 }
 
@@ -215,18 +235,17 @@ fn natural_loop(cfg: &ControlFlow, header: Block, latch: Block) -> HashSet<Block
 }
 
 /// Header parameters updated as `iv + step`, `step + iv` or `iv - step` on the back edge.
-fn inductions(func: &Function, header: Block, entry: (Block, usize), back: (Block, usize)) -> Vec<Induction> {
+fn inductions(
+    func: &Function,
+    definition: &HashMap<Value, (Opcode, &[Value])>,
+    header: Block,
+    entry: (Block, usize),
+    back: (Block, usize),
+) -> Vec<Induction> {
     let arg = |(b, slot): (Block, usize), k: usize| -> Option<Value> {
         let term: &Terminator = func.block(b).term.as_ref()?;
         term.successors().get(slot)?.args.get(k).copied()
     };
-    let definition: HashMap<Value, (Opcode, &[Value])> = func
-        .blocks
-        .iter()
-        .flat_map(|b| &b.insts)
-        .filter(|i| i.results.len() == 1)
-        .map(|i| (i.results[0], (i.op, i.args.as_slice())))
-        .collect();
     let mut found = vec![];
     for (k, &iv) in func.block(header).params.iter().enumerate() {
         if func.ty(iv) != Type::I64 {

@@ -50,11 +50,12 @@ fn time_kinds(module: &Module, wrt: &[bool]) -> Result<[f64; 5], CliError> {
 pub fn compile_curve(quick: bool) -> Result<String, CliError> {
     let scale = |sizes: [usize; 3]| if quick { sizes[..2].to_vec() } else { sizes.to_vec() };
     type Family = (&'static str, Vec<usize>, fn(usize) -> String, Vec<bool>);
-    let families: [Family; 4] = [
+    let families: [Family; 5] = [
         ("straight-line", scale([1_000, 10_000, 100_000]), |n| scaling::straight_line(n, 7), vec![true]),
         ("block chain", scale([250, 2_500, 25_000]), scaling::block_chain, vec![true]),
         ("wide call", scale([300, 3_000, 30_000]), scaling::wide_call, vec![true]),
         ("nested loops", scale([10, 50, 200]), scaling::nested_loops, vec![true, false]),
+        ("loops in a row", scale([25, 250, 2_500]), scaling::loop_chain, vec![true, false]),
     ];
     let mut points = vec![];
     for (family, sizes, text, wrt) in families {

@@ -157,6 +157,9 @@ pub struct NaturalLoop {
     pub body: Vec<bool>,
     /// How many blocks belong to the loop.
     pub size: usize,
+    /// The blocks of the loop in block order, so that a pass can visit them without scanning
+    /// the whole function per loop (quadratic in a function of many loops).
+    pub blocks: Vec<Block>,
 }
 
 impl ControlFlow {
@@ -182,16 +185,17 @@ impl ControlFlow {
             }
             let mut body = vec![false; self.rpo_index.len()];
             body[header.index()] = true;
-            let mut size = 1;
+            let mut blocks = vec![header];
             let mut work = latches;
             while let Some(b) = work.pop() {
                 if !body[b.index()] {
                     body[b.index()] = true;
-                    size += 1;
+                    blocks.push(b);
                     work.extend(self.predecessors(b).iter().copied().filter(|&p| self.is_reachable(p)));
                 }
             }
-            loops.push(NaturalLoop { header, body, size });
+            blocks.sort_unstable();
+            loops.push(NaturalLoop { header, body, size: blocks.len(), blocks });
         }
         loops
     }
@@ -199,12 +203,32 @@ impl ControlFlow {
     /// For every block, how many of `loops` contain it.
     pub fn loop_depths(&self, loops: &[NaturalLoop]) -> Vec<u32> {
         let mut depth = vec![0; self.rpo_index.len()];
-        for l in loops {
-            for (d, &inside) in depth.iter_mut().zip(&l.body) {
-                *d += u32::from(inside);
-            }
+        for b in loops.iter().flat_map(|l| &l.blocks) {
+            depth[b.index()] += 1;
         }
         depth
+    }
+
+    /// For every block, the indices into `loops` of the loops containing it, in increasing
+    /// order: the sum of the loops' sizes, not blocks times loops.
+    ///
+    /// ```
+    /// use jitdiff_ir::{analysis::ControlFlow, parse_module};
+    /// let m = parse_module("func @f(n: i64) -> i64 {\nentry:\n    jump head(n)\nhead(i: i64):\n    \
+    ///     z = iconst 0\n    more = icmp gt i, z\n    br more, body, done\nbody:\n    \
+    ///     one = iconst 1\n    j = isub i, one\n    jump head(j)\ndone:\n    ret i\n}\n").unwrap();
+    /// let cfg = ControlFlow::new(&m.functions[0]);
+    /// let loops = cfg.natural_loops();
+    /// assert_eq!(cfg.loops_containing(&loops), vec![vec![], vec![0], vec![0], vec![]]);
+    /// ```
+    pub fn loops_containing(&self, loops: &[NaturalLoop]) -> Vec<Vec<usize>> {
+        let mut containing = vec![vec![]; self.rpo_index.len()];
+        for (k, l) in loops.iter().enumerate() {
+            for b in &l.blocks {
+                containing[b.index()].push(k);
+            }
+        }
+        containing
     }
 }
 

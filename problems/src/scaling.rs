@@ -126,6 +126,30 @@ pub fn nested_loops(depth: usize) -> String {
     text
 }
 
+/// `count` counted loops one after another, each summing `x[i]²` over `i < n` into the running
+/// total (six instructions and terminators per loop): many loops of one nest level, as a
+/// program of many stages is.
+///
+/// ```
+/// let m = jitdiff::ir::parse_module(&jitdiff_problems::scaling::loop_chain(5)).unwrap();
+/// jitdiff::ir::verify_module(&m).unwrap();
+/// ```
+pub fn loop_chain(count: usize) -> String {
+    let mut text = String::from(
+        "func @f(x: slice, n: i64) -> f64 {\nentry:\n    zero = iconst 0\n    one = iconst 1\n    acc0 = fconst 0.0\n    jump h0(zero, acc0)\n",
+    );
+    for k in 0..count {
+        let next = if k + 1 < count { format!("h{}(zero, a{k})", k + 1) } else { format!("done(a{k})") };
+        let _ = writeln!(text, "h{k}(i{k}: i64, a{k}: f64):\n    c{k} = icmp lt i{k}, n\n    br c{k}, b{k}, {next}");
+        let _ = writeln!(
+            text,
+            "b{k}:\n    v{k} = load x, i{k}\n    s{k} = fmul v{k}, v{k}\n    t{k} = fadd a{k}, s{k}\n    j{k} = iadd i{k}, one\n    jump h{k}(j{k}, t{k})"
+        );
+    }
+    text.push_str("done(r: f64):\n    ret r\n}\n");
+    text
+}
+
 /// `@f(x: slice)` calls `@g` with `n` `f64` arguments (`x[k mod 4] * k`) and `@g` sums them.
 ///
 /// ```

@@ -1,9 +1,10 @@
 //! Compile-time budgets: long programs (`jitdiff_problems::scaling` — straight-line code,
-//! chains of blocks, a call with very many arguments, deep loop nests) through every derivative
-//! kind, each within a time budget proportional to its size. A derivation or compilation that
-//! turned quadratic again (naming values, dominance walks, one Cranelift block per tape entry,
-//! the register allocator on long straight-line code) blows the budget long before the machine
-//! would notice otherwise; the budgets are loose enough for a slow, loaded machine.
+//! chains of blocks, a call with very many arguments, deep loop nests, many loops in a row)
+//! through every derivative kind, each within a time budget proportional to its size. A
+//! derivation or compilation that turned quadratic again (naming values, dominance walks, one
+//! Cranelift block per tape entry, the register allocator on long straight-line code, a pass
+//! redoing its analysis per loop) blows the budget long before the machine would notice
+//! otherwise; the budgets are loose enough for a slow, loaded machine.
 
 use super::checks::{Check, Failure};
 use jitdiff::ir::{ExternRegistry, parse_module};
@@ -29,6 +30,7 @@ fn programs(scale: usize) -> Vec<(String, String, Vec<bool>)> {
         (format!("block chain, {} blocks", 2_500 * scale), scaling::block_chain(2_500 * scale), vec![true]),
         (format!("call with {} arguments", 5_000 * scale), scaling::wide_call(5_000 * scale), vec![true]),
         (format!("{} nested loops", 40 * scale), scaling::nested_loops(40 * scale), vec![true, false]),
+        (format!("{} loops in a row", 400 * scale), scaling::loop_chain(400 * scale), vec![true, false]),
     ]
 }
 

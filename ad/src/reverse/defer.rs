@@ -43,7 +43,11 @@ pub(crate) fn defer_accumulations(func: &mut Function) -> bool {
         let cfg = ControlFlow::new(func);
         let loops = cfg.natural_loops();
         let depths = cfg.loop_depths(&loops);
-        let Some(found) = loops.iter().find_map(|l| find_pair(func, &cfg, l, &depths)) else { return changed };
+        let constants = Constants::of(func);
+        let uses = use_counts(func);
+        let Some(found) = loops.iter().find_map(|l| find_pair(func, &cfg, l, &depths, &constants, &uses)) else {
+            return changed;
+        };
         apply(func, found);
         changed = true;
     }
@@ -82,18 +86,61 @@ struct Affine {
     base: Option<Value>,
 }
 
-fn find_pair(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, depths: &[u32]) -> Option<Pair> {
+/// How often each value is read (an instruction or terminator reading it twice counts twice).
+fn use_counts(func: &Function) -> Vec<u32> {
+    let mut counts = vec![0u32; func.values.len()];
+    let mut count = |v: Value| {
+        if let Some(c) = counts.get_mut(v.index()) {
+            *c += 1;
+        }
+    };
+    for block in &func.blocks {
+        block.insts.iter().flat_map(|i| &i.args).for_each(|&a| count(a));
+        if let Some(term) = &block.term {
+            term.uses().into_iter().for_each(&mut count);
+        }
+    }
+    counts
+}
+
+/// The value of every `iconst` of a function (looked up per loop: scanning the function for
+/// each made a function of many loops quadratic).
+struct Constants(HashMap<Value, i64>);
+
+impl Constants {
+    fn of(func: &Function) -> Constants {
+        let constants =
+            func.blocks.iter().flat_map(|b| &b.insts).filter_map(|i| match (i.op, i.imm, i.results.first()) {
+                (Opcode::IConst, Imm::I64(k), Some(&r)) => Some((r, k)),
+                _ => None,
+            });
+        Constants(constants.collect())
+    }
+
+    fn get(&self, v: Value) -> Option<i64> {
+        self.0.get(&v).copied()
+    }
+}
+
+fn find_pair(
+    func: &Function,
+    cfg: &ControlFlow,
+    l: &NaturalLoop,
+    depths: &[u32],
+    constants: &Constants,
+    uses: &[u32],
+) -> Option<Pair> {
     let header = l.header;
     let inside = |b: Block| l.body.get(b.index()).copied().unwrap_or(false);
     let latches: Vec<Block> = cfg.predecessors(header).iter().copied().filter(|&p| inside(p)).collect();
     let &[latch] = latches.as_slice() else { return None };
     // Every exit leaves from the header, so each body block dominating the latch runs exactly
     // once per iteration that is not the last header visit.
-    for (b, block) in func.block_ids().zip(&func.blocks) {
-        if !inside(b) || b == header {
+    for &b in &l.blocks {
+        if b == header {
             continue;
         }
-        let term = block.term.as_ref()?;
+        let term = func.block(b).term.as_ref()?;
         if term.successors().iter().any(|c| !inside(c.block)) {
             return None;
         }
@@ -101,8 +148,8 @@ fn find_pair(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, depths: &[u32]
     // The loop's memory traffic: no calls, one mslice only.
     let mut slice: Option<Value> = None;
     let mut defs: HashMap<Value, &InstData> = HashMap::default();
-    for (_, block) in func.block_ids().zip(&func.blocks).filter(|(b, _)| inside(*b)) {
-        for inst in &block.insts {
+    for &b in &l.blocks {
+        for inst in &func.block(b).insts {
             if inst.op == Opcode::Call {
                 return None;
             }
@@ -128,29 +175,27 @@ fn find_pair(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, depths: &[u32]
     let back = func.block(latch).term.as_ref()?.successors().into_iter().find(|c| c.block == header)?.clone();
     let mut steps: HashMap<Value, i64> = HashMap::default();
     for (&param, &arg) in func.block(header).params.iter().zip(&back.args) {
-        if let Some(step) = step_of(func, &defs, param, arg) {
+        if let Some(step) = step_of(constants, &defs, param, arg) {
             steps.insert(param, step);
         }
     }
     // The accumulations into `slice`, in blocks that run once per iteration.
     let mut accumulations = vec![];
     let mut accesses = 0;
-    for (b, block) in func.block_ids().zip(&func.blocks) {
-        if !inside(b) {
-            continue;
-        }
+    for &b in &l.blocks {
+        let block = func.block(b);
         accesses += block.insts.iter().filter(|i| i.args.first() == Some(&slice)).count();
         if b == header || depths[b.index()] != depths[header.index()] || !cfg.dominates(b, latch) {
             continue;
         }
-        accumulations.extend(accumulations_in(func, b, slice));
+        accumulations.extend(accumulations_in(func, b, slice, uses));
     }
     // Exactly two accumulations (a load and a store each) and nothing else touches the slice.
     let [first, second] = accumulations.as_slice() else { return None };
     if accesses != 4 {
         return None;
     }
-    let index_of = |a: &Accumulate| affine(func, &defs, &steps, inside, a.index);
+    let index_of = |a: &Accumulate| affine(func, constants, &defs, &steps, &l.blocks, a.index);
     let (fa, sa) = (index_of(first)?, index_of(second)?);
     for (next, deferred, n, d) in [(first, second, fa, sa), (second, first, sa, fa)] {
         let Some(iv) = n.iv else { continue };
@@ -165,9 +210,9 @@ fn find_pair(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, depths: &[u32]
 }
 
 /// The constant step of induction variable `param` when the back edge passes `arg`.
-fn step_of(func: &Function, defs: &HashMap<Value, &InstData>, param: Value, arg: Value) -> Option<i64> {
+fn step_of(constants: &Constants, defs: &HashMap<Value, &InstData>, param: Value, arg: Value) -> Option<i64> {
     let inst = defs.get(&arg)?;
-    let constant = |v: Value| constant_of(func, v);
+    let constant = |v: Value| constants.get(v);
     match (inst.op, inst.args.as_slice()) {
         (Opcode::IAdd, &[a, b]) if a == param => constant(b),
         (Opcode::IAdd, &[a, b]) if b == param => constant(a),
@@ -176,22 +221,13 @@ fn step_of(func: &Function, defs: &HashMap<Value, &InstData>, param: Value, arg:
     }
 }
 
-/// The value of an `iconst` anywhere in `func`.
-fn constant_of(func: &Function, v: Value) -> Option<i64> {
-    func.blocks.iter().flat_map(|b| &b.insts).find(|i| i.results.first() == Some(&v)).and_then(|i| {
-        match (i.op, i.imm) {
-            (Opcode::IConst, Imm::I64(k)) => Some(k),
-            _ => None,
-        }
-    })
-}
-
 /// `v` as an affine function of one induction variable, with at most one loop-invariant term.
 fn affine(
     func: &Function,
+    constants: &Constants,
     defs: &HashMap<Value, &InstData>,
     steps: &HashMap<Value, i64>,
-    inside: impl Fn(Block) -> bool + Copy,
+    blocks: &[Block],
     v: Value,
 ) -> Option<Affine> {
     if steps.contains_key(&v) {
@@ -200,16 +236,16 @@ fn affine(
     let Some(inst) = defs.get(&v) else {
         // Defined outside the loop (or a parameter of another loop block, which is not an
         // induction variable: refuse those).
-        let is_loop_param = func.block_ids().zip(&func.blocks).any(|(b, block)| inside(b) && block.params.contains(&v));
+        let is_loop_param = blocks.iter().any(|&b| func.block(b).params.contains(&v));
         if is_loop_param {
             return None;
         }
-        return Some(match constant_of(func, v) {
+        return Some(match constants.get(v) {
             Some(k) => Affine { iv: None, coef: 0, offset: k, base: None },
             None => Affine { iv: None, coef: 0, offset: 0, base: Some(v) },
         });
     };
-    let of = |x: Value| affine(func, defs, steps, inside, x);
+    let of = |x: Value| affine(func, constants, defs, steps, blocks, x);
     match (inst.op, inst.args.as_slice(), inst.imm) {
         (Opcode::IConst, _, Imm::I64(k)) => Some(Affine { iv: None, coef: 0, offset: k, base: None }),
         (Opcode::IAdd, &[a, b], _) => combine(of(a)?, of(b)?, 1),
@@ -256,17 +292,9 @@ fn combine(x: Affine, y: Affine, sign: i64) -> Option<Affine> {
 }
 
 /// The read-modify-writes of `slice` in block `b`.
-fn accumulations_in(func: &Function, b: Block, slice: Value) -> Vec<Accumulate> {
+fn accumulations_in(func: &Function, b: Block, slice: Value, use_counts: &[u32]) -> Vec<Accumulate> {
     let insts = &func.block(b).insts;
-    let uses = |v: Value| -> usize {
-        func.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| &i.args).filter(|&&a| a == v).count()
-            + func
-                .blocks
-                .iter()
-                .filter_map(|b| b.term.as_ref())
-                .map(|t| t.uses().iter().filter(|&&a| a == v).count())
-                .sum::<usize>()
-    };
+    let uses = |v: Value| use_counts.get(v.index()).copied().unwrap_or(0);
     let mut found = vec![];
     for (load, inst) in insts.iter().enumerate() {
         if inst.op != Opcode::Load || inst.args.first() != Some(&slice) {

@@ -89,17 +89,29 @@ struct Facts {
     /// Computed from a cotangent parameter, a differential load or a call result (an
     /// over-approximation: a wrongly adjoint value is only checked needlessly).
     adjoint: Vec<bool>,
+    /// The blocks reading each value (in an instruction or the terminator), so that a loop's
+    /// plan looks at its own values' uses instead of at every block of the function.
+    used_in: Vec<Vec<Block>>,
 }
 
 impl Facts {
     fn of(func: &Function) -> Facts {
         let n = func.values.len();
         let (mut block, mut inst, mut adjoint) = (vec![None; n], vec![None; n], vec![false; n]);
+        let mut used_in: Vec<Vec<Block>> = vec![vec![]; n];
         for &p in &func.params {
             adjoint[p.index()] = func.ty(p) == Type::F64;
         }
         for b in func.block_ids() {
             let data = func.block(b);
+            let reads = data.insts.iter().flat_map(|i| i.args.iter().copied());
+            for v in reads.chain(data.term.iter().flat_map(|t| t.uses())) {
+                if let Some(blocks) = used_in.get_mut(v.index())
+                    && blocks.last() != Some(&b)
+                {
+                    blocks.push(b);
+                }
+            }
             for &p in &data.params {
                 block[p.index()] = Some(b);
             }
@@ -143,7 +155,7 @@ impl Facts {
                 break;
             }
         }
-        Facts { block, inst, adjoint }
+        Facts { block, inst, adjoint, used_in }
     }
 
     fn defining_inst<'f>(&self, func: &'f Function, v: Value) -> Option<&'f InstData> {
@@ -194,7 +206,7 @@ fn plan(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, facts: &Facts) -> O
     if entry_edges != 1 {
         return None;
     }
-    let blocks: Vec<Block> = func.block_ids().filter(|&b| inside(b)).collect();
+    let blocks = l.blocks.clone();
     let in_loop = |v: Value| facts.block[v.index()].is_some_and(inside);
     // Only arithmetic and accumulations into differentials.
     let mut accumulations = 0;
@@ -240,10 +252,10 @@ fn plan(func: &Function, cfg: &ControlFlow, l: &NaturalLoop, facts: &Facts) -> O
         }
     }
     let exit = exit?;
-    for b in func.block_ids().filter(|&b| !inside(b)) {
+    for &b in &blocks {
         let data = func.block(b);
-        let mut used = data.insts.iter().flat_map(|i| i.args.iter().copied()).chain(data.term.as_ref()?.uses());
-        if used.any(in_loop) {
+        let defined = data.params.iter().chain(data.insts.iter().flat_map(|i| &i.results));
+        if defined.flat_map(|v| &facts.used_in[v.index()]).any(|&u| !inside(u)) {
             return None;
         }
     }

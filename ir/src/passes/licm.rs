@@ -53,14 +53,8 @@ pub fn licm(func: &mut Function) {
         return;
     }
     // Per block: the loops containing it, outermost (largest) first.
-    let mut containing: Vec<Vec<usize>> = vec![vec![]; func.blocks.len()];
-    for (k, l) in loops.iter().enumerate() {
-        for (b, &inside) in l.body.iter().enumerate() {
-            if inside {
-                containing[b].push(k);
-            }
-        }
-    }
+    let mut containing = cfg.loops_containing(&loops);
+    containing.resize(func.blocks.len(), vec![]);
     for list in &mut containing {
         list.sort_by_key(|&k| std::cmp::Reverse(loops[k].size));
     }

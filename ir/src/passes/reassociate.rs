@@ -55,8 +55,10 @@ pub fn reassociate(func: &mut Function) -> bool {
     }
     let n = func.blocks.len();
     // Per block, its innermost loop.
+    let mut containing = cfg.loops_containing(&loops);
+    containing.resize(n, vec![]);
     let innermost: Vec<Option<usize>> =
-        (0..n).map(|b| (0..loops.len()).filter(|&k| loops[k].body[b]).min_by_key(|&k| loops[k].size)).collect();
+        containing.iter().map(|around| around.iter().copied().min_by_key(|&k| loops[k].size)).collect();
     let mut def_block: Vec<Block> = vec![Block::ENTRY; func.values.len()];
     let mut uses: HashMap<Value, usize> = HashMap::default();
     let mut defs: HashMap<Value, (Opcode, Value, Value)> = HashMap::default();

@@ -65,7 +65,8 @@ pub fn sink(func: &mut Function) -> bool {
     let loops = cfg.natural_loops();
     let n = func.blocks.len();
     // Per block, the loops around it.
-    let around: Vec<Vec<usize>> = (0..n).map(|b| (0..loops.len()).filter(|&k| loops[k].body[b]).collect()).collect();
+    let mut around = cfg.loops_containing(&loops);
+    around.resize(n, vec![]);
     let mut post_dominators: Option<PostDominatorTree> = None;
     // Per value, the blocks that use it, once per use.
     let mut uses: HashMap<Value, Vec<Block>> = HashMap::default();

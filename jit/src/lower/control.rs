@@ -77,7 +77,15 @@ impl FuncLowerer<'_, '_> {
             .get(dest.block.index())
             .ok_or_else(|| self.internal(format!("jump to missing block {}", dest.block.index())))?;
         // Into a versioned loop: the current copy's block from inside it, the dispatch from outside.
-        for (k, l) in self.versioned.iter().enumerate() {
+        // Only loops containing this block or the destination can matter (indices in order).
+        let mut candidates: Vec<usize> = [self.at_block, dest.block]
+            .iter()
+            .flat_map(|b| self.versioned_around.get(b.index()).into_iter().flatten().copied())
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        for k in candidates {
+            let l = &self.versioned[k];
             let inside = l.body[self.at_block.index()];
             if inside && l.body[dest.block.index()] {
                 if self.copy == Some(k) {

@@ -113,6 +113,8 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub local_array_mark: Option<clif::Value>,
     /// Loops lowered twice, with and without bounds checks (`versioning.rs`).
     pub versioned: Vec<VersionedLoop>,
+    /// Per block, the versioned loops containing it.
+    pub versioned_around: Vec<Vec<usize>>,
     /// The versioned loop whose fast copy is being lowered, if any.
     pub copy: Option<usize>,
     /// Values defined in a versioned loop and used outside it: one variable per part, and the
@@ -195,6 +197,7 @@ pub(crate) fn lower_function(
         sign_mask: None,
         local_array_mark: None,
         versioned: vec![],
+        versioned_around: vec![],
         copy: None,
         escapes: HashMap::default(),
         escaping_uses: vec![],
@@ -207,6 +210,7 @@ pub(crate) fn lower_function(
         l.versioned = versioning::plan(f, &l.cfg, &l.consts);
         l.facts.stats.versioned_loops = l.versioned.len();
     }
+    l.versioned_around = versioning::loops_around(f.blocks.len(), &l.versioned);
     l.lower_body()?;
     l.finish();
     Ok(())
@@ -289,17 +293,24 @@ impl FuncLowerer<'_, '_> {
         // copies are lowered (after everything else): they are sealed at the end.
         let mut seal_late = vec![false; f.blocks.len()];
         for l in &self.versioned {
-            for (b, &inside) in f.block_ids().zip(&l.body) {
-                if inside {
-                    seal_late[b.index()] = true;
-                    for &succ in self.cfg.successors(b) {
-                        seal_late[succ.index()] = true;
-                    }
+            for &b in &l.blocks {
+                seal_late[b.index()] = true;
+                for &succ in self.cfg.successors(b) {
+                    seal_late[succ.index()] = true;
                 }
             }
         }
+        // Each versioned loop's blocks in reverse post-order, for its fast copy.
+        let mut copy_order: Vec<Vec<Block>> = vec![vec![]; self.versioned.len()];
         for &block in &rpo {
-            if let Some(k) = self.versioned.iter().position(|l| l.header == block) {
+            for &k in &self.versioned_around[block.index()] {
+                copy_order[k].push(block);
+            }
+        }
+        for &block in &rpo {
+            let headed =
+                self.versioned_around[block.index()].iter().copied().find(|&k| self.versioned[k].header == block);
+            if let Some(k) = headed {
                 self.emit_dispatch(k);
             }
             self.lower_block(block, self.blocks[block.index()])?;
@@ -312,9 +323,8 @@ impl FuncLowerer<'_, '_> {
                 }
             }
         }
-        for k in 0..self.versioned.len() {
+        for (k, body) in copy_order.into_iter().enumerate() {
             self.copy = Some(k);
-            let body: Vec<Block> = rpo.iter().copied().filter(|b| self.versioned[k].body[b.index()]).collect();
             for block in body {
                 let blk = self.versioned[k].fast[&block];
                 self.lower_block(block, blk)?;
@@ -366,15 +376,13 @@ impl FuncLowerer<'_, '_> {
             let header = self.versioned[k].header;
             let dispatch = self.block_with_params(&f.block(header).params);
             self.versioned[k].dispatch = Some(dispatch);
-            for b in f.block_ids() {
-                if self.versioned[k].body[b.index()] {
-                    let blk = self.block_with_params(&f.block(b).params);
-                    self.versioned[k].fast.insert(b, blk);
-                }
+            for b in self.versioned[k].blocks.clone() {
+                let blk = self.block_with_params(&f.block(b).params);
+                self.versioned[k].fast.insert(b, blk);
             }
         }
         self.escaping_uses = vec![vec![]; f.blocks.len()];
-        for (v, k) in versioning::escaping_values(f, &self.versioned) {
+        for (v, k) in versioning::escaping_values(f, &self.versioned, &self.versioned_around) {
             let vars = abi::part_type(f.ty(v)).iter().map(|&t| self.b.declare_var(t)).collect();
             self.escapes.insert(v, (k, vars));
         }

@@ -95,6 +95,8 @@ pub(crate) struct VersionedLoop {
     pub header: Block,
     /// Membership by block index.
     pub body: Vec<bool>,
+    /// The loop's blocks in block order.
+    pub blocks: Vec<Block>,
     /// The induction variable's position among the header's parameters.
     iv: usize,
     range: Range,
@@ -142,9 +144,13 @@ pub(crate) fn plan(f: &Function, cfg: &ControlFlow, consts: &HashMap<Value, i64>
     for (k, &b) in cfg.reverse_post_order().iter().enumerate() {
         rpo_position[b.index()] = k;
     }
+    let mut is_header = vec![false; f.blocks.len()];
+    for l in &loops {
+        is_header[l.header.index()] = true;
+    }
     let mut planned = vec![];
     for l in &loops {
-        let innermost = !loops.iter().any(|o| o.header != l.header && l.body[o.header.index()]);
+        let innermost = !l.blocks.iter().any(|&b| b != l.header && is_header[b.index()]);
         // The dispatch is emitted (and sealed) when the header is reached in reverse post-order,
         // so every edge entering the loop must come from a block lowered before it.
         let entered_in_order = cfg
@@ -174,7 +180,7 @@ fn plan_loop(
         Some(Ok((b, _)) | Err(b)) => !in_loop(b),
         None => false,
     };
-    let size: usize = (0..f.blocks.len()).filter(|&b| l.body[b]).map(|b| f.blocks[b].insts.len()).sum();
+    let size: usize = l.blocks.iter().map(|&b| f.block(b).insts.len()).sum();
     if size > MAX_VERSIONED_INSTS {
         return None;
     }
@@ -265,11 +271,11 @@ fn plan_loop(
     let mut accesses = vec![];
     let mut unchecked = HashMap::default();
     let mut memo = HashMap::default();
-    for (b, block) in f.block_ids().zip(&f.blocks) {
-        if !l.body[b.index()] || b == l.header {
+    for &b in &l.blocks {
+        if b == l.header {
             continue;
         }
-        for (k, inst) in block.insts.iter().enumerate() {
+        for (k, inst) in f.block(b).insts.iter().enumerate() {
             let width = match (inst.op, inst.imm) {
                 (Opcode::Load | Opcode::Store, _) => 1,
                 (Opcode::VLoad, Imm::Type(t)) => t.lanes(),
@@ -304,6 +310,7 @@ fn plan_loop(
     Some(VersionedLoop {
         header: l.header,
         body: l.body.clone(),
+        blocks: l.blocks.clone(),
         iv,
         range,
         bound,
@@ -391,8 +398,9 @@ fn affine(
     result
 }
 
-/// Which values escape which versioned loop (variables are declared by the caller).
-pub(crate) fn escaping_values(f: &Function, loops: &[VersionedLoop]) -> Vec<(Value, usize)> {
+/// Which values escape which versioned loop (variables are declared by the caller); `around`
+/// lists the versioned loops containing each block.
+pub(crate) fn escaping_values(f: &Function, loops: &[VersionedLoop], around: &[Vec<usize>]) -> Vec<(Value, usize)> {
     let def = definitions(f);
     let mut out = vec![];
     let mut seen = HashSet::default();
@@ -401,14 +409,25 @@ pub(crate) fn escaping_values(f: &Function, loops: &[VersionedLoop]) -> Vec<(Val
             block.insts.iter().flat_map(|i| i.args.iter().copied()).chain(block.term.iter().flat_map(|t| t.uses()));
         for v in uses {
             let Some(Ok((b, _)) | Err(b)) = def.get(v.index()).copied().flatten() else { continue };
-            for (k, l) in loops.iter().enumerate() {
-                if l.body[b.index()] && !l.body[bi] && seen.insert(v) {
+            for &k in around.get(b.index()).map_or(&[][..], Vec::as_slice) {
+                if !loops[k].body[bi] && seen.insert(v) {
                     out.push((v, k));
                 }
             }
         }
     }
     out
+}
+
+/// Per block, the versioned loops containing it, in order.
+pub(crate) fn loops_around(blocks: usize, loops: &[VersionedLoop]) -> Vec<Vec<usize>> {
+    let mut around = vec![vec![]; blocks];
+    for (k, l) in loops.iter().enumerate() {
+        for &b in &l.blocks {
+            around[b.index()].push(k);
+        }
+    }
+    around
 }
 
 impl FuncLowerer<'_, '_> {
@@ -537,10 +556,11 @@ impl FuncLowerer<'_, '_> {
         // header) is added again when that loop's fast copy is lowered, after this: the
         // dispatch then waits for the seal of every block at the end.
         let header = self.versioned[k].header;
-        let entered_from_a_copy =
-            self.cfg.predecessors(header).iter().any(|&p| {
-                !self.versioned[k].body[p.index()] && self.versioned.iter().any(|other| other.body[p.index()])
-            });
+        let entered_from_a_copy = self
+            .cfg
+            .predecessors(header)
+            .iter()
+            .any(|&p| !self.versioned[k].body[p.index()] && !self.versioned_around[p.index()].is_empty());
         if !entered_from_a_copy {
             self.b.seal_block(dispatch);
         }
