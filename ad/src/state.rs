@@ -113,6 +113,8 @@ pub(super) struct StatePlan {
     inductions: HashMap<Value, (Block, Induction)>,
     /// The counted loops, in the order of [`Loops`].
     loops: Vec<LoopFacts>,
+    /// Per block, the counted loops containing it (indices into `loops`, in order).
+    containing: HashMap<Block, Vec<usize>>,
     /// Per counted loop: the values its reversed loop carries, in push order.
     pub carried: Vec<Vec<Carry>>,
     /// Every instruction of the blocks planned so far, by result.
@@ -171,7 +173,7 @@ impl StatePlan {
                 })
             })
             .collect();
-        let facts = loops
+        let facts: Vec<LoopFacts> = loops
             .loops
             .iter()
             .map(|l| LoopFacts {
@@ -195,12 +197,18 @@ impl StatePlan {
                 }),
             })
             .collect();
+        let mut containing: HashMap<Block, Vec<usize>> = HashMap::default();
+        for (k, l) in facts.iter().enumerate() {
+            for &b in &l.body {
+                containing.entry(b).or_default().push(k);
+            }
+        }
         let reachable = cfg.reverse_post_order();
         let idom = reachable.iter().filter_map(|&b| Some((b, cfg.immediate_dominator(b)?))).collect();
         let mut loop_headers: HashMap<Block, Vec<Block>> = reachable.iter().map(|&b| (b, vec![])).collect();
         for l in cfg.natural_loops() {
-            for (b, headers) in loop_headers.iter_mut() {
-                if l.body.get(b.index()).copied().unwrap_or(false) {
+            for b in &l.blocks {
+                if let Some(headers) = loop_headers.get_mut(b) {
                     headers.push(l.header);
                 }
             }
@@ -219,6 +227,7 @@ impl StatePlan {
             blocks: HashMap::default(),
             idom,
             loop_headers,
+            containing,
             exits: vec![ExitPlan::default(); loops.loops.len()],
             types: fwd.params.iter().map(|&p| (p, fwd.ty(p))).collect(),
         }
@@ -287,8 +296,9 @@ impl StatePlan {
     fn induction(&self, b: Block, v: Value) -> Option<(Value, Value)> {
         let &(header, Induction { init, step, .. }) = self.inductions.get(&v)?;
         let known = |x: Value| self.is_constant(x) || self.is_global(b, x);
-        let body = &self.loops.iter().find(|l| l.header == header)?.body;
-        (body.contains(&b) && known(init) && known(step)).then_some((init, step))
+        // The loop headed by `header` is among those containing `b` when `b` is in it.
+        let inside = self.loops_containing(b).iter().any(|&k| self.loops[k].header == header);
+        (inside && known(init) && known(step)).then_some((init, step))
     }
 
     /// Add to `trial` what recomputing `v` needs, recomputing cheap operands in turn.
@@ -324,15 +334,22 @@ impl StatePlan {
 
     /// Is `v` carried by a counted loop containing `b` already?
     fn carried_in(&self, b: Block, v: Value) -> bool {
-        self.loops.iter().zip(&self.carried).any(|(l, c)| l.body.contains(&b) && c.iter().any(|c| c.value() == v))
+        self.loops_containing(b).iter().any(|&k| self.carried[k].iter().any(|c| c.value() == v))
+    }
+
+    /// The counted loops containing `b`, in order.
+    fn loops_containing(&self, b: Block) -> &[usize] {
+        self.containing.get(&b).map_or(&[], Vec::as_slice)
     }
 
     /// The outermost counted loop that contains `b` but not the definition of `v`: `v` does not
     /// change while it runs, so its reversed loop can carry it.
     fn invariant_loop(&self, b: Block, v: Value) -> Option<usize> {
         let def = self.def_block.get(&v)?;
-        (0..self.loops.len())
-            .filter(|&k| self.loops[k].body.contains(&b) && !self.loops[k].body.contains(def))
+        self.loops_containing(b)
+            .iter()
+            .copied()
+            .filter(|&k| !self.loops[k].body.contains(def))
             .max_by_key(|&k| self.loops[k].body.len())
     }
 
@@ -340,10 +357,10 @@ impl StatePlan {
     /// recover it — the recurrence itself and the invariants its step needs, with their loop's
     /// index — and the step operands recorded once per call instead.
     fn recurrence(&self, b: Block, v: Value) -> Option<(Carries, Vec<Value>)> {
-        let (k, &(param, subtract, step)) = self.loops.iter().enumerate().find_map(|(k, l)| {
-            (l.body.contains(&b)).then_some(())?;
-            l.recurrences.iter().find(|r| r.0 == v).map(|r| (k, r))
-        })?;
+        let (k, &(param, subtract, step)) = self
+            .loops_containing(b)
+            .iter()
+            .find_map(|&k| self.loops[k].recurrences.iter().find(|r| r.0 == v).map(|r| (k, r)))?;
         let latch = self.loops[k].latch;
         // Each step operand must be recoverable in the reversed latch without the tape, before
         // the latch steps the loop's recurrences back.
