@@ -31,7 +31,7 @@
 //! `k` pops exactly the record of the forward loop's iteration `k`, and that its trip count is
 //! the forward loop's, is known from how the transform writes them, not checked here.
 
-use jitdiff_ir::analysis::{ControlFlow, NaturalLoop};
+use jitdiff_ir::analysis::{ControlFlow, LoopBody, NaturalLoop};
 use jitdiff_ir::{Block, BlockCall, Function, InstData, Opcode, Terminator, Type, Value};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -106,7 +106,7 @@ struct Plan {
     forward_entry_edge: usize,
     /// The reversed loop's header and its blocks.
     reversed_header: Block,
-    reversed_body: Vec<bool>,
+    reversed_body: LoopBody,
     /// The block that enters the reversed loop, and which of its successors does.
     reversed_preheader: Block,
     reversed_entry_edge: usize,
@@ -194,7 +194,7 @@ fn plan(func: &Function, cfg: &ControlFlow, loops: &[NaturalLoop], reversed: &Na
         chain.push(at);
         at = pred;
     };
-    if forward.body.iter().zip(&reversed.body).any(|(a, b)| *a && *b) || !exits_from_header_only(func, forward) {
+    if forward.blocks.iter().any(|&b| reversed.body.contains(b)) || !exits_from_header_only(func, forward) {
         return None;
     }
     chain.reverse();
@@ -239,7 +239,7 @@ fn plan(func: &Function, cfg: &ControlFlow, loops: &[NaturalLoop], reversed: &Na
     }
     // Tape traffic in the loops: every pop of the function must be in the reversed loop.
     if forward_effects.pushes || effects.pops {
-        let all = effects_of(func, &vec![true; func.blocks.len()])?;
+        let all = effects_of(func, &LoopBody::from_blocks(func.block_ids().collect()))?;
         if all.calls || pops_outside(func, &reversed.body) {
             return None;
         }

@@ -148,13 +148,61 @@ impl ControlFlow {
     }
 }
 
+/// The blocks of a natural loop, asked like a `Vec<bool>` by block index (`body[b.index()]`)
+/// but holding only the loop's own blocks, sorted: `O(log size)` per question, and memory for
+/// the loop's blocks only.
+///
+/// ```
+/// use jitdiff_ir::{analysis::ControlFlow, parse_module};
+/// let m = parse_module("func @f(n: i64) -> i64 {\nentry:\n    jump head(n)\nhead(i: i64):\n    \
+///     z = iconst 0\n    more = icmp gt i, z\n    br more, body, done\nbody:\n    \
+///     one = iconst 1\n    j = isub i, one\n    jump head(j)\ndone:\n    ret i\n}\n").unwrap();
+/// let loops = ControlFlow::new(&m.functions[0]).natural_loops();
+/// let body = &loops[0].body;
+/// assert!(!body[0] && body[1] && body[2] && !body[3] && !body[99]);
+/// assert_eq!(body.get(2), Some(&true));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopBody {
+    blocks: Vec<Block>,
+}
+
+impl LoopBody {
+    /// The body made of `blocks` (in any order).
+    pub fn from_blocks(mut blocks: Vec<Block>) -> LoopBody {
+        blocks.sort_unstable();
+        blocks.dedup();
+        LoopBody { blocks }
+    }
+    /// Does block `b` belong to the loop?
+    pub fn contains(&self, b: Block) -> bool {
+        self.blocks.binary_search(&b).is_ok()
+    }
+    /// `Some(&membership)` of the block with this index (any index: `Some(&false)` outside).
+    pub fn get(&self, index: usize) -> Option<&bool> {
+        Some(&self[index])
+    }
+    /// The loop's blocks, in block order.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+}
+
+impl std::ops::Index<usize> for LoopBody {
+    type Output = bool;
+    fn index(&self, index: usize) -> &bool {
+        let inside = u32::try_from(index).is_ok_and(|i| self.contains(Block(i)));
+        if inside { &true } else { &false }
+    }
+}
+
 /// A natural loop: a header and the blocks that reach one of its back edges without passing it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NaturalLoop {
     /// The loop's header: the target of its back edges; it dominates every block of the loop.
     pub header: Block,
     /// `body[b]` says whether block `b` belongs to the loop (the header does).
-    pub body: Vec<bool>,
+    pub body: LoopBody,
     /// How many blocks belong to the loop.
     pub size: usize,
     /// The blocks of the loop in block order, so that a pass can visit them without scanning
@@ -177,24 +225,30 @@ impl ControlFlow {
     /// ```
     pub fn natural_loops(&self) -> Vec<NaturalLoop> {
         let mut loops = vec![];
+        let mut member = vec![false; self.rpo_index.len()];
         for &header in &self.rpo {
             let latches: Vec<Block> =
                 self.predecessors(header).iter().copied().filter(|&p| self.is_back_edge(p, header)).collect();
             if latches.is_empty() {
                 continue;
             }
-            let mut body = vec![false; self.rpo_index.len()];
-            body[header.index()] = true;
+            // One membership vector for every loop, cleared after each: a vector per loop made
+            // a function of many loops cost loops times blocks in time and memory.
+            member[header.index()] = true;
             let mut blocks = vec![header];
             let mut work = latches;
             while let Some(b) = work.pop() {
-                if !body[b.index()] {
-                    body[b.index()] = true;
+                if !member[b.index()] {
+                    member[b.index()] = true;
                     blocks.push(b);
                     work.extend(self.predecessors(b).iter().copied().filter(|&p| self.is_reachable(p)));
                 }
             }
+            for b in &blocks {
+                member[b.index()] = false;
+            }
             blocks.sort_unstable();
+            let body = LoopBody { blocks: blocks.clone() };
             loops.push(NaturalLoop { header, body, size: blocks.len(), blocks });
         }
         loops

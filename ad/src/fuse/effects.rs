@@ -1,6 +1,7 @@
 //! What the blocks of a loop do besides computing: calls, tape traffic and accesses to
 //! mutable slices, and whether those accesses are only accumulations, which commute.
 
+use jitdiff_ir::analysis::LoopBody;
 use jitdiff_ir::{Function, Imm, Opcode, Type, Value};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -18,7 +19,7 @@ pub(super) struct Effects {
 }
 
 /// `None` when the blocks split the tape, allocate or use vector memory access.
-pub(super) fn effects_of(func: &Function, body: &[bool]) -> Option<Effects> {
+pub(super) fn effects_of(func: &Function, body: &LoopBody) -> Option<Effects> {
     let mut uses: HashMap<Value, usize> = HashMap::default();
     for block in &func.blocks {
         for a in block.insts.iter().flat_map(|i| i.args.iter().copied()).chain(block.term.iter().flat_map(|t| t.uses()))
@@ -94,7 +95,7 @@ pub(super) fn accumulation(
 }
 
 /// Is there a `tpop` outside the blocks `body`?
-pub(super) fn pops_outside(func: &Function, body: &[bool]) -> bool {
+pub(super) fn pops_outside(func: &Function, body: &LoopBody) -> bool {
     func.blocks.iter().enumerate().any(|(b, block)| !body[b] && block.insts.iter().any(|i| i.op == Opcode::TPop))
 }
 

@@ -1,7 +1,7 @@
 //! Redundant loop counters: an induction variable that steps in lockstep with another.
 
 use crate::Imm;
-use crate::analysis::{ControlFlow, NaturalLoop};
+use crate::analysis::{ControlFlow, LoopBody, NaturalLoop};
 use crate::function::{Block, Function, InstData, Terminator, Value};
 use crate::opcode::{CondCode, Opcode};
 use crate::types::Type;
@@ -292,7 +292,7 @@ fn constant_step(
 }
 
 /// Is every use of `v` an argument at `slot` of a jump back to `header`?
-fn only_feeds_slot(func: &Function, uses: &Uses, body: &[bool], v: Value, header: Block, slot: usize) -> bool {
+fn only_feeds_slot(func: &Function, uses: &Uses, body: &LoopBody, v: Value, header: Block, slot: usize) -> bool {
     uses.of_value(v).iter().all(|&(b, site)| {
         if site.is_some() {
             return false;

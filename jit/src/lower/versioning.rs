@@ -29,7 +29,7 @@
 use super::func::FuncLowerer;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self as clif, BlockArg, InstBuilder};
-use jitdiff_ir::analysis::{ControlFlow, NaturalLoop};
+use jitdiff_ir::analysis::{ControlFlow, LoopBody, NaturalLoop};
 use jitdiff_ir::{Block, CondCode, Function, Imm, Opcode, Terminator, Value};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -94,7 +94,7 @@ enum Range {
 pub(crate) struct VersionedLoop {
     pub header: Block,
     /// Membership by block index.
-    pub body: Vec<bool>,
+    pub body: LoopBody,
     /// The loop's blocks in block order.
     pub blocks: Vec<Block>,
     /// The induction variable's position among the header's parameters.
