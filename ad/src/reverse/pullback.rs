@@ -278,6 +278,14 @@ impl Deriver<'_> {
             Plan::Inactive => {}
             Plan::Terms { terms } => {
                 let Some(bar) = adj.remove(&inst.results[0]) else { return };
+                // An operand used twice (`x - x`, `x * x`) gets its partials summed before they
+                // join its adjoint, as forward mode sums its tangents: added one by one, a huge
+                // pair that cancels (`+c`, `-c`) would absorb what the adjoint held already.
+                let repeated = terms
+                    .iter()
+                    .enumerate()
+                    .any(|(k, &(a, _))| terms[..k].iter().any(|&(b, _)| inst.args[a] == inst.args[b]));
+                let mut grouped: Vec<(Value, Value)> = vec![];
                 for &(operand, coef) in terms {
                     let contribution = match coef {
                         PlannedCoef::One => bar,
@@ -301,7 +309,15 @@ impl Deriver<'_> {
                             em.emit(Opcode::Select, &[condition, zero, bar], Imm::None)
                         }
                     };
-                    accumulate(em, adj, inst.args[operand], contribution);
+                    let target = inst.args[operand];
+                    match grouped.iter_mut().find(|(v, _)| *v == target) {
+                        Some((_, sum)) if repeated => *sum = em.bin(Opcode::FAdd, *sum, contribution),
+                        _ if repeated => grouped.push((target, contribution)),
+                        _ => accumulate(em, adj, target, contribution),
+                    }
+                }
+                for (target, contribution) in grouped {
+                    accumulate(em, adj, target, contribution);
                 }
             }
             Plan::Load { index } => {
