@@ -310,10 +310,12 @@ impl Deriver<'_> {
                         }
                     };
                     let target = inst.args[operand];
-                    match grouped.iter_mut().find(|(v, _)| *v == target) {
-                        Some((_, sum)) if repeated => *sum = em.bin(Opcode::FAdd, *sum, contribution),
-                        _ if repeated => grouped.push((target, contribution)),
-                        _ => accumulate(em, adj, target, contribution),
+                    if !repeated {
+                        accumulate(em, adj, target, contribution);
+                    } else if let Some((_, sum)) = grouped.iter_mut().find(|(v, _)| *v == target) {
+                        *sum = em.bin(Opcode::FAdd, *sum, contribution);
+                    } else {
+                        grouped.push((target, contribution));
                     }
                 }
                 for (target, contribution) in grouped {
