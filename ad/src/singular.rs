@@ -76,8 +76,20 @@ impl Singular {
 }
 
 /// Whether a singular primitive's value is finite at a point where its partial is infinite.
+/// (`min` and `max` count as singular only so that the operand they do not pick contributes a
+/// strong zero; their partials are 0, ½ or 1, never infinite.)
 fn finite_where_singular(op: Opcode) -> bool {
-    !matches!(op, Opcode::Ln | Opcode::Log1p | Opcode::Log2 | Opcode::Log10 | Opcode::FDiv | Opcode::Powi)
+    !matches!(
+        op,
+        Opcode::Ln
+            | Opcode::Log1p
+            | Opcode::Log2
+            | Opcode::Log10
+            | Opcode::FDiv
+            | Opcode::Powi
+            | Opcode::Min
+            | Opcode::Max
+    )
 }
 
 /// The constant operands a function defines.
@@ -97,6 +109,9 @@ fn is_singular(module: &Module, constants: &HashMap<Value, Imm>, inst: &InstData
         Opcode::FDiv => !matches!(constant(1), Some(Imm::F64(b)) if b != 0.0 && b.is_finite()),
         // n x^(n-1) is finite for finite x when n ≥ 0 (n = 0 gives 0 · x^(-1) = 0 strongly).
         Opcode::Powi => !matches!(constant(1), Some(Imm::I64(n)) if n >= 0),
+        // They pick: the other operand's partial is 0, and must stay 0 against an infinite or
+        // NaN (co)tangent (a quotient by zero on the side not picked).
+        Opcode::Min | Opcode::Max => true,
         Opcode::Call => match inst.imm {
             Imm::Callee(callee) => custom.rule_for(module, callee).is_some(),
             _ => false,

@@ -234,18 +234,20 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
         O::Sinh => push(0, Scale(em.un(O::Cosh, args[0]))),
         O::Cosh => push(0, Scale(em.un(O::Sinh, args[0]))),
         O::Min | O::Max => {
-            // The operand the primal picks gets 1, the other 0; at a tie each gets 1/2.
+            // The operand the primal picks gets 1, the other 0; at a tie each gets 1/2. Strong
+            // products: the operand not picked contributes an exact 0 even where its own
+            // (co)tangent is infinite or NaN, as `select`'s arm not taken does.
             let cond = if op == O::Min { CondCode::Lt } else { CondCode::Gt };
             let picks_a = em.emit(O::FCmp, &[args[0], args[1]], Imm::Cond(cond));
             let tie = em.emit(O::FCmp, &[args[0], args[1]], Imm::Cond(CondCode::Eq));
             let (one, zero, half) = (em.fconst(1.0), em.fconst(0.0), em.fconst(0.5));
             if act(0) {
                 let p = em.emit(O::Select, &[picks_a, one, zero], Imm::None);
-                push(0, Scale(em.emit(O::Select, &[tie, half, p], Imm::None)));
+                push(0, ScaleStrong(em.emit(O::Select, &[tie, half, p], Imm::None)));
             }
             if act(1) {
                 let p = em.emit(O::Select, &[picks_a, zero, one], Imm::None);
-                push(1, Scale(em.emit(O::Select, &[tie, half, p], Imm::None)));
+                push(1, ScaleStrong(em.emit(O::Select, &[tie, half, p], Imm::None)));
             }
         }
         O::Pow => {
