@@ -172,7 +172,7 @@ impl Lowerer<'_> {
         if let syn::Expr::Range(r) = &*index.index {
             return Err(unsupported(
                 r.span(),
-                "sub-slices (`x[a..b]`)",
+                "sub-slices (`x[a..b]`) other than iterated (`x[a..b].iter()`, `for v in &x[a..]`)",
                 "pass the whole slice and an offset, and index `x[offset + i]`",
             ));
         }

@@ -1,5 +1,5 @@
 //! Iterator chains, as far as `for` loops and `sum`/`product`/`fold`/`count` consume them: the
-//! sources (`a..b`, `a..=b`, `x.iter()`, `x.iter_mut()`, a slice), the structural adapters
+//! sources (`a..b`, `a..=b`, `x.iter()`, `x.iter_mut()`, a slice, a sub-slice `x[a..b]`), the structural adapters
 //! (`enumerate`, `zip`, `rev`, `step_by`, `skip`, `take`, `copied`, `cloned`) and the value
 //! adapters (`map`, `filter`, with closures).
 //!
@@ -193,8 +193,18 @@ fn parse_source_within(expr: &syn::Expr, depth: usize) -> Result<Source<'_>> {
 
 /// A source evaluated before the loop: what item `k` is, and how many there are.
 pub(crate) enum Stream {
-    Range { start: Value, count: Value, kind: IntKind },
-    Slice { slice: Value, count: Value, mutable: bool },
+    Range {
+        start: Value,
+        count: Value,
+        kind: IntKind,
+    },
+    /// A slice's items from `offset` on (a sub-slice `x[a..b]`), or from 0.
+    Slice {
+        slice: Value,
+        offset: Option<Value>,
+        count: Value,
+        mutable: bool,
+    },
     Enumerate(Box<Stream>),
     Zip(Box<Stream>, Box<Stream>, Value),
     Rev(Box<Stream>),
@@ -296,6 +306,7 @@ impl Lowerer<'_> {
                 Stream::Range { start, count, kind }
             }
             Source::Slice { expr, mutable } => {
+                let (expr, range) = sub_slice(expr);
                 let slice = match self.lower_expr(expr, None)? {
                     Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => op,
                     other => {
@@ -319,8 +330,32 @@ impl Lowerer<'_> {
                         "cannot iterate mutably over a read-only slice; take the parameter as `&mut [f64]` (or declare the local array `let mut`)",
                     ));
                 }
-                let count = self.ssa.op(Opcode::Len, &[slice.value]);
-                Stream::Slice { slice: slice.value, count, mutable }
+                let len = self.ssa.op(Opcode::Len, &[slice.value]);
+                let Some(range) = range else {
+                    return Ok(Stream::Slice { slice: slice.value, offset: None, count: len, mutable });
+                };
+                // `x[a..b]`: items `a + k`, `max(b - a, 0)` of them. Rust panics up front when
+                // `a > b` or `b > len`; here a read past the end faults (`OutOfBounds`) and a
+                // reversed range is empty (see docs/rust.md).
+                let start = match &range.start {
+                    Some(start) => self.usize_arg(start)?,
+                    None => self.ssa.iconst(0),
+                };
+                let end = match &range.end {
+                    Some(end) => {
+                        let end = self.usize_arg(end)?;
+                        if matches!(range.limits, syn::RangeLimits::Closed(_)) {
+                            let one = self.ssa.iconst(1);
+                            self.ssa.op(Opcode::IAdd, &[end, one])
+                        } else {
+                            end
+                        }
+                    }
+                    None => len,
+                };
+                let diff = self.ssa.op(Opcode::ISub, &[end, start]);
+                let count = self.clamp_at_zero(diff);
+                Stream::Slice { slice: slice.value, offset: Some(start), count, mutable }
             }
             Source::Enumerate(inner) => Stream::Enumerate(Box::new(self.stream(inner)?)),
             Source::Rev(inner) => Stream::Rev(Box::new(self.stream(inner)?)),
@@ -371,7 +406,13 @@ impl Lowerer<'_> {
                 let value = self.ssa.op(Opcode::IAdd, &[*start, k]);
                 Item::Scalar(Operand { value, ty: Ty::Int(*kind) })
             }
-            Stream::Slice { slice, mutable, .. } => Item::Element { slice: *slice, index: k, mutable: *mutable },
+            Stream::Slice { slice, offset, mutable, .. } => {
+                let index = match offset {
+                    Some(offset) => self.ssa.op(Opcode::IAdd, &[*offset, k]),
+                    None => k,
+                };
+                Item::Element { slice: *slice, index, mutable: *mutable }
+            }
             Stream::Enumerate(inner) => {
                 let item = self.item_at(inner, k);
                 Item::Pair(Box::new(Item::Scalar(Operand { value: k, ty: Ty::Int(IntKind::Usize) })), Box::new(item))
@@ -441,6 +482,27 @@ impl Lowerer<'_> {
             // Callers check for pairs first; a placeholder keeps this total.
             Item::Pair(..) => self.placeholder(&Ty::F64),
         }
+    }
+}
+
+/// `x[a..b]` (also `a..`, `..b`, `a..=b`, in parentheses): the sliced expression and the
+/// range; anything else (including the whole slice `x[..]`) as it is, with no range.
+fn sub_slice(expr: &syn::Expr) -> (&syn::Expr, Option<&syn::ExprRange>) {
+    match expr {
+        syn::Expr::Paren(p) => sub_slice(&p.expr),
+        syn::Expr::Index(index) => match peel_parens(&index.index) {
+            syn::Expr::Range(r) if r.start.is_some() || r.end.is_some() => (&index.expr, Some(r)),
+            syn::Expr::Range(_) => (&index.expr, None),
+            _ => (expr, None),
+        },
+        _ => (expr, None),
+    }
+}
+
+fn peel_parens(expr: &syn::Expr) -> &syn::Expr {
+    match expr {
+        syn::Expr::Paren(p) => peel_parens(&p.expr),
+        other => other,
     }
 }
 

@@ -105,6 +105,28 @@ fn sample_loss(theta: &[f64], sample: &[f64]) -> f64 {
     e * e
 }
 
+/// Rosenbrock as iterators over two overlapping sub-slices.
+#[jitdiff::function]
+fn rosenbrock_pairs(x: &[f64]) -> f64 {
+    let n = x.len();
+    x[..n - 1].iter().zip(&x[1..]).map(|(a, b)| 100.0 * ((b - a * a) * (b - a * a)) + (1.0 - a) * (1.0 - a)).sum()
+}
+
+#[test]
+fn iterated_sub_slices_differentiate_like_index_loops() {
+    let x = [-1.2, 1.0, 0.5, 2.0, -0.3];
+    let (value, grad) = rosenbrock_pairs::gradient().unwrap().value_and_grad(&x).unwrap();
+    assert_eq!(value, rosenbrock_pairs(&x));
+    let (loop_value, loop_grad) = rosenbrock::gradient().unwrap().value_and_grad(&x).unwrap();
+    super::assert_close(&[value], &[loop_value], 1e-14, "value");
+    super::assert_close(&grad, &loop_grad, 1e-14, "gradient");
+    let g = rosenbrock_pairs::gradient().unwrap();
+    let report = check::gradient(g.handle(), &mut rosenbrock_pairs::args(&x), FdOptions::central()).unwrap();
+    assert!(report.passes(1e-6), "{report}");
+    // One element: `x[..0]` is empty, the sum `-0.0` as in Rust.
+    assert_eq!(rosenbrock_pairs::gradient().unwrap().value_and_grad(&[3.0]).unwrap(), (-0.0, vec![0.0]));
+}
+
 #[test]
 fn typed_handles_work_with_check_fd_and_the_untyped_api() {
     let x = [-1.2, 1.0, 0.5, 2.0];

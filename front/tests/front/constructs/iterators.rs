@@ -121,6 +121,64 @@ fn slices_iterated_with_adapters() {
     same!(m, array_param(a, &b));
 }
 
+dual! { SUB_SLICES:
+    fn neighbours(x: &[f64]) -> f64 {
+        let n = x.len();
+        x[..n - 1].iter().zip(&x[1..]).map(|(a, b)| 100.0 * (b - a * a) * (b - a * a) + (1.0 - a) * (1.0 - a)).sum()
+    }
+    fn parts(x: &[f64], k: usize) -> f64 {
+        let mut s = 0.0;
+        for (i, v) in x[k..].iter().enumerate() {
+            s += v * (i as f64 + 1.0);
+        }
+        for &v in &x[..k] {
+            s = s * 0.5 + v;
+        }
+        for v in x[1..=k].iter().rev().step_by(2) {
+            s -= v;
+        }
+        s + x[(k - 1)..(k + 1)].iter().product::<f64>() + x[..].iter().sum::<f64>()
+    }
+    fn shift_tail(x: &mut [f64], k: usize) {
+        for v in x[k..].iter_mut() {
+            *v *= 2.0;
+        }
+        for v in &mut x[..k] {
+            *v += 1.0;
+        }
+    }
+}
+
+#[test]
+fn sub_slices_iterated() {
+    let m = lower(SUB_SLICES);
+    let mut rng = Rng::new(8);
+    for n in [2usize, 3, 6, 11] {
+        let x = rng.normals(n);
+        same!(m, neighbours(&x[..]));
+        for k in 1..n {
+            same!(m, parts(&x[..], k));
+            let mut native = x.clone();
+            shift_tail(&mut native, k);
+            let mut args = [ArgValue::SliceMut(x.clone()), ArgValue::I64(k as i64)];
+            crate::support::run(&m, "shift_tail", &mut args);
+            assert_eq!(args[0], ArgValue::SliceMut(native));
+        }
+    }
+}
+
+#[test]
+fn a_sub_slice_past_the_end_faults_where_rust_panics() {
+    let m = lower("fn f(x: &[f64], a: usize, b: usize) -> f64 { x[a..b].iter().sum() }\n");
+    let interp = jitdiff_ir::Interpreter::new(&m);
+    let call = |a: i64, b: i64| {
+        interp.call("f", &mut [ArgValue::Slice(vec![1.0, 2.0, 4.0]), ArgValue::I64(a), ArgValue::I64(b)])
+    };
+    assert_eq!(call(1, 3).unwrap(), vec![RuntimeValue::F64(6.0)]);
+    assert_eq!(call(3, 3).unwrap(), vec![RuntimeValue::F64(-0.0)]);
+    assert_eq!(call(2, 4).unwrap_err().kind_name(), "OutOfBounds");
+}
+
 dual! { CONSUMERS:
     fn total(x: &[f64]) -> f64 {
         x.iter().sum()

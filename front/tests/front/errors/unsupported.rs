@@ -133,7 +133,7 @@ impl Foo {
 fn g(x: &[f64]) -> f64 {
     x[0]
 }"#,
-        r#"2:10: sub-slices (`x[a..b]`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
+        r#"2:10: sub-slices (`x[a..b]`) other than iterated (`x[a..b].iter()`, `for v in &x[a..]`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
     ),
     (
         "bool_arith",
