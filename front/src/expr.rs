@@ -114,6 +114,16 @@ impl Lowerer<'_> {
         if let SlotKind::Element { slice, index } = slot.kind {
             return Ok(Operand { value: self.ssa.op(Opcode::Load, &[slice, index]), ty: Ty::F64 });
         }
+        if let SlotKind::View(_) = slot.kind {
+            return Err(unsupported(
+                span,
+                format!(
+                    "windows and chunks used other than indexed, measured with `len()` or iterated (here `{}`)",
+                    slot.name
+                ),
+                "index its elements (`w[j]`) or pass the slice and the start index",
+            ));
+        }
         match slot.state.value {
             Some(value) => Ok(Operand { value, ty: slot.ty.clone() }),
             None => Err(FrontError::new(span, FrontErrorKind::Uninitialised { name: slot.name.clone() })),
@@ -176,17 +186,10 @@ impl Lowerer<'_> {
                 "pass the whole slice and an offset, and index `x[offset + i]`",
             ));
         }
-        let slice = match self.lower_expr(&index.expr, None)? {
-            Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => op,
-            other => {
-                return Err(invalid(
-                    index.expr.span(),
-                    format!(
-                        "cannot index a value of type `{}`; only slices and arrays of `f64` can be indexed",
-                        other.ty()
-                    ),
-                ));
-            }
+        let view = self.view_of(&index.expr);
+        let slice = match view {
+            Some(view) => Operand { value: view.slice, ty: Ty::Slice { mutable: false } },
+            None => into_slice(self.lower_expr(&index.expr, None)?, &index.expr)?,
         };
         let usize_ty = Ty::Int(IntKind::Usize);
         let i = self.scalar(&index.index, Some(&usize_ty))?;
@@ -202,6 +205,10 @@ impl Lowerer<'_> {
                 },
             ));
         }
+        let i = match view {
+            Some(view) => Operand { value: self.view_index(view, i.value), ty: i.ty },
+            None => i,
+        };
         // The load or store of the element is attributed to the expression `slice[index]`.
         self.at(index.expr.span());
         Ok((slice, i))
@@ -386,4 +393,15 @@ pub(crate) fn macro_error(mac: &syn::Macro) -> FrontError {
         _ => format!("remove the `{name}!` call (the IR has no I/O or text)"),
     };
     unsupported(mac.span(), format!("macros such as `{name}!`"), instead)
+}
+
+/// The slice `lowered` is, or the error for indexing something else (`expr`).
+fn into_slice(lowered: Lowered, expr: &syn::Expr) -> Result<Operand> {
+    match lowered {
+        Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => Ok(op),
+        other => Err(invalid(
+            expr.span(),
+            format!("cannot index a value of type `{}`; only slices and arrays of `f64` can be indexed", other.ty()),
+        )),
+    }
 }

@@ -240,6 +240,12 @@ impl Lowerer<'_> {
                         "cannot sum pairs; `map` them to a number first: `.map(|(a, b)| a * b)`",
                     ));
                 }
+                if matches!(item, Item::View(_)) {
+                    return Err(invalid(
+                        chain_span(chain),
+                        "cannot sum windows or chunks; `map` them to a number first: `.map(|w| w[1] - w[0])`",
+                    ));
+                }
                 let value = self.item_value(item);
                 let ty = match acc.ty.unify(&value.ty).filter(|_| value.ty.fits(&acc.ty)) {
                     Some(t) => t,
@@ -338,7 +344,7 @@ impl Lowerer<'_> {
 fn chain_span(chain: &Chain<'_>) -> proc_macro2::Span {
     match &chain.source {
         crate::iter::Source::Range { start, .. } => start.span(),
-        crate::iter::Source::Slice { expr, .. } => expr.span(),
+        crate::iter::Source::Slice { expr, .. } | crate::iter::Source::Chunked { expr, .. } => expr.span(),
         _ => proc_macro2::Span::call_site(),
     }
 }

@@ -11,6 +11,7 @@
 use crate::error::{Result, invalid, unsupported};
 use crate::lower::{Lowered, Lowerer, Operand};
 use crate::types::{IntKind, Ty};
+use crate::views::{Chunking, View};
 use jitdiff_ir::{CondCode, Opcode, Value};
 use syn::spanned::Spanned;
 
@@ -32,6 +33,12 @@ pub(crate) enum Source<'e> {
     Step(Box<Source<'e>>, &'e syn::Expr),
     Skip(Box<Source<'e>>, &'e syn::Expr),
     Take(Box<Source<'e>>, &'e syn::Expr),
+    /// `x.windows(k)`, `x.chunks(k)`, `x.chunks_exact(k)` of a slice expression.
+    Chunked {
+        expr: &'e syn::Expr,
+        size: &'e syn::Expr,
+        chunking: Chunking,
+    },
 }
 
 /// A value adapter, applied to each item in order.
@@ -46,7 +53,7 @@ pub(crate) struct Chain<'e> {
     pub adapters: Vec<Adapter<'e>>,
 }
 
-const STRUCTURAL: [&str; 12] = [
+const STRUCTURAL: [&str; 15] = [
     "iter",
     "iter_mut",
     "into_iter",
@@ -59,6 +66,9 @@ const STRUCTURAL: [&str; 12] = [
     "skip",
     "take",
     "by_ref",
+    "windows",
+    "chunks",
+    "chunks_exact",
 ];
 
 /// Is `expr` (syntactically) an iterator chain?
@@ -175,11 +185,10 @@ fn parse_source_within(expr: &syn::Expr, depth: usize) -> Result<Source<'_>> {
                     format!("`{name}` adapters before `enumerate`, `zip`, `rev`, `step_by`, `skip` or `take`"),
                     "put `map` and `filter` last in the chain, or use a `for` loop",
                 )),
-                "windows" | "chunks" | "chunks_exact" => Err(unsupported(
-                    m.method.span(),
-                    format!("`{name}` iterators"),
-                    "loop over the start index and index the slice: `for i in 0..n { x[i * d + j] ... }`",
-                )),
+                "windows" | "chunks" | "chunks_exact" => {
+                    let chunking = Chunking::from_method(&name).unwrap_or(Chunking::Windows);
+                    Ok(Source::Chunked { expr: &m.receiver, size: arg(1)?, chunking })
+                }
                 _ => Err(unsupported(
                     m.method.span(),
                     format!("iterator methods such as `{name}`"),
@@ -211,12 +220,21 @@ pub(crate) enum Stream {
     Step(Box<Stream>, Value, Value),
     Skip(Box<Stream>, Value, Value),
     Take(Box<Stream>, Value),
+    /// Windows or chunks of `size` over `len` elements of `slice` from `base`.
+    Chunked {
+        slice: Value,
+        base: Value,
+        len: Value,
+        size: Value,
+        chunking: Chunking,
+        count: Value,
+    },
 }
 
 impl Stream {
     pub(crate) fn count(&self) -> Value {
         match self {
-            Stream::Range { count, .. } | Stream::Slice { count, .. } => *count,
+            Stream::Range { count, .. } | Stream::Slice { count, .. } | Stream::Chunked { count, .. } => *count,
             Stream::Enumerate(inner) | Stream::Rev(inner) => inner.count(),
             Stream::Zip(_, _, count)
             | Stream::Step(_, _, count)
@@ -238,6 +256,8 @@ pub(crate) enum Item {
         mutable: bool,
     },
     Pair(Box<Item>, Box<Item>),
+    /// A window or chunk (see `views.rs`).
+    View(View),
 }
 
 /// How the loop counts: with the range's own value, or `k` over `0..count`.
@@ -306,6 +326,20 @@ impl Lowerer<'_> {
                 Stream::Range { start, count, kind }
             }
             Source::Slice { expr, mutable } => {
+                if let Some(view) = self.view_of(expr) {
+                    if *mutable == Some(true) {
+                        return Err(invalid(
+                            expr.span(),
+                            "cannot iterate mutably over a window or chunk; they are read-only",
+                        ));
+                    }
+                    return Ok(Stream::Slice {
+                        slice: view.slice,
+                        offset: Some(view.offset),
+                        count: view.len,
+                        mutable: false,
+                    });
+                }
                 let (expr, range) = sub_slice(expr);
                 let slice = match self.lower_expr(expr, None)? {
                     Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => op,
@@ -356,6 +390,18 @@ impl Lowerer<'_> {
                 let diff = self.ssa.op(Opcode::ISub, &[end, start]);
                 let count = self.clamp_at_zero(diff);
                 Stream::Slice { slice: slice.value, offset: Some(start), count, mutable }
+            }
+            Source::Chunked { expr, size, chunking } => {
+                // The elements chunked: a slice, a sub-slice or a window, as for `iter()`.
+                let Stream::Slice { slice, offset, count: len, .. } =
+                    self.stream(&Source::Slice { expr, mutable: Some(false) })?
+                else {
+                    return Err(invalid(expr.span(), "chunk a slice"));
+                };
+                let base = offset.unwrap_or_else(|| self.ssa.iconst(0));
+                let size = self.usize_arg(size)?;
+                let count = self.chunk_count(*chunking, len, size);
+                Stream::Chunked { slice, base, len, size, chunking: *chunking, count }
             }
             Source::Enumerate(inner) => Stream::Enumerate(Box::new(self.stream(inner)?)),
             Source::Rev(inner) => Stream::Rev(Box::new(self.stream(inner)?)),
@@ -436,6 +482,9 @@ impl Lowerer<'_> {
                 self.item_at(inner, at)
             }
             Stream::Take(inner, _) => self.item_at(inner, k),
+            Stream::Chunked { slice, base, len, size, chunking, .. } => {
+                Item::View(self.chunk_at(*chunking, *slice, *base, *len, *size, k))
+            }
         }
     }
 
@@ -449,6 +498,11 @@ impl Lowerer<'_> {
             (syn::Pat::Tuple(t), Item::Pair(a, b)) if t.elems.len() == 2 => {
                 self.bind_item(&t.elems[0], *a)?;
                 self.bind_item(&t.elems[1], *b)
+            }
+            (syn::Pat::Ident(_), Item::View(view)) => {
+                let (name, _) = crate::stmt::binding(pat)?;
+                self.declare_view(&name, view);
+                Ok(())
             }
             (syn::Pat::Ident(_), Item::Element { slice, index, mutable: true }) => {
                 let (name, _) = crate::stmt::binding(pat)?;
@@ -479,8 +533,8 @@ impl Lowerer<'_> {
             Item::Element { slice, index, .. } => {
                 Operand { value: self.ssa.op(Opcode::Load, &[slice, index]), ty: Ty::F64 }
             }
-            // Callers check for pairs first; a placeholder keeps this total.
-            Item::Pair(..) => self.placeholder(&Ty::F64),
+            // Callers check for pairs and views first; a placeholder keeps this total.
+            Item::Pair(..) | Item::View(_) => self.placeholder(&Ty::F64),
         }
     }
 }

@@ -51,6 +51,7 @@ mod scope;
 mod ssa;
 mod stmt;
 mod types;
+mod views;
 mod worker;
 
 pub use error::{FrontError, FrontErrorKind, Position};

@@ -45,13 +45,28 @@ impl Lowerer<'_> {
         if crate::iter::is_iterator(&m.receiver) {
             return self.lower_iter_consumer(m, expect);
         }
-        if matches!(name.as_str(), "iter" | "iter_mut" | "enumerate" | "zip" | "map" | "rev" | "step_by" | "into_iter")
-        {
+        if matches!(
+            name.as_str(),
+            "iter"
+                | "iter_mut"
+                | "enumerate"
+                | "zip"
+                | "map"
+                | "rev"
+                | "step_by"
+                | "into_iter"
+                | "windows"
+                | "chunks"
+                | "chunks_exact"
+        ) {
             return Err(unsupported(
                 m.span(),
                 "iterators that are not consumed in place",
                 "consume the chain where it is built, with `sum()`, `product()`, `fold(...)`, `count()` or a `for` loop",
             ));
+        }
+        if let Some(view) = self.view_of(&m.receiver) {
+            return self.view_method(view, m);
         }
         let receiver = match self.lower_expr(&m.receiver, None)? {
             Lowered::Value(op) => op,

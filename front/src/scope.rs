@@ -22,6 +22,9 @@ pub(crate) enum SlotKind {
     Plain,
     /// `v` of `for v in x.iter_mut()`: the element `slice[index]` (read and written in place).
     Element { slice: Value, index: Value },
+    /// `w` of `for w in x.windows(k)` (or `chunks`, `chunks_exact`): indexed, measured and
+    /// iterated in place, never a value (see `views.rs`).
+    View(crate::views::View),
 }
 
 #[derive(Clone, Debug)]

@@ -105,6 +105,12 @@ fn sample_loss(theta: &[f64], sample: &[f64]) -> f64 {
     e * e
 }
 
+/// Rosenbrock over windows of two.
+#[jitdiff::function]
+fn rosenbrock_windows(x: &[f64]) -> f64 {
+    x.windows(2).map(|w| 100.0 * ((w[1] - w[0] * w[0]) * (w[1] - w[0] * w[0])) + (1.0 - w[0]) * (1.0 - w[0])).sum()
+}
+
 /// Rosenbrock as iterators over two overlapping sub-slices.
 #[jitdiff::function]
 fn rosenbrock_pairs(x: &[f64]) -> f64 {
@@ -123,6 +129,9 @@ fn iterated_sub_slices_differentiate_like_index_loops() {
     let g = rosenbrock_pairs::gradient().unwrap();
     let report = check::gradient(g.handle(), &mut rosenbrock_pairs::args(&x), FdOptions::central()).unwrap();
     assert!(report.passes(1e-6), "{report}");
+    let (window_value, window_grad) = rosenbrock_windows::gradient().unwrap().value_and_grad(&x).unwrap();
+    assert_eq!(window_value, rosenbrock_windows(&x));
+    super::assert_close(&window_grad, &loop_grad, 1e-14, "gradient over windows");
     // One element: `x[..0]` is empty, the sum `-0.0` as in Rust.
     assert_eq!(rosenbrock_pairs::gradient().unwrap().value_and_grad(&[3.0]).unwrap(), (-0.0, vec![0.0]));
 }

@@ -179,6 +179,68 @@ fn a_sub_slice_past_the_end_faults_where_rust_panics() {
     assert_eq!(call(2, 4).unwrap_err().kind_name(), "OutOfBounds");
 }
 
+dual! { CHUNKS:
+    fn pairs(x: &[f64]) -> f64 {
+        x.windows(2).map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2)).sum()
+    }
+    fn blocks(x: &[f64], d: usize) -> f64 {
+        let mut s = 0.0;
+        for (i, c) in x.chunks(d).enumerate() {
+            let mut norm = 0.0;
+            for &v in c {
+                norm += v * v;
+            }
+            s += (i as f64 + 1.0) * norm + c.len() as f64;
+        }
+        for c in x.chunks_exact(d).rev() {
+            s = 0.5 * s + c[d - 1] - c.iter().sum::<f64>();
+        }
+        s + x[1..].windows(3).filter(|w| w[1] > w[0]).count() as f64
+            + x.windows(d).fold(0.0, |acc, w| acc + w[0] * w[w.len() - 1])
+            + x.chunks(d).map(|c| c.iter().map(|v| v * v).sum::<f64>()).sum::<f64>()
+    }
+    fn empty_windows(x: &[f64]) -> f64 {
+        let mut s = 1.0;
+        for w in x.windows(4) {
+            if !w.is_empty() {
+                s *= w[3] - w[0];
+            }
+        }
+        s
+    }
+}
+
+#[test]
+fn windows_and_chunks() {
+    let m = lower(CHUNKS);
+    let mut rng = Rng::new(9);
+    for n in [0usize, 1, 2, 3, 5, 8] {
+        let x = rng.normals(n);
+        same!(m, pairs(&x[..]));
+        same!(m, empty_windows(&x[..]));
+        for d in 1..4 {
+            if n >= 1 {
+                same!(m, blocks(&x[..], d));
+            }
+        }
+    }
+}
+
+#[test]
+fn windows_and_chunks_fault_where_rust_panics() {
+    let m = lower(
+        "fn f(x: &[f64], j: usize) -> f64 { x.windows(2).map(|w| w[j]).sum() }\n\
+         fn g(x: &[f64], k: usize) -> f64 { x.chunks(k).map(|c| c[0]).sum() }\n",
+    );
+    let interp = jitdiff_ir::Interpreter::new(&m);
+    let x = || ArgValue::Slice(vec![1.0, 2.0, 4.0]);
+    assert_eq!(interp.call("f", &mut [x(), ArgValue::I64(1)]).unwrap(), vec![RuntimeValue::F64(6.0)]);
+    // w[2] of a window of two is past its end, though x[2] exists.
+    assert_eq!(interp.call("f", &mut [x(), ArgValue::I64(2)]).unwrap_err().kind_name(), "OutOfBounds");
+    assert_eq!(interp.call("g", &mut [x(), ArgValue::I64(2)]).unwrap(), vec![RuntimeValue::F64(5.0)]);
+    assert_eq!(interp.call("g", &mut [x(), ArgValue::I64(0)]).unwrap_err().kind_name(), "DivisionByZero");
+}
+
 dual! { CONSUMERS:
     fn total(x: &[f64]) -> f64 {
         x.iter().sum()

@@ -136,6 +136,27 @@ fn g(x: &[f64]) -> f64 {
         r#"2:10: sub-slices (`x[a..b]`) other than iterated (`x[a..b].iter()`, `for v in &x[a..]`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
     ),
     (
+        "window_as_value",
+        r#"fn f(x: &[f64]) -> f64 {
+    x.windows(2).map(|w| g(w)).sum()
+}
+fn g(x: &[f64]) -> f64 {
+    x[0]
+}"#,
+        r#"2:28: windows and chunks used other than indexed, measured with `len()` or iterated (here `w`) are not supported; index its elements (`w[j]`) or pass the slice and the start index"#,
+    ),
+    (
+        "chunk_method",
+        r#"fn f(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for c in x.chunks(2) {
+        s += c.first();
+    }
+    s
+}"#,
+        r#"4:16: methods of windows and chunks other than `len` and `is_empty` (here `first`) are not supported; index it (`w[j]`), take `w.len()`, or iterate over it (`w.iter()`)"#,
+    ),
+    (
         "bool_arith",
         r#"fn f(a: bool, b: bool) -> bool {
     a + b

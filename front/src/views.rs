@@ -1,0 +1,166 @@
+//! Windows and chunks: the items of `x.windows(k)`, `x.chunks(k)` and `x.chunks_exact(k)`.
+//!
+//! The IR has no slice views, so an item is never a value: a variable bound to one (`w` of
+//! `for w in x.windows(2)`, or of `.map(|w| ...)`) stands for the `len` elements of `x` from
+//! `offset`, and the three things Rust code does with such a slice are lowered on the spot:
+//! `w[j]` reads `x[offset + j]`, `w.len()` / `w.is_empty()` test `len`, and iterating over `w`
+//! (`w.iter()`, `&w`, `for &v in w`) counts over those elements. Anything else (passing `w` to
+//! a function, binding it to another name) is an error that says so.
+//!
+//! `w[j]` past the item's end is an `OutOfBounds` fault, where Rust panics: the read is
+//! redirected to index `len(x)`, which is always out of bounds, rather than reading a
+//! neighbouring element of `x`.
+
+use crate::error::{Result, invalid, unsupported};
+use crate::lower::Lowerer;
+use crate::scope::{Slot, SlotKind, SlotState};
+use crate::types::Ty;
+use jitdiff_ir::{CondCode, Opcode, Value};
+use syn::spanned::Spanned;
+
+/// A window or chunk: `len` elements of `slice` from `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct View {
+    pub slice: Value,
+    pub offset: Value,
+    pub len: Value,
+}
+
+/// Which iterator made the items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Chunking {
+    /// `windows(k)`: items start at every index, `k` long, `len - k + 1` of them.
+    Windows,
+    /// `chunks(k)`: items start every `k`; the last may be shorter.
+    Chunks,
+    /// `chunks_exact(k)`: items start every `k`, all `k` long; a shorter rest is left out.
+    ChunksExact,
+}
+
+impl Chunking {
+    pub(crate) fn from_method(name: &str) -> Option<Chunking> {
+        match name {
+            "windows" => Some(Chunking::Windows),
+            "chunks" => Some(Chunking::Chunks),
+            "chunks_exact" => Some(Chunking::ChunksExact),
+            _ => None,
+        }
+    }
+}
+
+impl Lowerer<'_> {
+    /// Declare `name` as the view `view` (a read-only slice type, never read as a value).
+    pub(crate) fn declare_view(&mut self, name: &str, view: View) {
+        self.scopes.declare(Slot {
+            name: name.to_string(),
+            ty: Ty::Slice { mutable: false },
+            kind: SlotKind::View(view),
+            mutable: false,
+            state: SlotState { value: None, maybe_init: true },
+            assigned_at: None,
+        });
+    }
+
+    /// The view `expr` names, if it is a variable bound to a window or chunk (also `&w`, `(w)`).
+    pub(crate) fn view_of(&self, expr: &syn::Expr) -> Option<View> {
+        match expr {
+            syn::Expr::Paren(p) => self.view_of(&p.expr),
+            syn::Expr::Reference(r) if r.mutability.is_none() => self.view_of(&r.expr),
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                let ident = p.path.get_ident()?;
+                let slot = self.scopes.lookup(&crate::types::name_of(ident))?;
+                match self.scopes.slot(slot).kind {
+                    SlotKind::View(view) => Some(view),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The index into the viewed slice of the view's element `j`: `offset + j` when
+    /// `0 <= j < len`, else `len(slice)` (so that the read faults).
+    pub(crate) fn view_index(&mut self, view: View, j: Value) -> Value {
+        let zero = self.ssa.iconst(0);
+        let not_negative = self.ssa.icmp(CondCode::Ge, j, zero);
+        let below_len = self.ssa.icmp(CondCode::Lt, j, view.len);
+        let inside = self.ssa.op(Opcode::And, &[not_negative, below_len]);
+        let at = self.ssa.op(Opcode::IAdd, &[view.offset, j]);
+        let past_end = self.ssa.op(Opcode::Len, &[view.slice]);
+        self.ssa.select(inside, at, past_end)
+    }
+
+    /// `w.len()` and `w.is_empty()` of a view; other methods are errors.
+    pub(crate) fn view_method(&mut self, view: View, m: &syn::ExprMethodCall) -> Result<crate::lower::Lowered> {
+        use crate::lower::{Lowered, Operand};
+        use crate::types::IntKind;
+        if !m.args.is_empty() {
+            return Err(invalid(m.span(), format!("`{}` of a window or chunk takes no arguments", m.method)));
+        }
+        match m.method.to_string().as_str() {
+            "len" => Ok(Lowered::Value(Operand { value: view.len, ty: Ty::Int(IntKind::Usize) })),
+            "is_empty" => {
+                let zero = self.ssa.iconst(0);
+                Ok(Lowered::Value(Operand { value: self.ssa.icmp(CondCode::Eq, view.len, zero), ty: Ty::Bool }))
+            }
+            other => Err(unsupported(
+                m.method.span(),
+                format!("methods of windows and chunks other than `len` and `is_empty` (here `{other}`)"),
+                "index it (`w[j]`), take `w.len()`, or iterate over it (`w.iter()`)",
+            )),
+        }
+    }
+
+    /// The number of items and the view of item `k`, for chunking `len` elements of `slice`
+    /// from `base` by `size`. A zero `size` divides by zero (Rust panics).
+    pub(crate) fn chunk_count(&mut self, chunking: Chunking, len: Value, size: Value) -> Value {
+        let one = self.ssa.iconst(1);
+        match chunking {
+            Chunking::Windows => {
+                // max(len - size + 1, 0), times size / size: the division faults at size 0.
+                let shorter = self.ssa.op(Opcode::ISub, &[len, size]);
+                let starts = self.ssa.op(Opcode::IAdd, &[shorter, one]);
+                let zero = self.ssa.iconst(0);
+                let positive = self.ssa.icmp(CondCode::Gt, starts, zero);
+                let count = self.ssa.select(positive, starts, zero);
+                let unit = self.ssa.op(Opcode::IDiv, &[size, size]);
+                self.ssa.op(Opcode::IMul, &[count, unit])
+            }
+            Chunking::Chunks => {
+                // ceil(len / size)
+                let size_less_one = self.ssa.op(Opcode::ISub, &[size, one]);
+                let padded = self.ssa.op(Opcode::IAdd, &[len, size_less_one]);
+                self.ssa.op(Opcode::IDiv, &[padded, size])
+            }
+            Chunking::ChunksExact => self.ssa.op(Opcode::IDiv, &[len, size]),
+        }
+    }
+
+    /// Item `k` of the chunking of `len` elements of `slice` from `base` by `size`.
+    pub(crate) fn chunk_at(
+        &mut self,
+        chunking: Chunking,
+        slice: Value,
+        base: Value,
+        len: Value,
+        size: Value,
+        k: Value,
+    ) -> View {
+        match chunking {
+            Chunking::Windows => View { slice, offset: self.ssa.op(Opcode::IAdd, &[base, k]), len: size },
+            Chunking::Chunks | Chunking::ChunksExact => {
+                let start = self.ssa.op(Opcode::IMul, &[k, size]);
+                let offset = self.ssa.op(Opcode::IAdd, &[base, start]);
+                let view_len = match chunking {
+                    Chunking::ChunksExact => size,
+                    _ => {
+                        let rest = self.ssa.op(Opcode::ISub, &[len, start]);
+                        let short = self.ssa.icmp(CondCode::Lt, rest, size);
+                        self.ssa.select(short, rest, size)
+                    }
+                };
+                View { slice, offset, len: view_len }
+            }
+        }
+    }
+}
