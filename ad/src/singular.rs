@@ -85,6 +85,7 @@ fn finite_where_singular(op: Opcode) -> bool {
             | Opcode::Log1p
             | Opcode::Log2
             | Opcode::Log10
+            | Opcode::Atanh
             | Opcode::FDiv
             | Opcode::Powi
             | Opcode::Min

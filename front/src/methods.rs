@@ -10,7 +10,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 /// Methods of `f64` that map to one IR primitive of the same meaning.
-const UNARY: [(&str, Opcode); 23] = [
+const UNARY: [(&str, Opcode); 26] = [
     ("sin", Opcode::Sin),
     ("cos", Opcode::Cos),
     ("tan", Opcode::Tan),
@@ -19,6 +19,9 @@ const UNARY: [(&str, Opcode); 23] = [
     ("atan", Opcode::Atan),
     ("sinh", Opcode::Sinh),
     ("cosh", Opcode::Cosh),
+    ("asinh", Opcode::Asinh),
+    ("acosh", Opcode::Acosh),
+    ("atanh", Opcode::Atanh),
     ("tanh", Opcode::Tanh),
     ("exp", Opcode::Exp),
     ("exp_m1", Opcode::Expm1),
@@ -37,7 +40,7 @@ const UNARY: [(&str, Opcode); 23] = [
 ];
 
 /// Every `f64` method the front end knows, for error messages.
-const KNOWN_FLOAT_METHODS: &str = "sin cos tan asin acos atan atan2 sinh cosh tanh exp exp2 exp_m1 ln ln_1p log log2 log10 sqrt cbrt abs powi powf hypot min max signum floor ceil round trunc fract recip clamp mul_add to_degrees to_radians sin_cos is_nan is_finite is_infinite";
+const KNOWN_FLOAT_METHODS: &str = "sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 exp_m1 ln ln_1p log log2 log10 sqrt cbrt abs powi powf hypot min max signum floor ceil round trunc fract recip clamp mul_add to_degrees to_radians sin_cos is_nan is_finite is_infinite";
 
 impl Lowerer<'_> {
     pub(crate) fn lower_method_call(&mut self, m: &syn::ExprMethodCall, expect: Option<&Ty>) -> Result<Lowered> {
@@ -224,11 +227,6 @@ impl Lowerer<'_> {
                 };
                 Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
             }
-            "asinh" | "acosh" | "atanh" => Err(unsupported(
-                name_span,
-                format!("calls of `f64::{name}` (no IR primitive)"),
-                "write the formula, e.g. `(x + (x * x + 1.0).sqrt()).ln()` for `asinh`",
-            )),
             "copysign" | "is_sign_negative" | "is_sign_positive" => Err(unsupported(
                 name_span,
                 format!("calls of `f64::{name}` (the IR cannot read a float's sign bit)"),

@@ -56,7 +56,7 @@ macro_rules! unary_std {
 unary_std! {
     sqrt => sqrt, exp => exp, ln => ln, sin => sin, cos => cos, tan => tan, tanh => tanh,
     abs => abs, log1p => ln_1p, expm1 => exp_m1, floor => floor, ceil => ceil, atan => atan,
-    asin => asin, acos => acos, sinh => sinh, cosh => cosh,
+    asin => asin, acos => acos, sinh => sinh, cosh => cosh, asinh => asinh, acosh => acosh, atanh => atanh,
     exp2 => exp2, log2 => log2, log10 => log10, cbrt => cbrt, round => round, trunc => trunc,
 }
 

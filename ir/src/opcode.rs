@@ -158,6 +158,9 @@ op_table! {
     Acos => "acos", FloatUnary { lanes: false }, U(math::acos), "Arc cosine.";
     Sinh => "sinh", FloatUnary { lanes: false }, U(math::sinh), "Hyperbolic sine.";
     Cosh => "cosh", FloatUnary { lanes: false }, U(math::cosh), "Hyperbolic cosine.";
+    Asinh => "asinh", FloatUnary { lanes: false }, U(math::asinh), "Inverse hyperbolic sine.";
+    Acosh => "acosh", FloatUnary { lanes: false }, U(math::acosh), "Inverse hyperbolic cosine (NaN below 1).";
+    Atanh => "atanh", FloatUnary { lanes: false }, U(math::atanh), "Inverse hyperbolic tangent (NaN outside [-1, 1]).";
     Sign => "sign", FloatUnary { lanes: false }, U(math::sign), "-1, 0 or 1.";
     Exp2 => "exp2", FloatUnary { lanes: false }, U(math::exp2), "2^x.";
     Log2 => "log2", FloatUnary { lanes: false }, U(math::log2), "Base-2 logarithm.";

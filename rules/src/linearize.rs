@@ -231,6 +231,29 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
             let p = if op == O::Acos { em.un(O::FNeg, p) } else { p };
             push(0, ScaleStrong(p));
         }
+        O::Asinh => {
+            // 1 / sqrt(x² + 1) as 1 / hypot(x, 1): no overflow for large x, finite everywhere.
+            let one = em.fconst(1.0);
+            let r = em.bin(O::Hypot, args[0], one);
+            push(0, Scale(em.bin(O::FDiv, one, r)));
+        }
+        O::Acosh => {
+            // 1 / sqrt(x² - 1) as 1 / (sqrt(x - 1) sqrt(x + 1)), accurate near 1: +inf at 1.
+            let one = em.fconst(1.0);
+            let below = em.bin(O::FSub, args[0], one);
+            let above = em.bin(O::FAdd, args[0], one);
+            let (rb, ra) = (em.un(O::Sqrt, below), em.un(O::Sqrt, above));
+            let r = em.bin(O::FMul, rb, ra);
+            push(0, ScaleStrong(em.bin(O::FDiv, one, r)));
+        }
+        O::Atanh => {
+            // 1 / (1 - x²) as 1 / ((1 - x)(1 + x)), accurate near ±1: +inf at ±1.
+            let one = em.fconst(1.0);
+            let below = em.bin(O::FSub, one, args[0]);
+            let above = em.bin(O::FAdd, one, args[0]);
+            let d = em.bin(O::FMul, below, above);
+            push(0, ScaleStrong(em.bin(O::FDiv, one, d)));
+        }
         O::Sinh => push(0, Scale(em.un(O::Cosh, args[0]))),
         O::Cosh => push(0, Scale(em.un(O::Sinh, args[0]))),
         O::Min | O::Max => {
@@ -357,6 +380,8 @@ pub fn has_singular_partials(op: Opcode) -> bool {
             | O::Powi
             | O::Asin
             | O::Acos
+            | O::Acosh
+            | O::Atanh
             | O::FDiv
             | O::FMulSz
     )

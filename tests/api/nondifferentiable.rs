@@ -55,6 +55,36 @@ fn ln_at_zero_is_plus_infinity() {
     assert_eq!(gradient(&unary("log1p"), &[-1.0]), [f64::INFINITY]);
 }
 
+/// The inverse hyperbolic functions: exact where the derivative is a simple number, +∞ at the
+/// ends of `acosh`'s and `atanh`'s domains (both modes), and `asinh` finite for huge arguments
+/// (`1 / hypot(x, 1)`, no overflow of `x²`).
+#[test]
+fn inverse_hyperbolic_functions() {
+    assert_eq!(gradient(&unary("asinh"), &[0.0]), [1.0]);
+    assert_eq!(gradient(&unary("atanh"), &[0.0]), [1.0]);
+    assert_eq!(gradient(&unary("acosh"), &[1.0]), [f64::INFINITY]);
+    assert_eq!(gradient(&unary("atanh"), &[1.0]), [f64::INFINITY]);
+    assert_eq!(gradient(&unary("atanh"), &[-1.0]), [f64::INFINITY]);
+    assert_eq!(gradient(&unary("asinh"), &[1e200]), [1e-200]);
+    let close = |got: f64, want: f64| (got - want).abs() <= 1e-15 * want.abs();
+    for x in [-3.0, -0.5, 0.25, 2.0] {
+        let d = gradient(&unary("asinh"), &[x])[0];
+        assert!(close(d, 1.0 / (x * x + 1.0_f64).sqrt()), "asinh'({x}) = {d}");
+    }
+    for x in [1.0 + 1e-9, 1.5, 10.0] {
+        let d = gradient(&unary("acosh"), &[x])[0];
+        assert!(close(d, 1.0 / ((x - 1.0_f64).sqrt() * (x + 1.0_f64).sqrt())), "acosh'({x}) = {d}");
+    }
+    for x in [-0.999, -0.3, 0.5, 1.0 - 1e-12] {
+        let d = gradient(&unary("atanh"), &[x])[0];
+        assert!(close(d, 1.0 / ((1.0 - x) * (1.0 + x))), "atanh'({x}) = {d}");
+    }
+    // Outside the domain the value is NaN; the derivative is the formula's (as JAX and PyTorch):
+    // NaN for acosh (a square root of a negative number), -1/3 for atanh at 2.
+    assert!(gradient(&unary("acosh"), &[0.5])[0].is_nan());
+    assert_eq!(gradient(&unary("atanh"), &[2.0]), [1.0 / ((1.0 - 2.0) * (1.0 + 2.0))]);
+}
+
 #[test]
 fn hypot_at_the_origin_is_zero_to_both() {
     assert_eq!(gradient(&binary("hypot"), &[0.0, 0.0]), [0.0, 0.0]);

@@ -27,7 +27,9 @@ fn domain(op: Opcode) -> Vec<(f64, f64)> {
         Tan => vec![(-1.2, 1.2)],
         Sqrt | Ln => vec![positive],
         Log1p => vec![(-0.8, 3.0)],
-        Asin | Acos => vec![(-0.9, 0.9)],
+        Asin | Acos | Atanh => vec![(-0.9, 0.9)],
+        Asinh => vec![wide],
+        Acosh => vec![(1.1, 4.0)],
         // Away from the kink at 0 and the tie a == b, where the conventions apply (tested below).
         Abs => vec![(0.1, 3.0)],
         Min | Max => vec![(-3.0, -0.1), (0.1, 3.0)],

@@ -252,13 +252,13 @@ impl Generator<'_> {
 
     pub(super) fn float_unary<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) {
         use Opcode::*;
-        const SMOOTH: [Opcode; 19] = [
+        const SMOOTH: [Opcode; 22] = [
             FNeg, Sqrt, Exp, Ln, Sin, Cos, Tan, Tanh, Log1p, Expm1, Atan, Asin, Acos, Sinh, Cosh, Exp2, Log2, Log10,
-            Cbrt,
+            Cbrt, Asinh, Acosh, Atanh,
         ];
-        const ALL: [Opcode; 25] = [
+        const ALL: [Opcode; 28] = [
             FNeg, Sqrt, Exp, Ln, Sin, Cos, Tan, Tanh, Abs, Log1p, Expm1, Floor, Ceil, Atan, Asin, Acos, Sinh, Cosh,
-            Sign, Exp2, Log2, Log10, Cbrt, Round, Trunc,
+            Sign, Exp2, Log2, Log10, Cbrt, Round, Trunc, Asinh, Acosh, Atanh,
         ];
         let ops: &[Opcode] = if self.cfg.smooth_only && !self.cfg.allow_kinks { &SMOOTH } else { &ALL };
         let op = ops[self.below(ops.len())];
@@ -284,6 +284,10 @@ impl Generator<'_> {
             Asin => ((a.v.tanh() * 0.9).asin(), FRAC_PI_2),
             Acos => ((a.v.tanh() * 0.9).acos(), PI),
             Atan => (a.v.atan(), FRAC_PI_2),
+            Asinh => (f.op(op, &[a.v]), (2.0 * square_plus_one(a).sqrt()).ln()),
+            // acosh's derivative is infinite at 1: keep its argument at least 2.
+            Acosh => (f.op(op, &[a.v * a.v + 2.0]), (square_plus_one(a) + 1.0).ln() + 1.0),
+            Atanh => (f.op(op, &[a.v.tanh() * 0.9]), 0.9f64.atanh()),
             Abs => (f.op(op, &[a.v]), a.bound),
             Floor | Ceil | Round | Trunc => (f.op(op, &[a.v]), a.bound + 1.0),
             _ => (f.op(op, &[a.v]), 1.0), // sin, cos, tanh, sign

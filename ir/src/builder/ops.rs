@@ -32,6 +32,7 @@ unary_ops! {
     fneg => FNeg, sqrt => Sqrt, exp => Exp, ln => Ln, sin => Sin, cos => Cos, tan => Tan,
     tanh => Tanh, abs => Abs, log1p => Log1p, expm1 => Expm1, floor => Floor, ceil => Ceil,
     atan => Atan, asin => Asin, acos => Acos, sinh => Sinh, cosh => Cosh, sign => Sign,
+    asinh => Asinh, acosh => Acosh, atanh => Atanh,
     exp2 => Exp2, log2 => Log2, log10 => Log10, cbrt => Cbrt, round => Round, trunc => Trunc,
     ineg => INeg, not => Not, itof => IToF, ftoi => FToI, len => Len, alloc => Alloc,
 }

@@ -177,7 +177,7 @@ float_unary_methods! {
     sqrt => Sqrt, exp => Exp, ln => Ln, sin => Sin, cos => Cos, tan => Tan, tanh => Tanh, abs => Abs,
     log1p => Log1p, expm1 => Expm1, floor => Floor, ceil => Ceil, atan => Atan, asin => Asin,
     acos => Acos, sinh => Sinh, cosh => Cosh, sign => Sign, exp2 => Exp2, log2 => Log2, log10 => Log10,
-    cbrt => Cbrt, round => Round, trunc => Trunc,
+    cbrt => Cbrt, round => Round, trunc => Trunc, asinh => Asinh, acosh => Acosh, atanh => Atanh,
 }
 
 /// A right-hand operand: a [`Var`] or a literal (`f64` becomes `fconst`, splatted next to a

@@ -47,7 +47,10 @@ entry:
     u14 = acos u13
     u15 = sinh u14
     u16 = cosh u15
-    u17 = sign u16
+    h0 = asinh u16
+    h1 = acosh h0
+    h2 = atanh h1
+    u17 = sign h2
     b0 = min u17, x
     b1 = max b0, y
     b2 = pow b1, x

@@ -4,7 +4,8 @@ use jitdiff_macros as jitdiff;
 fn pairs(x: &[f64]) -> f64 {
     let mut s = 0.0;
     for pair in x.chunks(2) {
-        s += pair[0];
+        let copy = pair;
+        s += copy[0];
     }
     s
 }

@@ -25,6 +25,9 @@ dual! { UNARY:
     fn unary_g(x: f64) -> (f64, f64, f64) {
         (x.signum(), x.to_degrees(), x.to_radians())
     }
+    fn unary_i(x: f64) -> (f64, f64, f64) {
+        (x.asinh(), x.acosh(), x.atanh())
+    }
     fn unary_h(x: f64) -> (bool, bool, bool) {
         (x.is_nan(), x.is_finite(), x.is_infinite())
     }
@@ -53,6 +56,9 @@ fn unary_math_matches_std() {
         same!(m, unary_f(x));
         same!(m, unary_g(x));
         same!(m, unary_h(x));
+        same!(m, unary_i(x));
+        same!(m, unary_i(x / 4.0));
+        same!(m, unary_i(1.0 + x.abs()));
         same!(m, call_syntax(x));
         same!(m, sin_cos(x));
     }
