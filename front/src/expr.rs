@@ -354,13 +354,7 @@ pub(crate) fn arith_opcode(op: &syn::BinOp, ty: &Ty, span: Span) -> Result<Opcod
         (B::Sub(_), Ty::F64) => Opcode::FSub,
         (B::Mul(_), Ty::F64) => Opcode::FMul,
         (B::Div(_), Ty::F64) => Opcode::FDiv,
-        (B::Rem(_), Ty::F64) => {
-            return Err(unsupported(
-                span,
-                "remainders (`%`) of `f64` values",
-                "the IR has no float remainder; use `x - (x / y).floor() * y` where that approximation is fine, or integers",
-            ));
-        }
+        (B::Rem(_), Ty::F64) => Opcode::FRem,
         (B::Add(_), Ty::Int(_)) => Opcode::IAdd,
         (B::Sub(_), Ty::Int(_)) => Opcode::ISub,
         (B::Mul(_), Ty::Int(_)) => Opcode::IMul,

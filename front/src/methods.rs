@@ -40,7 +40,7 @@ const UNARY: [(&str, Opcode); 26] = [
 ];
 
 /// Every `f64` method the front end knows, for error messages.
-const KNOWN_FLOAT_METHODS: &str = "sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 exp_m1 ln ln_1p log log2 log10 sqrt cbrt abs powi powf hypot min max signum floor ceil round trunc fract recip clamp mul_add to_degrees to_radians sin_cos is_nan is_finite is_infinite";
+const KNOWN_FLOAT_METHODS: &str = "sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 exp_m1 ln ln_1p log log2 log10 sqrt cbrt abs powi powf hypot min max signum floor ceil round trunc fract recip clamp mul_add to_degrees to_radians sin_cos is_nan is_finite is_infinite is_sign_negative is_sign_positive copysign rem_euclid div_euclid";
 
 impl Lowerer<'_> {
     pub(crate) fn lower_method_call(&mut self, m: &syn::ExprMethodCall, expect: Option<&Ty>) -> Result<Lowered> {
@@ -227,16 +227,42 @@ impl Lowerer<'_> {
                 };
                 Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
             }
-            "copysign" | "is_sign_negative" | "is_sign_positive" => Err(unsupported(
-                name_span,
-                format!("calls of `f64::{name}` (the IR cannot read a float's sign bit)"),
-                "compare with zero instead (`x < 0.0`)",
-            )),
-            "rem_euclid" | "div_euclid" => Err(unsupported(
-                name_span,
-                format!("calls of `f64::{name}` (no IR primitive)"),
-                "use `floor`: `x - (x / y).floor() * y`",
-            )),
+            "is_sign_negative" | "is_sign_positive" => {
+                arg_count(name, args, 0, span)?;
+                let negative = self.sign_negative(x);
+                let value = if name == "is_sign_negative" { negative } else { self.ssa.op(Opcode::Not, &[negative]) };
+                Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
+            }
+            "copysign" => {
+                // |x| with the sign of y (by `sign_negative`: a NaN `y` counts as positive).
+                arg_count(name, args, 1, span)?;
+                let y = self.scalar_of(args[0], &Ty::F64)?.value;
+                let negative = self.sign_negative(y);
+                let magnitude = self.ssa.op(Opcode::Abs, &[x]);
+                let negated = self.ssa.op(Opcode::FNeg, &[magnitude]);
+                float(self.ssa.select(negative, negated, magnitude))
+            }
+            "rem_euclid" | "div_euclid" => {
+                // Rust: `r = x % y; if r < 0 { r + |y| } else { r }`, and
+                // `q = trunc(x / y); if x % y < 0 { if y > 0 { q - 1 } else { q + 1 } } else { q }`.
+                arg_count(name, args, 1, span)?;
+                let y = self.scalar_of(args[0], &Ty::F64)?.value;
+                let r = self.ssa.op(Opcode::FRem, &[x, y]);
+                let zero = self.ssa.fconst(0.0);
+                let below = self.ssa.fcmp(CondCode::Lt, r, zero);
+                if name == "rem_euclid" {
+                    let magnitude = self.ssa.op(Opcode::Abs, &[y]);
+                    let raised = self.ssa.op(Opcode::FAdd, &[r, magnitude]);
+                    return float(self.ssa.select(below, raised, r));
+                }
+                let quotient = self.ssa.op(Opcode::FDiv, &[x, y]);
+                let q = self.ssa.op(Opcode::Trunc, &[quotient]);
+                let one = self.ssa.fconst(1.0);
+                let (down, up) = (self.ssa.op(Opcode::FSub, &[q, one]), self.ssa.op(Opcode::FAdd, &[q, one]));
+                let positive = self.ssa.fcmp(CondCode::Gt, y, zero);
+                let adjusted = self.ssa.select(positive, down, up);
+                float(self.ssa.select(below, adjusted, q))
+            }
             _ => Err(unknown_method(
                 name_span,
                 name,
@@ -259,6 +285,20 @@ impl Lowerer<'_> {
     /// Rust's `signum`: 1.0 for `+0.0` and positive numbers, -1.0 for `-0.0` and negative ones,
     /// NaN (`f64::NAN`) for NaN. IR `sign` keeps zeros and NaN as they are, so zeros take
     /// the sign of `1 / x` (±inf) and a NaN becomes `f64::NAN`.
+    /// Whether `x`'s sign bit is set, as far as comparisons tell: `x < 0`, or `x` is a zero
+    /// whose reciprocal is `-inf` (`-0.0`). The IR cannot read the sign of a NaN: it counts as
+    /// positive (Rust's `f64::NAN` is; a NaN made by arithmetic may not be).
+    fn sign_negative(&mut self, x: Value) -> Value {
+        let zero = self.ssa.fconst(0.0);
+        let one = self.ssa.fconst(1.0);
+        let below = self.ssa.fcmp(CondCode::Lt, x, zero);
+        let inverse = self.ssa.op(Opcode::FDiv, &[one, x]);
+        let negative_zero = self.ssa.fcmp(CondCode::Lt, inverse, zero);
+        let is_zero = self.ssa.fcmp(CondCode::Eq, x, zero);
+        let zero_negative = self.ssa.op(Opcode::And, &[is_zero, negative_zero]);
+        self.ssa.op(Opcode::Or, &[below, zero_negative])
+    }
+
     fn rust_signum(&mut self, x: Value) -> Value {
         let sign = self.ssa.op(Opcode::Sign, &[x]);
         let zero = self.ssa.fconst(0.0);
@@ -303,16 +343,33 @@ impl Lowerer<'_> {
                 let negated = self.ssa.op(Opcode::INeg, &[x]);
                 Ok(Lowered::Value(Operand { value: self.ssa.select(negative, negated, x), ty }))
             }
-            "pow" => Err(unsupported(
-                name_span,
-                "integer `pow` calls",
-                "multiply out (`n * n`), or compute in `f64` with `powi`",
-            )),
+            "pow" => {
+                // A literal exponent: square and multiply, unrolled (wrapping at 64 bits).
+                arg_count(name, args, 1, span)?;
+                let Some(mut e) = literal_u32(args[0]) else {
+                    return Err(unsupported(
+                        args[0].span(),
+                        "integer `pow` with an exponent that is not a literal",
+                        "multiply in a loop, or compute in `f64` with `powi`",
+                    ));
+                };
+                let (mut acc, mut base) = (self.ssa.iconst(1), x);
+                while e > 0 {
+                    if e & 1 == 1 {
+                        acc = self.ssa.op(Opcode::IMul, &[acc, base]);
+                    }
+                    e >>= 1;
+                    if e > 0 {
+                        base = self.ssa.op(Opcode::IMul, &[base, base]);
+                    }
+                }
+                Ok(Lowered::Value(Operand { value: acc, ty }))
+            }
             _ => Err(unknown_method(
                 name_span,
                 name,
                 &ty,
-                "integers have `min`, `max` and `abs`; convert with `as f64` for math",
+                "integers have `min`, `max`, `abs` and `pow` (by a literal); convert with `as f64` for math",
             )),
         }
     }
@@ -331,4 +388,15 @@ fn unknown_method(span: Span, name: &str, ty: &Ty, instead: &str) -> FrontError 
         span,
         FrontErrorKind::UnknownMethod { ty: ty.to_string(), method: name.to_string(), instead: instead.into() },
     )
+}
+
+/// A `u32` literal (`3`, `3u32`, in parentheses).
+fn literal_u32(expr: &syn::Expr) -> Option<u32> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if matches!(i.suffix(), "" | "u32") => {
+            i.base10_parse().ok()
+        }
+        syn::Expr::Paren(p) => literal_u32(&p.expr),
+        _ => None,
+    }
 }

@@ -72,6 +72,11 @@ pub extern "C" fn pow(x: f64, y: f64) -> f64 {
 pub extern "C" fn atan2(y: f64, x: f64) -> f64 {
     y.atan2(x)
 }
+/// `frem(x, y)`: Rust's `x % y` (C's `fmod`): `x - trunc(x / y) * y` computed exactly, with the
+/// sign of `x`; NaN for `y = 0` or infinite `x`.
+pub extern "C" fn frem(x: f64, y: f64) -> f64 {
+    x % y
+}
 /// `hypot(x, y)`, as Rust's `f64::hypot`.
 pub extern "C" fn hypot(x: f64, y: f64) -> f64 {
     x.hypot(y)

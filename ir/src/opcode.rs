@@ -173,6 +173,7 @@ op_table! {
     Pow => "pow", FloatBinary { lanes: false }, B(math::pow), "x^y for real y.";
     Atan2 => "atan2", FloatBinary { lanes: false }, B(math::atan2), "atan2(y, x).";
     Hypot => "hypot", FloatBinary { lanes: false }, B(math::hypot), "sqrt(x^2 + y^2) without overflow.";
+    FRem => "frem", FloatBinary { lanes: false }, B(math::frem), "Remainder x - trunc(x / y) y, exact (Rust's `%`, C's `fmod`).";
     Powi => "powi", Powi, MathFn::Powi(math::powi), "x^n for integer n.";
     Fma => "fma", FloatTernary, MathFn::Ternary(math::fma), "`fma a, b, c`: a * b + c with one rounding.";
     IAdd => "iadd", IntBinary, N, "Integer addition (wrapping).";

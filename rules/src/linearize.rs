@@ -290,6 +290,16 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
                 push(1, Scale(em.emit(O::Select, &[at_zero, zero, p], Imm::None)));
             }
         }
+        O::FRem => {
+            // x - trunc(x / y) y between the jumps: 1 for x, -trunc(x / y) for y (as JAX and
+            // PyTorch); the jumps, where x / y is an integer, take the same formula.
+            push(0, One);
+            if act(1) {
+                let q = em.bin(O::FDiv, args[0], args[1]);
+                let t = em.un(O::Trunc, q);
+                push(1, Scale(em.un(O::FNeg, t)));
+            }
+        }
         O::Atan2 | O::Hypot => {
             // atan2(y, x): (x dy - y dx) / (x^2 + y^2); hypot(x, y): (x dx + y dy) / h. 0 at the origin.
             let zero = em.fconst(0.0);

@@ -85,6 +85,15 @@ fn inverse_hyperbolic_functions() {
     assert_eq!(gradient(&unary("atanh"), &[2.0]), [1.0 / ((1.0 - 2.0) * (1.0 + 2.0))]);
 }
 
+/// `frem x, y = x - trunc(x / y) y`: 1 for x, -trunc(x / y) for y, at a jump too (JAX's rule).
+#[test]
+fn float_remainder() {
+    assert_eq!(gradient(&binary("frem"), &[7.5, 2.0]), [1.0, -3.0]);
+    assert_eq!(gradient(&binary("frem"), &[-7.5, 2.0]), [1.0, 3.0]);
+    assert_eq!(gradient(&binary("frem"), &[6.0, 2.0]), [1.0, -3.0]);
+    assert_eq!(gradient(&binary("frem"), &[1.0, 4.0]), [1.0, 0.0]);
+}
+
 #[test]
 fn hypot_at_the_origin_is_zero_to_both() {
     assert_eq!(gradient(&binary("hypot"), &[0.0, 0.0]), [0.0, 0.0]);

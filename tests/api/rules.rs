@@ -35,6 +35,8 @@ fn domain(op: Opcode) -> Vec<(f64, f64)> {
         Min | Max => vec![(-3.0, -0.1), (0.1, 3.0)],
         Pow => vec![positive, (-2.0, 2.0)],
         Atan2 | Hypot => vec![(0.2, 3.0), (-3.0, 3.0)],
+        // Between the jumps: x / y in (1.05, 1.95).
+        FRem => vec![(2.1, 3.9), (2.0, 2.0)],
         _ => vec![],
     }
 }

@@ -202,7 +202,7 @@ impl Generator<'_> {
     pub(super) fn float_binary<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) {
         use Opcode::*;
         const SMOOTH: [Opcode; 7] = [FAdd, FSub, FMul, FDiv, Pow, Atan2, Hypot];
-        const ALL: [Opcode; 9] = [FAdd, FSub, FMul, FDiv, Min, Max, Pow, Atan2, Hypot];
+        const ALL: [Opcode; 10] = [FAdd, FSub, FMul, FDiv, Min, Max, Pow, Atan2, Hypot, FRem];
         let ops: &[Opcode] = if self.cfg.smooth_only && !self.cfg.allow_kinks { &SMOOTH } else { &ALL };
         if self.chance(10) {
             return self.fma(f, env);
@@ -232,6 +232,8 @@ impl Generator<'_> {
             }
             Atan2 => (a.v.atan2(b.v * b.v + 1.0), PI),
             Min | Max => (f.op(op, &[a.v, b.v]), a.bound.max(b.bound)),
+            // A divisor at least 1: |x % y| < |y|.
+            FRem => (f.op(op, &[a.v, b.v * b.v + 1.0]), b.bound * b.bound + 1.0),
             _ => (a.v.hypot(b.v * b.v + 1.0), a.bound + b.bound * b.bound + 1.0),
         };
         self.keep(env, v, bound);

@@ -38,7 +38,7 @@ unary_ops! {
 }
 binary_ops! {
     fadd => FAdd, fsub => FSub, fmul => FMul, fmulsz => FMulSz, fdiv => FDiv, min => Min, max => Max, pow => Pow,
-    atan2 => Atan2, hypot => Hypot, powi => Powi, iadd => IAdd, isub => ISub, imul => IMul,
+    atan2 => Atan2, hypot => Hypot, frem => FRem, powi => Powi, iadd => IAdd, isub => ISub, imul => IMul,
     idiv => IDiv, irem => IRem, and => And, or => Or, load => Load,
 }
 

@@ -56,7 +56,8 @@ entry:
     b2 = pow b1, x
     b3 = atan2 b2, y
     b4 = hypot b3, x
-    b5 = powi b4, n
+    r0 = frem b4, y
+    b5 = powi r0, n
     w0 = exp2 b5
     w1 = log2 w0
     w2 = log10 w1

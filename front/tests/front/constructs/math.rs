@@ -64,6 +64,36 @@ fn unary_math_matches_std() {
     }
 }
 
+dual! { SIGNS_AND_REMAINDERS:
+    fn remainders(x: f64, y: f64) -> (f64, f64, f64) {
+        (x % y, x.rem_euclid(y), x.div_euclid(y))
+    }
+    fn signs(x: f64, y: f64) -> (f64, bool, bool) {
+        (x.copysign(y), y.is_sign_negative(), y.is_sign_positive())
+    }
+    fn int_powers(n: i64, m: u32) -> (i64, i64, u32) {
+        (n.pow(0), n.pow(5), m.pow(3) + 2u32.pow(10))
+    }
+}
+
+#[test]
+fn remainders_signs_and_integer_powers_match_std() {
+    let m = lower(SIGNS_AND_REMAINDERS);
+    let mut rng = Rng::new(23);
+    let mut inputs: Vec<f64> = SPECIAL.iter().copied().filter(|v| !v.is_nan()).collect();
+    inputs.extend((0..40).map(|_| rng.range(-9.0, 9.0)));
+    inputs.extend([7.5, -7.5, 2.5, -2.5, 1e300, -1e-300]);
+    for &x in &inputs {
+        for &y in &inputs {
+            same!(m, remainders(x, y));
+            same!(m, signs(x, y));
+        }
+    }
+    for (n, k) in [(0i64, 0u32), (3, 2), (-7, 11), (1 << 12, 4), (-2, 7)] {
+        same!(m, int_powers(n, k));
+    }
+}
+
 dual! { BINARY:
     fn binary_a(x: f64, y: f64) -> (f64, f64, f64) {
         (x.atan2(y), x.hypot(y), x.powf(y))

@@ -190,7 +190,7 @@ fn f(y: f64) -> f64 {
         r#"fn f(x: f64) -> f64 {
     x.frobnicate()
 }"#,
-        r#"2:7: no method `frobnicate` on `f64`; the `f64` methods supported are sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 exp_m1 ln ln_1p log log2 log10 sqrt cbrt abs powi powf hypot min max signum floor ceil round trunc fract recip clamp mul_add to_degrees to_radians sin_cos is_nan is_finite is_infinite"#,
+        r#"2:7: no method `frobnicate` on `f64`; the `f64` methods supported are sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 exp_m1 ln ln_1p log log2 log10 sqrt cbrt abs powi powf hypot min max signum floor ceil round trunc fract recip clamp mul_add to_degrees to_radians sin_cos is_nan is_finite is_infinite is_sign_negative is_sign_positive copysign rem_euclid div_euclid"#,
     ),
     (
         "unknown_fn",

@@ -112,11 +112,11 @@ impl Foo {
         r#"1:9: `f32` values are not supported; use `f64`"#,
     ),
     (
-        "float_rem",
-        r#"fn f(x: f64) -> f64 {
-    x % 2.0
+        "int_pow_variable",
+        r#"fn f(n: i64, k: u32) -> i64 {
+    n.pow(k)
 }"#,
-        r#"2:7: remainders (`%`) of `f64` values are not supported; the IR has no float remainder; use `x - (x / y).floor() * y` where that approximation is fine, or integers"#,
+        r#"2:11: integer `pow` with an exponent that is not a literal are not supported; multiply in a loop, or compute in `f64` with `powi`"#,
     ),
     (
         "shift",
