@@ -29,7 +29,10 @@ impl Lowerer<'_> {
         let args: Vec<&syn::Expr> = call.args.iter().collect();
         if let Some(ident) = path.path.get_ident() {
             let name = crate::types::name_of(ident);
-            if self.scopes.lookup(&name).is_some() {
+            if let Some(slot) = self.scopes.lookup(&name) {
+                if matches!(self.scopes.slot(slot).kind, crate::scope::SlotKind::Closure(_)) {
+                    return self.call_closure(slot, &args, call.span());
+                }
                 return Err(invalid(ident.span(), format!("`{name}` is a variable, not a function; call a `fn` item")));
             }
             return match self.ctx.functions.get(&name) {

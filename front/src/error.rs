@@ -39,9 +39,9 @@ impl fmt::Display for Position {
 /// write instead.
 ///
 /// ```
-/// let err = jitdiff_front::lower_source("fn f(x: f64) -> f64 {\n    let g = |y: f64| y;\n    g(x)\n}").unwrap_err();
-/// assert_eq!((err.position.line, err.position.column), (2, 13));
-/// assert!(err.to_string().starts_with("2:13: closures are supported only as the argument of"));
+/// let err = jitdiff_front::lower_source("fn f(x: f64) -> f64 {\n    let g = |y: f64| y;\n    let h = g;\n    h(x)\n}").unwrap_err();
+/// assert_eq!((err.position.line, err.position.column), (3, 13));
+/// assert!(err.to_string().starts_with("3:13: closures used other than by a call"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{position}: {kind}")]

@@ -59,7 +59,7 @@ impl Lowerer<'_> {
             E::Repeat(r) => self.lower_array_repeat(r),
             E::Closure(c) => Err(invalid(
                 c.span(),
-                "closures are supported only as the argument of `map`, `filter` or `fold` on an iterator; write a `fn` item and call it",
+                "closures are supported only as the argument of `map`, `filter` or `fold` on an iterator, or bound with `let` and called; write a `fn` item and call it",
             )),
             E::Macro(m) => self.lower_macro(&m.mac),
             E::Match(m) => self.lower_match(m, expect),
@@ -113,6 +113,9 @@ impl Lowerer<'_> {
         let slot = self.scopes.slot(index);
         if let SlotKind::Element { slice, index } = slot.kind {
             return Ok(Operand { value: self.ssa.op(Opcode::Load, &[slice, index]), ty: Ty::F64 });
+        }
+        if let SlotKind::Closure(_) = slot.kind {
+            return Err(crate::closures::closure_as_value(&slot.name, span));
         }
         if let SlotKind::View(_) = slot.kind {
             return Err(unsupported(

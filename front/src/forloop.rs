@@ -292,7 +292,12 @@ impl Lowerer<'_> {
     /// Lower a closure's body inline with its parameters bound to `args`. The body may read the
     /// enclosing function's variables but not assign them, and cannot `return`, `break` or
     /// `continue` out.
-    fn apply_closure(&mut self, closure: &syn::ExprClosure, args: Vec<Item>, expect: Option<&Ty>) -> Result<Lowered> {
+    pub(crate) fn apply_closure(
+        &mut self,
+        closure: &syn::ExprClosure,
+        args: Vec<Item>,
+        expect: Option<&Ty>,
+    ) -> Result<Lowered> {
         if closure.inputs.len() != args.len() {
             return Err(invalid(
                 closure.span(),

@@ -34,6 +34,7 @@
 
 mod arrays;
 mod calls;
+mod closures;
 mod consts;
 mod control;
 mod error;

@@ -77,6 +77,8 @@ pub(crate) struct Lowerer<'a> {
     depth: usize,
     /// Constants being inlined (a constant that refers to itself is an error, not a loop).
     pub const_stack: Vec<String>,
+    /// Closures bound with `let`, by number (`SlotKind::Closure`).
+    pub closures: Vec<crate::closures::LocalClosure>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -90,6 +92,7 @@ impl<'a> Lowerer<'a> {
             closure_floor: None,
             depth: 0,
             const_stack: vec![],
+            closures: vec![],
         }
     }
 

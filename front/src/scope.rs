@@ -25,6 +25,8 @@ pub(crate) enum SlotKind {
     /// `w` of `for w in x.windows(k)` (or `chunks`, `chunks_exact`): indexed, measured and
     /// iterated in place, never a value (see `views.rs`).
     View(crate::views::View),
+    /// A closure bound with `let`: number `n` of the function's closures (see `closures.rs`).
+    Closure(usize),
 }
 
 #[derive(Clone, Debug)]
@@ -42,6 +44,12 @@ pub(crate) struct Slot {
 /// The slots in scope, innermost last.
 #[derive(Default)]
 pub(crate) struct Scopes {
+    slots: Vec<Slot>,
+    marks: Vec<usize>,
+}
+
+/// Slots and scopes taken out of sight by [`Scopes::hide_from`].
+pub(crate) struct Hidden {
     slots: Vec<Slot>,
     marks: Vec<usize>,
 }
@@ -93,6 +101,17 @@ impl Scopes {
         for (slot, state) in self.slots.iter_mut().zip(snapshot) {
             slot.state = *state;
         }
+    }
+    /// Take the slots from `index` on, and the scopes opened since, out of sight (a closure's
+    /// body sees only what was in scope where it was written); [`Scopes::unhide`] puts them back.
+    pub(crate) fn hide_from(&mut self, index: usize) -> Hidden {
+        let slots = self.slots.split_off(index);
+        let first_mark = self.marks.iter().position(|&m| m > index).unwrap_or(self.marks.len());
+        Hidden { slots, marks: self.marks.split_off(first_mark) }
+    }
+    pub(crate) fn unhide(&mut self, hidden: Hidden) {
+        self.slots.extend(hidden.slots);
+        self.marks.extend(hidden.marks);
     }
     /// Swap the whole stack with `other` (constants are lowered with no local in scope).
     pub(crate) fn swap(&mut self, other: &mut Scopes) {

@@ -60,6 +60,12 @@ impl Lowerer<'_> {
         {
             return Err(e);
         }
+        if let (syn::Pat::Ident(_), Some(init), None) = (pat, &local.init, &annotated)
+            && let syn::Expr::Closure(closure) = peel_parens(&init.expr)
+        {
+            let (name, _) = binding(pat)?;
+            return self.declare_closure(&name, closure);
+        }
         let init = match &local.init {
             Some(init) => Some(self.lower_expr(&init.expr, annotated.as_ref())?),
             None => None,
@@ -455,4 +461,11 @@ fn item_in_body(item: &syn::Item) -> FrontError {
         "items inside function bodies (`fn`, `const`, `use`, ...)",
         "move them to the top level of the source",
     )
+}
+
+fn peel_parens(expr: &syn::Expr) -> &syn::Expr {
+    match expr {
+        syn::Expr::Paren(p) => peel_parens(&p.expr),
+        other => other,
+    }
 }

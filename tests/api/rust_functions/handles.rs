@@ -105,6 +105,17 @@ fn sample_loss(theta: &[f64], sample: &[f64]) -> f64 {
     e * e
 }
 
+/// Rosenbrock with its term as a closure bound with `let`.
+#[jitdiff::function]
+fn rosenbrock_closure(x: &[f64]) -> f64 {
+    let term = |a: f64, b: f64| 100.0 * ((b - a * a) * (b - a * a)) + (1.0 - a) * (1.0 - a);
+    let mut sum = 0.0;
+    for i in 0..x.len() - 1 {
+        sum += term(x[i], x[i + 1]);
+    }
+    sum
+}
+
 /// Rosenbrock over windows of two.
 #[jitdiff::function]
 fn rosenbrock_windows(x: &[f64]) -> f64 {
@@ -119,7 +130,7 @@ fn rosenbrock_pairs(x: &[f64]) -> f64 {
 }
 
 #[test]
-fn iterated_sub_slices_differentiate_like_index_loops() {
+fn sub_slices_windows_and_closures_differentiate_like_index_loops() {
     let x = [-1.2, 1.0, 0.5, 2.0, -0.3];
     let (value, grad) = rosenbrock_pairs::gradient().unwrap().value_and_grad(&x).unwrap();
     assert_eq!(value, rosenbrock_pairs(&x));
@@ -132,6 +143,9 @@ fn iterated_sub_slices_differentiate_like_index_loops() {
     let (window_value, window_grad) = rosenbrock_windows::gradient().unwrap().value_and_grad(&x).unwrap();
     assert_eq!(window_value, rosenbrock_windows(&x));
     super::assert_close(&window_grad, &loop_grad, 1e-14, "gradient over windows");
+    let (closure_value, closure_grad) = rosenbrock_closure::gradient().unwrap().value_and_grad(&x).unwrap();
+    assert_eq!(closure_value, rosenbrock_closure(&x));
+    super::assert_close(&closure_grad, &loop_grad, 1e-14, "gradient through a closure");
     // One element: `x[..0]` is empty, the sum `-0.0` as in Rust.
     assert_eq!(rosenbrock_pairs::gradient().unwrap().value_and_grad(&[3.0]).unwrap(), (-0.0, vec![0.0]));
 }

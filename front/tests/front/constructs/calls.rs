@@ -135,3 +135,58 @@ fn raw_identifiers_and_non_ascii_locals() {
     assert!(m.func_by_name("match").is_some());
     same!(m, r#match(1.5, 0.25));
 }
+
+dual! { LOCAL_CLOSURES:
+    fn closures(x: f64, y: f64) -> f64 {
+        let sq = |v: f64| v * v;
+        let scale = 2.0;
+        let affine = |v: f64, w: f64| scale * v + w;
+        // Shadowing after the definition does not change what `affine` reads.
+        let scale = 10.0;
+        let mut s = sq(x) + affine(x, y) + scale;
+        for i in 0..3 {
+            let t = i as f64;
+            s += affine(sq(t), s) * 0.5;
+        }
+        let mut acc = x;
+        // A `move` closure copies `acc` here; the later assignment does not reach it.
+        let add = move |v: f64| v + acc;
+        acc += 1.0;
+        s + add(y) + acc
+    }
+    fn with_slices(x: &[f64], k: usize) -> f64 {
+        let at = |i: usize| x[i % x.len()];
+        let norm = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>();
+        at(k) + at(k + 1) * norm(x)
+    }
+    fn nested(x: f64) -> f64 {
+        let f = |v: f64| {
+            let g = |w: f64| w.sin() + v;
+            g(v) * g(2.0 * v)
+        };
+        if x > 0.0 { f(x) } else { f(-x) + 1.0 }
+    }
+    fn shadows_a_fn(x: f64) -> f64 {
+        let helper2 = |v: f64| helper2(v, 1.0) * 2.0;
+        helper2(x)
+    }
+    fn helper2(a: f64, b: f64) -> f64 {
+        a - b
+    }
+}
+
+#[test]
+fn closures_bound_with_let_are_called_inline() {
+    let m = lower(LOCAL_CLOSURES);
+    let mut rng = Rng::new(31);
+    for _ in 0..20 {
+        let (x, y) = (rng.range(-3.0, 3.0), rng.range(-3.0, 3.0));
+        same!(m, closures(x, y));
+        same!(m, nested(x));
+        same!(m, shadows_a_fn(x));
+        let v = rng.normals(5);
+        for k in 0..7 {
+            same!(m, with_slices(&v[..], k));
+        }
+    }
+}

@@ -60,10 +60,21 @@ impl Foo {
     (
         "closure_elsewhere",
         r#"fn f(x: f64) -> f64 {
-    let g = |y: f64| y * 2.0;
-    g(x)
+    h(|y: f64| y * 2.0, x)
+}
+fn h(a: f64, x: f64) -> f64 {
+    a + x
 }"#,
-        r#"2:13: closures are supported only as the argument of `map`, `filter` or `fold` on an iterator; write a `fn` item and call it"#,
+        r#"2:7: closures are supported only as the argument of `map`, `filter` or `fold` on an iterator, or bound with `let` and called; write a `fn` item and call it"#,
+    ),
+    (
+        "closure_copied",
+        r#"fn f(x: f64) -> f64 {
+    let g = |y: f64| y * 2.0;
+    let h = g;
+    h(x)
+}"#,
+        r#"3:13: closures used other than by a call (here `g`) are not supported; call it where it is needed: `g(...)`, or write a `fn` item"#,
     ),
     (
         "closure_mut",
