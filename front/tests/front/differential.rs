@@ -61,14 +61,19 @@ impl Generator {
             };
         }
         let (l, r) = (self.float_expr(depth - 1), self.float_expr(depth - 1));
-        match self.pick(9) {
+        match self.pick(13) {
+            9 => format!("({l} % ({r}).abs().max(0.5))"),
+            10 => format!("({l}).rem_euclid(({r}).abs().max(0.5))"),
+            11 => format!("({l}).copysign({r})"),
+            12 => format!("({l}).asinh()"),
             0 => format!("({l} + {r})"),
             1 => format!("({l} - {r})"),
             2 => format!("({l} * {r})"),
             3 => format!("({l} / ({r}).abs().max(0.5))"),
             4 => format!("-({l})"),
             5 => format!("({l}).sin()"),
-            6 => format!("({l}).min({r})"),
+            // `+ 0.0` makes a zero result +0.0: Rust leaves min(0.0, -0.0) unspecified.
+            6 => format!("(({l}).min({r}) + 0.0)"),
             7 => format!("(if {} {{ {l} }} else {{ {r} }})", self.condition(depth - 1)),
             _ => format!("({l}).mul_add(0.5, {r})"),
         }
@@ -104,6 +109,9 @@ impl Generator {
         self.ints.truncate(scope.1);
     }
     fn statement(&mut self, indent: usize) {
+        if self.pick(8) == 0 {
+            return self.slice_statement(indent);
+        }
         let nested = indent < 4 && self.budget > 0;
         match self.pick(if nested { 12 } else { 5 }) {
             0 | 1 => {
@@ -193,6 +201,40 @@ impl Generator {
                 let scrutinee = self.int_expr(1);
                 let (e1, e2, e3) = (self.float_expr(1), self.float_expr(1), self.float_expr(1));
                 self.line(indent, &format!("{v} = match {scrutinee} {{ 0 => {e1}, 1 | 2 => {e2}, _ => {e3} }};"));
+            }
+        }
+    }
+    /// Windows, chunks, sub-slices and a `move` closure bound with `let`.
+    fn slice_statement(&mut self, indent: usize) {
+        let v = self.any_float();
+        match self.pick(4) {
+            0 => {
+                let (size, e) = (1 + self.pick(3), self.float_expr(1));
+                self.line(
+                    indent,
+                    &format!("{v} += x.windows({size}).map(|w| w[0] * {e} - w[w.len() - 1]).sum::<f64>();"),
+                );
+            }
+            1 => {
+                let size = 1 + self.pick(3);
+                self.line(
+                    indent,
+                    &format!("for c in x.chunks({size}) {{ {v} = {v} * 0.5 + c[0] - c.iter().sum::<f64>(); }}"),
+                );
+            }
+            2 => {
+                let (k, m) = (self.int_expr(1), self.pick(6));
+                self.line(
+                    indent,
+                    &format!("{v} += x[({k}) % 3..].iter().zip(&x[..{m}]).map(|(p, q)| p * q).sum::<f64>();"),
+                );
+            }
+            _ => {
+                let c = self.name("c");
+                let (e, captured) = (self.float_expr(1), self.any_float());
+                self.line(indent, &format!("let {c} = move |t: f64| t * {e} + {captured};"));
+                let arg = self.float_expr(1);
+                self.line(indent, &format!("{v} += {c}({arg}) - {c}(0.5);"));
             }
         }
     }
