@@ -121,7 +121,7 @@ impl Lowerer<'_> {
             return Err(unsupported(
                 span,
                 format!(
-                    "windows and chunks used other than indexed, measured with `len()` or iterated (here `{}`)",
+                    "windows, chunks and sub-slices used other than indexed, measured with `len()` or iterated (here `{}`)",
                     slot.name
                 ),
                 "index its elements (`w[j]`) or pass the slice and the start index",
@@ -185,13 +185,13 @@ impl Lowerer<'_> {
         if let syn::Expr::Range(r) = &*index.index {
             return Err(unsupported(
                 r.span(),
-                "sub-slices (`x[a..b]`) other than iterated (`x[a..b].iter()`, `for v in &x[a..]`)",
+                "sub-slices (`x[a..b]`) other than iterated or bound with `let` (`x[a..b].iter()`, `let v = &x[a..];`)",
                 "pass the whole slice and an offset, and index `x[offset + i]`",
             ));
         }
         let view = self.view_of(&index.expr);
         let slice = match view {
-            Some(view) => Operand { value: view.slice, ty: Ty::Slice { mutable: false } },
+            Some(view) => Operand { value: view.slice, ty: Ty::Slice { mutable: view.mutable } },
             None => into_slice(self.lower_expr(&index.expr, None)?, &index.expr)?,
         };
         let usize_ty = Ty::Int(IntKind::Usize);

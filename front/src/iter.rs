@@ -9,7 +9,7 @@
 //! `n - 1 - k`, `step_by(s)` item `k s`, `skip(m)` item `k + m`, `zip` takes the shorter length.
 
 use crate::error::{Result, invalid, unsupported};
-use crate::lower::{Lowered, Lowerer, Operand};
+use crate::lower::{Lowerer, Operand};
 use crate::types::{IntKind, Ty};
 use crate::views::{Chunking, View};
 use jitdiff_ir::{CondCode, Opcode, Value};
@@ -308,11 +308,11 @@ impl Lowerer<'_> {
         Ok((a.value, b.value, kind))
     }
 
-    fn usize_arg(&mut self, expr: &syn::Expr) -> Result<Value> {
+    pub(crate) fn usize_arg(&mut self, expr: &syn::Expr) -> Result<Value> {
         Ok(self.scalar_of(expr, &Ty::Int(IntKind::Usize))?.value)
     }
 
-    fn stream(&mut self, source: &Source<'_>) -> Result<Stream> {
+    pub(crate) fn stream(&mut self, source: &Source<'_>) -> Result<Stream> {
         Ok(match source {
             Source::Range { start, end, inclusive } => {
                 let (start, end, kind) = self.range_bounds(start, end)?;
@@ -326,70 +326,8 @@ impl Lowerer<'_> {
                 Stream::Range { start, count, kind }
             }
             Source::Slice { expr, mutable } => {
-                if let Some(view) = self.view_of(expr) {
-                    if *mutable == Some(true) {
-                        return Err(invalid(
-                            expr.span(),
-                            "cannot iterate mutably over a window or chunk; they are read-only",
-                        ));
-                    }
-                    return Ok(Stream::Slice {
-                        slice: view.slice,
-                        offset: Some(view.offset),
-                        count: view.len,
-                        mutable: false,
-                    });
-                }
-                let (expr, range) = sub_slice(expr);
-                let slice = match self.lower_expr(expr, None)? {
-                    Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => op,
-                    other => {
-                        return Err(invalid(
-                            expr.span(),
-                            format!(
-                                "cannot iterate over a `{}`; iterate over a slice, an array or a range",
-                                other.ty()
-                            ),
-                        ));
-                    }
-                };
-                let slice_mutable = slice.ty == Ty::Slice { mutable: true };
-                let mutable = mutable.unwrap_or(slice_mutable);
-                if mutable && !slice_mutable {
-                    if let Some(e) = self.constant_array_write(expr) {
-                        return Err(e);
-                    }
-                    return Err(invalid(
-                        expr.span(),
-                        "cannot iterate mutably over a read-only slice; take the parameter as `&mut [f64]` (or declare the local array `let mut`)",
-                    ));
-                }
-                let len = self.ssa.op(Opcode::Len, &[slice.value]);
-                let Some(range) = range else {
-                    return Ok(Stream::Slice { slice: slice.value, offset: None, count: len, mutable });
-                };
-                // `x[a..b]`: items `a + k`, `max(b - a, 0)` of them. Rust panics up front when
-                // `a > b` or `b > len`; here a read past the end faults (`OutOfBounds`) and a
-                // reversed range is empty (see docs/rust.md).
-                let start = match &range.start {
-                    Some(start) => self.usize_arg(start)?,
-                    None => self.ssa.iconst(0),
-                };
-                let end = match &range.end {
-                    Some(end) => {
-                        let end = self.usize_arg(end)?;
-                        if matches!(range.limits, syn::RangeLimits::Closed(_)) {
-                            let one = self.ssa.iconst(1);
-                            self.ssa.op(Opcode::IAdd, &[end, one])
-                        } else {
-                            end
-                        }
-                    }
-                    None => len,
-                };
-                let diff = self.ssa.op(Opcode::ISub, &[end, start]);
-                let count = self.clamp_at_zero(diff);
-                Stream::Slice { slice: slice.value, offset: Some(start), count, mutable }
+                let view = self.slice_source(expr, *mutable)?;
+                Stream::Slice { slice: view.slice, offset: Some(view.offset), count: view.len, mutable: view.mutable }
             }
             Source::Chunked { expr, size, chunking } => {
                 // The elements chunked: a slice, a sub-slice or a window, as for `iter()`.
@@ -439,7 +377,7 @@ impl Lowerer<'_> {
         })
     }
 
-    fn clamp_at_zero(&mut self, v: Value) -> Value {
+    pub(crate) fn clamp_at_zero(&mut self, v: Value) -> Value {
         let zero = self.ssa.iconst(0);
         let positive = self.ssa.icmp(CondCode::Gt, v, zero);
         self.ssa.select(positive, v, zero)
@@ -541,7 +479,7 @@ impl Lowerer<'_> {
 
 /// `x[a..b]` (also `a..`, `..b`, `a..=b`, in parentheses): the sliced expression and the
 /// range; anything else (including the whole slice `x[..]`) as it is, with no range.
-fn sub_slice(expr: &syn::Expr) -> (&syn::Expr, Option<&syn::ExprRange>) {
+pub(crate) fn sub_slice(expr: &syn::Expr) -> (&syn::Expr, Option<&syn::ExprRange>) {
     match expr {
         syn::Expr::Paren(p) => sub_slice(&p.expr),
         syn::Expr::Index(index) => match peel_parens(&index.index) {

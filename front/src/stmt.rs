@@ -46,6 +46,21 @@ impl Lowerer<'_> {
         {
             return Err(unsupported(else_token.span(), "`let ... else` statements", "use `if`/`else` and `return`"));
         }
+        // `let v = &x[a..b];` (`: &[f64]` or `: &mut [f64]` allowed): a view, not a value.
+        let (plain, slice_annotation) = match &local.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, is_slice_reference(&pt.ty)),
+            other => (other, true),
+        };
+        if let (syn::Pat::Ident(_), Some(init), true) = (plain, &local.init, slice_annotation)
+            && let syn::Expr::Reference(r) = peel_parens(&init.expr)
+            && let syn::Expr::Index(index) = peel_parens(&r.expr)
+            && matches!(peel_parens(&index.index), syn::Expr::Range(range) if range.start.is_some() || range.end.is_some())
+        {
+            let (name, _) = binding(plain)?;
+            let view = self.sub_slice_view(&r.expr, r.mutability.is_some())?;
+            self.declare_view(&name, view);
+            return Ok(());
+        }
         let (pat, annotated) = match &local.pat {
             syn::Pat::Type(pt) => {
                 let place = if matches!(*pt.pat, syn::Pat::Tuple(_)) { TypePlace::Result } else { TypePlace::Local };
@@ -467,5 +482,16 @@ fn peel_parens(expr: &syn::Expr) -> &syn::Expr {
     match expr {
         syn::Expr::Paren(p) => peel_parens(&p.expr),
         other => other,
+    }
+}
+
+/// Is `ty` `&[f64]` or `&mut [f64]`?
+fn is_slice_reference(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Paren(p) => is_slice_reference(&p.elem),
+        syn::Type::Reference(r) => {
+            matches!(&*r.elem, syn::Type::Slice(s) if matches!(&*s.elem, syn::Type::Path(p) if p.path.is_ident("f64")))
+        }
+        _ => false,
     }
 }

@@ -24,6 +24,8 @@ pub(crate) struct View {
     pub slice: Value,
     pub offset: Value,
     pub len: Value,
+    /// Whether its elements may be written (`let v = &mut x[a..b];` of a mutable slice).
+    pub mutable: bool,
 }
 
 /// Which iterator made the items.
@@ -65,7 +67,7 @@ impl Lowerer<'_> {
     pub(crate) fn view_of(&self, expr: &syn::Expr) -> Option<View> {
         match expr {
             syn::Expr::Paren(p) => self.view_of(&p.expr),
-            syn::Expr::Reference(r) if r.mutability.is_none() => self.view_of(&r.expr),
+            syn::Expr::Reference(r) => self.view_of(&r.expr),
             syn::Expr::Path(p) if p.qself.is_none() => {
                 let ident = p.path.get_ident()?;
                 let slot = self.scopes.lookup(&crate::types::name_of(ident))?;
@@ -76,6 +78,86 @@ impl Lowerer<'_> {
             }
             _ => None,
         }
+    }
+
+    /// `let v = &x[a..b];` (or `&mut`, of a slice or another view): the view of those elements.
+    pub(crate) fn sub_slice_view(&mut self, expr: &syn::Expr, mutable: bool) -> Result<View> {
+        self.slice_source(expr, Some(mutable))
+    }
+
+    /// The elements an iterator over `expr` visits, or a `let` of a sub-slice binds: a slice,
+    /// a view, or a sub-slice `x[a..b]` of either (`a..`, `..b`, `a..=b` too); `mutable` is
+    /// what the iteration asks for (`iter_mut`, `&mut`), `None` the slice's own kind.
+    ///
+    /// A sub-slice has `max(b - a, 0)` elements from `a`. Rust panics up front when `a > b` or
+    /// `b` is past the end; here a reversed range is empty and reading past the end faults
+    /// (`OutOfBounds`): past a slice's end by itself, past a view's end because the view of an
+    /// out-of-range sub-slice starts at the slice's end (see docs/rust.md).
+    pub(crate) fn slice_source(&mut self, expr: &syn::Expr, mutable: Option<bool>) -> Result<View> {
+        let (base, range) = crate::iter::sub_slice(expr);
+        let whole = match self.view_of(base) {
+            Some(view) => view,
+            None => {
+                let slice = match self.lower_expr(base, None)? {
+                    crate::lower::Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => op,
+                    other => {
+                        return Err(invalid(
+                            base.span(),
+                            format!(
+                                "cannot iterate over a `{}`; iterate over a slice, an array or a range",
+                                other.ty()
+                            ),
+                        ));
+                    }
+                };
+                let len = self.ssa.op(Opcode::Len, &[slice.value]);
+                let offset = self.ssa.iconst(0);
+                View { slice: slice.value, offset, len, mutable: slice.ty == (Ty::Slice { mutable: true }) }
+            }
+        };
+        let wanted = mutable.unwrap_or(whole.mutable);
+        if wanted && !whole.mutable {
+            if let Some(e) = self.constant_array_write(base) {
+                return Err(e);
+            }
+            return Err(invalid(
+                base.span(),
+                "cannot iterate mutably over (or mutably borrow) a read-only slice, window or chunk; take the parameter as `&mut [f64]` (or declare the local array `let mut`)",
+            ));
+        }
+        let Some(range) = range else {
+            return Ok(View { mutable: wanted, ..whole });
+        };
+        let start = match &range.start {
+            Some(start) => self.usize_arg(start)?,
+            None => self.ssa.iconst(0),
+        };
+        let end = match &range.end {
+            Some(end) => {
+                let end = self.usize_arg(end)?;
+                if matches!(range.limits, syn::RangeLimits::Closed(_)) {
+                    let one = self.ssa.iconst(1);
+                    self.ssa.op(Opcode::IAdd, &[end, one])
+                } else {
+                    end
+                }
+            }
+            None => whole.len,
+        };
+        let diff = self.ssa.op(Opcode::ISub, &[end, start]);
+        let len = self.clamp_at_zero(diff);
+        let at = self.ssa.op(Opcode::IAdd, &[whole.offset, start]);
+        // Within a view the slice goes on past its end: an end past the view's moves the
+        // sub-slice to the slice's end, where every read faults. (A whole slice needs no
+        // check: reading past its end faults by itself.)
+        let offset = if self.view_of(base).is_some() {
+            let inside = self.ssa.icmp(CondCode::Le, end, whole.len);
+            let past_end = self.ssa.op(Opcode::Len, &[whole.slice]);
+            self.ssa.select(inside, at, past_end)
+        } else {
+            at
+        };
+        Ok(View { slice: whole.slice, offset, len, mutable: wanted })
     }
 
     /// The index into the viewed slice of the view's element `j`: `offset + j` when
@@ -147,7 +229,9 @@ impl Lowerer<'_> {
         k: Value,
     ) -> View {
         match chunking {
-            Chunking::Windows => View { slice, offset: self.ssa.op(Opcode::IAdd, &[base, k]), len: size },
+            Chunking::Windows => {
+                View { slice, offset: self.ssa.op(Opcode::IAdd, &[base, k]), len: size, mutable: false }
+            }
             Chunking::Chunks | Chunking::ChunksExact => {
                 let start = self.ssa.op(Opcode::IMul, &[k, size]);
                 let offset = self.ssa.op(Opcode::IAdd, &[base, start]);
@@ -159,7 +243,7 @@ impl Lowerer<'_> {
                         self.ssa.select(short, rest, size)
                     }
                 };
-                View { slice, offset, len: view_len }
+                View { slice, offset, len: view_len, mutable: false }
             }
         }
     }

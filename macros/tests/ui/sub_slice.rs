@@ -1,9 +1,14 @@
 use jitdiff_macros as jitdiff;
 
-#[jitdiff::function]
-fn head_sum(x: &[f64]) -> f64 {
-    let head = &x[0..2];
-    head[0] + head[1]
+#[jitdiff::module]
+mod model {
+    fn sum(x: &[f64]) -> f64 {
+        x.iter().sum()
+    }
+
+    pub fn head_sum(x: &[f64]) -> f64 {
+        sum(&x[0..2])
+    }
 }
 
 fn main() {}

@@ -149,6 +149,50 @@ dual! { SUB_SLICES:
     }
 }
 
+dual! { LET_SUB_SLICES:
+    fn rows(w: &[f64], x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut s = 0.0;
+        for i in 0..w.len() / n {
+            let row = &w[i * n..(i + 1) * n];
+            let mut dot = 0.0;
+            for j in 0..row.len() {
+                dot += row[j] * x[j];
+            }
+            let tail: &[f64] = &row[1..];
+            s += dot.tanh() + tail.iter().sum::<f64>() + tail.len() as f64;
+        }
+        s
+    }
+    fn scale_rows(w: &mut [f64], n: usize) {
+        for i in 0..w.len() / n {
+            let row = &mut w[i * n..(i + 1) * n];
+            row[0] *= 2.0;
+            for v in row.iter_mut() {
+                *v += 1.0;
+            }
+            let last = &mut row[n - 1..];
+            last[0] = -last[0];
+        }
+    }
+}
+
+#[test]
+fn sub_slices_bound_with_let() {
+    let m = lower(LET_SUB_SLICES);
+    let mut rng = Rng::new(12);
+    for (count, n) in [(1usize, 1usize), (2, 3), (4, 2), (3, 5)] {
+        let w = rng.normals(count * n);
+        let x = rng.normals(n);
+        same!(m, rows(&w[..], &x[..]));
+        let mut native = w.clone();
+        scale_rows(&mut native, n);
+        let mut args = [ArgValue::SliceMut(w.clone()), ArgValue::I64(n as i64)];
+        crate::support::run(&m, "scale_rows", &mut args);
+        assert_eq!(args[0], ArgValue::SliceMut(native));
+    }
+}
+
 #[test]
 fn sub_slices_iterated() {
     let m = lower(SUB_SLICES);
@@ -177,6 +221,14 @@ fn a_sub_slice_past_the_end_faults_where_rust_panics() {
     assert_eq!(call(1, 3).unwrap(), vec![RuntimeValue::F64(6.0)]);
     assert_eq!(call(3, 3).unwrap(), vec![RuntimeValue::F64(-0.0)]);
     assert_eq!(call(2, 4).unwrap_err().kind_name(), "OutOfBounds");
+    // A sub-slice of a sub-slice: past the inner one's end faults, though `x` has the element.
+    let m = lower(
+        "fn g(x: &[f64], b: usize) -> f64 {\n    let head = &x[..2];\n    let t = &head[1..b];\n    t.iter().sum()\n}\n",
+    );
+    let interp = jitdiff_ir::Interpreter::new(&m);
+    let call = |b: i64| interp.call("g", &mut [ArgValue::Slice(vec![1.0, 2.0, 4.0]), ArgValue::I64(b)]);
+    assert_eq!(call(2).unwrap(), vec![RuntimeValue::F64(2.0)]);
+    assert_eq!(call(3).unwrap_err().kind_name(), "OutOfBounds");
 }
 
 dual! { CHUNKS:

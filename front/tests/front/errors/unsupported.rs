@@ -144,7 +144,7 @@ fn h(a: f64, x: f64) -> f64 {
 fn g(x: &[f64]) -> f64 {
     x[0]
 }"#,
-        r#"2:10: sub-slices (`x[a..b]`) other than iterated (`x[a..b].iter()`, `for v in &x[a..]`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
+        r#"2:10: sub-slices (`x[a..b]`) other than iterated or bound with `let` (`x[a..b].iter()`, `let v = &x[a..];`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
     ),
     (
         "window_as_value",
@@ -154,7 +154,7 @@ fn g(x: &[f64]) -> f64 {
 fn g(x: &[f64]) -> f64 {
     x[0]
 }"#,
-        r#"2:28: windows and chunks used other than indexed, measured with `len()` or iterated (here `w`) are not supported; index its elements (`w[j]`) or pass the slice and the start index"#,
+        r#"2:28: windows, chunks and sub-slices used other than indexed, measured with `len()` or iterated (here `w`) are not supported; index its elements (`w[j]`) or pass the slice and the start index"#,
     ),
     (
         "chunk_method",
