@@ -207,7 +207,15 @@ impl Generator {
     /// Windows, chunks, sub-slices and a `move` closure bound with `let`.
     fn slice_statement(&mut self, indent: usize) {
         let v = self.any_float();
-        match self.pick(4) {
+        match self.pick(5) {
+            4 => {
+                let (k, r, e) = (self.int_expr(1), self.name("r"), self.float_expr(1));
+                self.line(indent, &format!("let {r} = &x[({k}) % 3..];"));
+                self.line(
+                    indent,
+                    &format!("{v} += {r}[{r}.len() - 1] * {e} + {r}.len() as f64 - {r}[1..].iter().sum::<f64>();"),
+                );
+            }
             0 => {
                 let (size, e) = (1 + self.pick(3), self.float_expr(1));
                 self.line(
