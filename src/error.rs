@@ -354,6 +354,6 @@ fn fault_message(function: &str, fault: &Fault, position: Option<&Pos>, in_deriv
     if site.func == function {
         format!("@{function}: {what} at {at}")
     } else {
-        format!("@{function}: {what} at {at} of @{}, which it calls", site.func)
+        format!("@{function}: {what} at {at} of @{}, which it calls", jitdiff_front::source_function_name(&site.func))
     }
 }

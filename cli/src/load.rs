@@ -95,7 +95,11 @@ pub fn load_text(path: &str, text: &str, name: Option<&str>) -> Result<Loaded, C
             .map_err(|error| CliError::Verify { path: path.into(), error: Box::new(error) })?;
         (module, spans)
     };
-    let default = if rust { module.functions.last() } else { module.functions.first() };
+    let default = if rust {
+        module.functions.iter().rev().find(|f| !jitdiff::front::is_view_variant(&f.name))
+    } else {
+        module.functions.first()
+    };
     let name = match name {
         Some(n) => n.trim_start_matches('@').to_string(),
         None => default.map(|f| f.name.clone()).ok_or_else(|| CliError::NoFunction(path.into()))?,

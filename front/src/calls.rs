@@ -108,8 +108,25 @@ impl Lowerer<'_> {
         let mut values: Vec<Value> = vec![];
         // The slices passed so far: value, whether borrowed mutably, and where.
         let mut slices: Vec<(Value, bool)> = vec![];
-        for (arg, param) in args.iter().zip(&sig.params) {
+        // Which slice parameters get a view (a sub-slice, window or chunk): the callee is then
+        // a variant taking (slice, offset, length) for each.
+        let mut views = vec![false; sig.params.len()];
+        for (index, (arg, param)) in args.iter().zip(&sig.params).enumerate() {
             let value = match param {
+                Ty::Slice { mutable } if self.is_view_argument(arg) => {
+                    let view = self.view_argument(arg, *mutable)?;
+                    let clash = slices.iter().any(|&(v, was_mutable)| v == view.slice && (was_mutable || *mutable));
+                    if clash {
+                        return Err(FrontError::new(
+                            arg.span(),
+                            FrontErrorKind::AliasedMutable { name: slice_name(arg) },
+                        ));
+                    }
+                    slices.push((view.slice, *mutable));
+                    views[index] = true;
+                    values.extend([view.slice, view.offset]);
+                    view.len
+                }
                 Ty::Slice { mutable } => {
                     let op = match self.lower_expr(arg, None)? {
                         Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => op,
@@ -134,7 +151,18 @@ impl Lowerer<'_> {
             values.push(value);
         }
         self.at(span);
-        let results = self.ssa.call(sig.callee, values, &sig.ret.ir_results());
+        let callee = match sig.callee {
+            _ if !views.contains(&true) => sig.callee,
+            jitdiff_ir::Callee::Func(_) => self.ctx.variant(&sig.name, &views),
+            _ => {
+                return Err(unsupported(
+                    span,
+                    format!("sub-slices, windows and chunks passed to the extern `{}`", sig.name),
+                    "pass the whole slice and an offset",
+                ));
+            }
+        };
+        let results = self.ssa.call(callee, values, &sig.ret.ir_results());
         Ok(match &sig.ret {
             Ty::Unit => Lowered::Unit,
             Ty::Tuple(items) => Lowered::Tuple(

@@ -185,7 +185,7 @@ impl Lowerer<'_> {
         if let syn::Expr::Range(r) = &*index.index {
             return Err(unsupported(
                 r.span(),
-                "sub-slices (`x[a..b]`) other than iterated or bound with `let` (`x[a..b].iter()`, `let v = &x[a..];`)",
+                "sub-slices (`x[a..b]`) other than iterated, bound with `let` or passed to a function (`x[a..b].iter()`, `let v = &x[a..];`, `f(&x[a..])`)",
                 "pass the whole slice and an offset, and index `x[offset + i]`",
             ));
         }

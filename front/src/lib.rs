@@ -67,6 +67,40 @@ const MAX_NESTING: usize = 96;
 /// prefix operators as long as that is as deep for the parser, which recurses on it.
 const MAX_STATEMENT_TOKENS: usize = 10_000;
 
+/// Is `name` the name of a function the front end added: a function of the source lowered
+/// again for calls that pass sub-slices, windows or chunks (`dot(&w[i * n..], x)`), which
+/// takes each such argument as the slice, an offset and a length. These come after the
+/// source's own functions, which keep their order.
+///
+/// ```
+/// let m = jitdiff_front::lower_source(
+///     "fn total(v: &[f64]) -> f64 { v.iter().sum() }\nfn tail(x: &[f64]) -> f64 { total(&x[1..]) }",
+/// )?;
+/// let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
+/// assert_eq!(names, ["total", "tail", "total__views_1"]);
+/// assert!(jitdiff_front::is_view_variant("total__views_1") && !jitdiff_front::is_view_variant("tail"));
+/// # Ok::<(), jitdiff_front::FrontError>(())
+/// ```
+pub fn is_view_variant(name: &str) -> bool {
+    name.rsplit_once("__views_")
+        .is_some_and(|(_, mask)| !mask.is_empty() && mask.bytes().all(|b| b == b'0' || b == b'1'))
+}
+
+/// The function of the source a function of the lowered module stands for: `name` itself, or
+/// for a [view variant](is_view_variant) the function it was lowered from (what messages to
+/// the user name).
+///
+/// ```
+/// assert_eq!(jitdiff_front::source_function_name("total__views_10"), "total");
+/// assert_eq!(jitdiff_front::source_function_name("total"), "total");
+/// ```
+pub fn source_function_name(name: &str) -> &str {
+    match name.rsplit_once("__views_") {
+        Some((source, _)) if is_view_variant(name) => source,
+        _ => name,
+    }
+}
+
 /// Lower a Rust source (one or more items) to a verified module.
 ///
 /// ```

@@ -178,10 +178,13 @@ impl<'a> Lowerer<'a> {
 }
 
 /// Lower the body of `item`, whose signature is `sig`.
+/// Slice parameters marked in `views` are taken as views: three IR parameters each (the slice,
+/// the offset of the view's first element and its length), bound as a view (`views.rs`).
 pub(crate) fn lower_function(
     ctx: &ModuleCtx,
     item: &syn::ItemFn,
     sig: &FnSig,
+    views: &[bool],
 ) -> Result<(Function, jitdiff_ir::FuncSpans)> {
     let mut lowerer = Lowerer::new(ctx, sig);
     lowerer.at(item.sig.fn_token.span);
@@ -189,7 +192,7 @@ pub(crate) fn lower_function(
     if let Some(entry) = lowerer.ssa.spans.blocks.first_mut() {
         *entry = lowerer.ssa.pos;
     }
-    for (input, ty) in item.sig.inputs.iter().zip(&sig.params) {
+    for (index, (input, ty)) in item.sig.inputs.iter().zip(&sig.params).enumerate() {
         let syn::FnArg::Typed(typed) = input else {
             return Err(unsupported(
                 input.span(),
@@ -219,6 +222,13 @@ pub(crate) fn lower_function(
         }
         let ir = ty.ir().unwrap_or(Type::F64);
         let value = lowerer.ssa.func.add_param(ir, Some(&name));
+        if views.get(index).copied().unwrap_or(false) {
+            let offset = lowerer.ssa.func.add_param(Type::I64, Some(&format!("{name}_offset")));
+            let len = lowerer.ssa.func.add_param(Type::I64, Some(&format!("{name}_len")));
+            let mutable = *ty == (Ty::Slice { mutable: true });
+            lowerer.declare_view(&name, crate::views::View { slice: value, offset, len, mutable });
+            continue;
+        }
         lowerer.declare(&name, ty.clone(), mutable, Some(value));
     }
     let body = lowerer.lower_block(&item.block, Some(&sig.ret.clone()))?;

@@ -41,9 +41,36 @@ pub(crate) struct ModuleCtx {
     /// nested gradients add (`crate::nested`): kept here so that the ids they get are the
     /// module's.
     pub declared: std::cell::RefCell<Module>,
+    /// Functions called with sub-slices, windows or chunks for some slice parameters
+    /// (`views.rs`): each is lowered again with those parameters as views, as the function
+    /// numbered `first_variant` + its index here.
+    pub variants: std::cell::RefCell<Vec<(Variant, FuncId)>>,
+    /// Placeholders standing for the module's functions, as many as it will have: the id the
+    /// next variant gets is the next one pushed here.
+    pub function_ids: std::cell::RefCell<Module>,
+}
+
+/// A function lowered with some slice parameters taken as views (slice, offset, length).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Variant {
+    pub function: String,
+    pub views: Vec<bool>,
 }
 
 impl ModuleCtx {
+    /// The callee of `function` with the parameters marked in `views` passed as views: a
+    /// variant lowered after the functions as written (requested once per combination).
+    pub(crate) fn variant(&self, function: &str, views: &[bool]) -> Callee {
+        let wanted = Variant { function: function.to_string(), views: views.to_vec() };
+        let mut variants = self.variants.borrow_mut();
+        if let Some((_, id)) = variants.iter().find(|(v, _)| *v == wanted) {
+            return Callee::Func(*id);
+        }
+        let id = self.function_ids.borrow_mut().push_function(Function::new(function, vec![]));
+        variants.push((wanted, id));
+        Callee::Func(id)
+    }
+
     /// The value of an imported `std::f64::consts` name.
     pub(crate) fn imported_constant(&self, name: &str) -> Option<f64> {
         match self.imports.get(name) {
@@ -152,13 +179,18 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
         ctx.tables.insert(name, id);
     }
     ctx.declared.borrow_mut().externs = module.externs.clone();
+    for _ in 0..module.functions.len() {
+        ctx.function_ids.get_mut().push_function(Function::new("", vec![]));
+    }
+    let items_by_name: HashMap<String, &syn::ItemFn> =
+        bodies.iter().map(|(item, _)| (crate::types::name_of(&item.sig.ident), *item)).collect();
     let mut written: Vec<(FuncId, Function, jitdiff_ir::FuncSpans)> = vec![];
     for (item, id) in bodies {
         let Some(sig) = ctx.functions.get(&crate::types::name_of(&item.sig.ident)) else {
             let message = "a function's signature went missing".into();
             return Err(FrontError::new(item.sig.ident.span(), FrontErrorKind::Internal { message }));
         };
-        let (mut function, spans) = crate::lower::lower_function(&ctx, item, sig)?;
+        let (mut function, spans) = crate::lower::lower_function(&ctx, item, sig, &[])?;
         if keep {
             written.push((id, function.clone(), spans));
         }
@@ -168,6 +200,33 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
         if let Some(slot) = module.functions.get_mut(id.index()) {
             *slot = function;
         }
+    }
+    // The variants called with views, lowered in the order requested (a variant's body may
+    // request more), each pushed as the function its id names.
+    let mut next = 0;
+    loop {
+        // (The borrow ends here: lowering the variant may request more.)
+        let requested = ctx.variants.borrow().get(next).cloned();
+        let Some((variant, id)) = requested else { break };
+        let (Some(item), Some(sig)) = (items_by_name.get(&variant.function), ctx.functions.get(&variant.function))
+        else {
+            let message = format!("`{}` was called with a view but is not a function of the source", variant.function);
+            return Err(FrontError::new(Span::call_site(), FrontErrorKind::Internal { message }));
+        };
+        let mask: String = variant.views.iter().map(|&v| if v { '1' } else { '0' }).collect();
+        let sig = FnSig { name: format!("{}__views_{mask}", sig.name), ..sig.clone() };
+        let (mut function, spans) = crate::lower::lower_function(&ctx, item, &sig, &variant.views)?;
+        if keep {
+            written.push((id, function.clone(), spans));
+        }
+        passes::remove_unreachable_blocks(&mut function);
+        passes::optimize_function_in(&mut function, &module.tables);
+        function.canonicalize();
+        if module.push_function(function) != id {
+            let message = format!("the variant of `{}` taking views got another id", variant.function);
+            return Err(FrontError::new(Span::call_site(), FrontErrorKind::Internal { message }));
+        }
+        next += 1;
     }
     module.externs = std::mem::take(&mut ctx.declared.borrow_mut().externs);
     module.canonicalize();

@@ -80,6 +80,31 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Is `arg` a view passed on (a variable bound to one) or a sub-slice `&x[a..b]`?
+    pub(crate) fn is_view_argument(&self, arg: &syn::Expr) -> bool {
+        if self.view_of(arg).is_some() {
+            return true;
+        }
+        let mut at = arg;
+        while let syn::Expr::Paren(p) = at {
+            at = &p.expr;
+        }
+        matches!(at, syn::Expr::Reference(r) if crate::iter::sub_slice(&r.expr).1.is_some())
+    }
+
+    /// The view an argument for a slice parameter (`&mut [f64]` when `mutable`) passes.
+    pub(crate) fn view_argument(&mut self, arg: &syn::Expr, mutable: bool) -> Result<View> {
+        let mut at = arg;
+        while let syn::Expr::Paren(p) = at {
+            at = &p.expr;
+        }
+        let inner = match at {
+            syn::Expr::Reference(r) if crate::iter::sub_slice(&r.expr).1.is_some() => &*r.expr,
+            other => other,
+        };
+        self.slice_source(inner, Some(mutable))
+    }
+
     /// `let v = &x[a..b];` (or `&mut`, of a slice or another view): the view of those elements.
     pub(crate) fn sub_slice_view(&mut self, expr: &syn::Expr, mutable: bool) -> Result<View> {
         self.slice_source(expr, Some(mutable))

@@ -210,7 +210,11 @@ fn sparsity_error(user: &UserFunction, e: SparsityError) -> Error {
                 Some(p) => format!("line {}, column {}", p.line, p.col),
                 None => format!("block {}, instruction {}", site.block, site.inst),
             };
-            let of = if site.func == function { String::new() } else { format!(" of @{}", site.func) };
+            let of = if site.func == function {
+                String::new()
+            } else {
+                format!(" of @{}", jitdiff_front::source_function_name(&site.func))
+            };
             Error::Sparsity { function, message: format!("{message}, at {at}{of}") }
         }
         SparsityError::NoFloatResult(_) => Error::NoFloatResult { function, what: "Hessian" },

@@ -404,6 +404,51 @@ mod chained {
 /// The line of `chained::inner`'s `v[i]`.
 const CHAINED_INNER_LINE: u32 = line!() - 7;
 
+/// A helper called with sub-slices, windows and a `&mut` sub-slice.
+#[jitdiff::module]
+mod rows {
+    fn dot(a: &[f64], b: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..a.len() {
+            s += a[i] * b[i];
+        }
+        s
+    }
+    fn at(v: &[f64], i: usize) -> f64 {
+        v[i]
+    }
+    pub fn layer(w: &[f64], x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut total = 0.0;
+        for i in 0..w.len() / n {
+            total += dot(&w[i * n..(i + 1) * n], x).tanh();
+        }
+        total + x.windows(2).map(|p| dot(p, p)).sum::<f64>()
+    }
+    pub fn last_of_head(x: &[f64], i: usize) -> f64 {
+        at(&x[..2], i)
+    }
+}
+/// The line of `rows::at`'s `v[i]`.
+const ROWS_AT_LINE: u32 = line!() - 15;
+
+#[test]
+fn helpers_called_with_sub_slices_differentiate_and_fault_in_source_terms() {
+    let (w, x) = ([0.5, -1.0, 2.0, 0.25, 1.5, -0.75], [0.3, -0.2, 0.9]);
+    let g = rows::layer::gradient().unwrap();
+    let (value, grad) = g.value_and_grad(&w, &x).unwrap();
+    assert_eq!(value, rows::layer(&w, &x));
+    let report = check::gradient(g.handle(), &mut rows::layer::args(&w, &x), FdOptions::central()).unwrap();
+    assert!(report.passes(1e-6), "{report}");
+    assert_eq!(grad.len(), w.len() + x.len());
+    // x[..2][2] is past the sub-slice's end (x has the element): a fault at `at`'s `v[i]`,
+    // named as the source names it.
+    let primal = rows::last_of_head::primal().unwrap();
+    assert_eq!(primal.call(&x, 1).unwrap(), x[1]);
+    let e = primal.call(&x, 2).unwrap_err();
+    assert!(e.to_string().contains(&format!("line {ROWS_AT_LINE}, column 9 of @at,")), "{e}");
+}
+
 /// A run-time fault of a function written with the macros names its line and column in this
 /// file (the typed handles replay it on the function as written), in the primal and in
 /// derivative code, and in a function the faulting one calls.

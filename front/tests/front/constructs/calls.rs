@@ -190,3 +190,52 @@ fn closures_bound_with_let_are_called_inline() {
         }
     }
 }
+
+dual! { VIEW_ARGUMENTS:
+    fn dot_v(a: &[f64], b: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..a.len() {
+            s += a[i] * b[i];
+        }
+        s
+    }
+    fn scale_v(v: &mut [f64], k: f64) {
+        for x in v.iter_mut() {
+            *x *= k;
+        }
+    }
+    fn first_or(v: &[f64], d: f64) -> f64 {
+        if v.is_empty() { d } else { v[0] + first_or(&v[1..], d) * 0.5 }
+    }
+    fn layer(w: &[f64], x: &[f64], out: &mut [f64]) -> f64 {
+        let n = x.len();
+        for i in 0..out.len() {
+            out[i] = dot_v(&w[i * n..(i + 1) * n], x).tanh();
+        }
+        scale_v(&mut out[1..], 2.0);
+        let row = &w[n..];
+        x.chunks(2).map(|c| dot_v(c, c)).sum::<f64>()
+            + x.windows(2).map(|v| dot_v(v, &x[..2])).sum::<f64>()
+            + first_or(row, 1.5)
+            + first_or(x, -1.0)
+    }
+}
+
+#[test]
+fn sub_slices_windows_and_chunks_passed_to_functions() {
+    let m = lower(VIEW_ARGUMENTS);
+    let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
+    assert!(names.contains(&"dot_v__views_10") && names.contains(&"dot_v__views_11"), "{names:?}");
+    let mut rng = Rng::new(41);
+    for (rows, n) in [(2usize, 2usize), (3, 3), (2, 5)] {
+        let w = rng.normals(rows * n);
+        let x = rng.normals(n);
+        let out = vec![0.0; rows];
+        let mut native_out = out.clone();
+        let native = layer(&w, &x, &mut native_out);
+        let mut args = [ArgValue::Slice(w.clone()), ArgValue::Slice(x.clone()), ArgValue::SliceMut(out)];
+        let got = crate::support::run(&m, "layer", &mut args);
+        assert_eq!(got, vec![RuntimeValue::F64(native)]);
+        assert_eq!(args[2], ArgValue::SliceMut(native_out));
+    }
+}

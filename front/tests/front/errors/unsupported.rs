@@ -139,22 +139,17 @@ fn h(a: f64, x: f64) -> f64 {
     (
         "subslice",
         r#"fn f(x: &[f64]) -> f64 {
-    g(&x[1..])
-}
-fn g(x: &[f64]) -> f64 {
-    x[0]
+    let t = (x[1..].len() as f64, 1.0);
+    t.0
 }"#,
-        r#"2:10: sub-slices (`x[a..b]`) other than iterated or bound with `let` (`x[a..b].iter()`, `let v = &x[a..];`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
+        r#"2:16: sub-slices (`x[a..b]`) other than iterated, bound with `let` or passed to a function (`x[a..b].iter()`, `let v = &x[a..];`, `f(&x[a..])`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
     ),
     (
         "window_as_value",
         r#"fn f(x: &[f64]) -> f64 {
-    x.windows(2).map(|w| g(w)).sum()
-}
-fn g(x: &[f64]) -> f64 {
-    x[0]
+    x.windows(2).map(|w| { let v = w; v[0] }).sum()
 }"#,
-        r#"2:28: windows, chunks and sub-slices used other than indexed, measured with `len()` or iterated (here `w`) are not supported; index its elements (`w[j]`) or pass the slice and the start index"#,
+        r#"2:36: windows, chunks and sub-slices used other than indexed, measured with `len()` or iterated (here `w`) are not supported; index its elements (`w[j]`) or pass the slice and the start index"#,
     ),
     (
         "chunk_method",
