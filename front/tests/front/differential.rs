@@ -13,6 +13,15 @@ use std::fmt::Write as _;
 const FUNCTIONS: usize = 60;
 const INPUTS: [(f64, f64, usize); 4] = [(0.5, -1.25, 0), (2.0, 0.75, 3), (-3.5, 1.5, 5), (0.0, -0.0, 1)];
 const SLICE: [f64; 5] = [0.25, -1.5, 2.0, 3.75, -0.5];
+/// A helper the generated functions call with sub-slices, windows and chunks.
+const HELPER: &str = "fn hv(v: &[f64], t: f64) -> f64 {
+    let mut s = t;
+    for (i, &e) in v.iter().enumerate() {
+        s = s * 0.5 + e * (i as f64 + 1.0);
+    }
+    s + v.len() as f64
+}
+";
 
 /// A random function `fn gK(x: &[f64], a: f64, b: f64, n: usize) -> f64`.
 struct Generator {
@@ -207,7 +216,16 @@ impl Generator {
     /// Windows, chunks, sub-slices and a `move` closure bound with `let`.
     fn slice_statement(&mut self, indent: usize) {
         let v = self.any_float();
-        match self.pick(5) {
+        match self.pick(6) {
+            5 => {
+                let (k, e) = (self.int_expr(1), self.float_expr(1));
+                let call = match self.pick(3) {
+                    0 => format!("hv(&x[({k}) % 3..], {e})"),
+                    1 => format!("x.windows(2).map(|w| hv(w, {e})).sum::<f64>()"),
+                    _ => format!("x.chunks(({k}) % 3 + 1).map(|c| hv(c, 0.5)).fold({e}, |m, h| m * 0.25 + h)"),
+                };
+                self.line(indent, &format!("{v} += {call};"));
+            }
             4 => {
                 let (k, r, e) = (self.int_expr(1), self.name("r"), self.float_expr(1));
                 self.line(indent, &format!("let {r} = &x[({k}) % 3..];"));
@@ -301,6 +319,7 @@ fn random_programs_agree_with_rustc() {
     // The reference: every function on every input, printed as bits.
     let mut program = String::from("#![allow(unused, unreachable_code, clippy::all)]\n");
     program.push_str(&functions.join("\n"));
+    program.push_str(HELPER);
     let _ = writeln!(program, "fn main() {{\n    let x = {SLICE:?};");
     for k in 0..count {
         for (a, b, n) in INPUTS {
@@ -331,7 +350,7 @@ fn random_programs_agree_with_rustc() {
         .collect();
     assert_eq!(expected.len(), count * INPUTS.len());
 
-    let module = lower(&functions.join("\n"));
+    let module = lower(&(functions.join("\n") + HELPER));
     let mut expected = expected.into_iter();
     for (k, function) in functions.iter().enumerate() {
         for (a, b, n) in INPUTS {
