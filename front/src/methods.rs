@@ -71,6 +71,11 @@ impl Lowerer<'_> {
         if let Some(view) = self.view_of(&m.receiver) {
             return self.view_method(view, m);
         }
+        // `x[a..b].len()`, `x[a..].is_empty()`: a sub-slice measured in place.
+        if let (_, Some(_)) = crate::iter::sub_slice(&m.receiver) {
+            let view = self.slice_source(&m.receiver, None)?;
+            return self.view_method(view, m);
+        }
         let receiver = match self.lower_expr(&m.receiver, None)? {
             Lowered::Value(op) => op,
             Lowered::Never => return Ok(Lowered::Never),

@@ -162,7 +162,7 @@ dual! { LET_SUB_SLICES:
             let tail: &[f64] = &row[1..];
             s += dot.tanh() + tail.iter().sum::<f64>() + tail.len() as f64;
         }
-        s
+        s + x[1..].len() as f64 + x[..0].is_empty() as i64 as f64 + w[n..].len() as f64
     }
     fn scale_rows(w: &mut [f64], n: usize) {
         for i in 0..w.len() / n {

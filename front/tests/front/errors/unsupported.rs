@@ -139,10 +139,10 @@ fn h(a: f64, x: f64) -> f64 {
     (
         "subslice",
         r#"fn f(x: &[f64]) -> f64 {
-    let t = (x[1..].len() as f64, 1.0);
-    t.0
+    let t = x[1..];
+    t[0]
 }"#,
-        r#"2:16: sub-slices (`x[a..b]`) other than iterated, bound with `let` or passed to a function (`x[a..b].iter()`, `let v = &x[a..];`, `f(&x[a..])`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
+        r#"2:15: sub-slices (`x[a..b]`) other than iterated, bound with `let` or passed to a function (`x[a..b].iter()`, `let v = &x[a..];`, `f(&x[a..])`) are not supported; pass the whole slice and an offset, and index `x[offset + i]`"#,
     ),
     (
         "window_as_value",
