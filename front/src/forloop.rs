@@ -138,7 +138,14 @@ impl Lowerer<'_> {
         self.break_edge();
         self.scopes.restore(&at_head);
         self.ssa.switch_to(body, reachable);
+        let in_range = crate::iter::counts_from_zero_below_bound(&chain.source, &plan);
+        if in_range {
+            self.counters.push((counter, bound));
+        }
         let result = self.loop_body(chain, &plan, counter, &consumer, accumulator);
+        if in_range {
+            self.counters.pop();
+        }
         let ctx = self.loops.pop();
         result?;
         self.scopes.truncate(slots);

@@ -498,6 +498,20 @@ fn peel_parens(expr: &syn::Expr) -> &syn::Expr {
     }
 }
 
+/// Does every item of `source` lie in `[0, bound)`, the loop's own bound, counted by one from
+/// zero? (`for i in 0..b`, a non-negative literal start, or any indexed chain, whose counter
+/// runs from 0 to its count.) Then the counter never wraps, and reading a view at it needs no
+/// range check when `bound` is the view's length (`views.rs`).
+pub(crate) fn counts_from_zero_below_bound(source: &Source<'_>, plan: &Plan) -> bool {
+    match (plan, source) {
+        (Plan::Indexed(_), _) => true,
+        (Plan::Direct { cond: CondCode::Lt, .. }, Source::Range { start, inclusive: false, .. }) => {
+            literal_usize(start).is_some_and(|k| k >= 0)
+        }
+        _ => false,
+    }
+}
+
 fn literal_usize(expr: &syn::Expr) -> Option<i64> {
     match expr {
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if matches!(i.suffix(), "" | "usize") => {

@@ -79,6 +79,9 @@ pub(crate) struct Lowerer<'a> {
     pub const_stack: Vec<String>,
     /// Closures bound with `let`, by number (`SlotKind::Closure`).
     pub closures: Vec<crate::closures::LocalClosure>,
+    /// The counters of the counted loops being lowered that run from 0 below their bound, with
+    /// that bound: inside the body, `0 <= counter < bound` (`views.rs` skips range checks).
+    pub counters: Vec<(Value, Value)>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -93,6 +96,7 @@ impl<'a> Lowerer<'a> {
             depth: 0,
             const_stack: vec![],
             closures: vec![],
+            counters: vec![],
         }
     }
 

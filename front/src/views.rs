@@ -187,12 +187,23 @@ impl Lowerer<'_> {
 
     /// The index into the viewed slice of the view's element `j`: `offset + j` when
     /// `0 <= j < len`, else `len(slice)` (so that the read faults).
+    ///
+    /// Inside a counted loop whose counter `j` runs from 0 below its bound, `j >= 0` is known,
+    /// and so is `j < len` when the bound is the view's length (`for i in 0..v.len()`): those
+    /// comparisons are left out.
     pub(crate) fn view_index(&mut self, view: View, j: Value) -> Value {
-        let zero = self.ssa.iconst(0);
-        let not_negative = self.ssa.icmp(CondCode::Ge, j, zero);
-        let below_len = self.ssa.icmp(CondCode::Lt, j, view.len);
-        let inside = self.ssa.op(Opcode::And, &[not_negative, below_len]);
         let at = self.ssa.op(Opcode::IAdd, &[view.offset, j]);
+        let counter_bound = self.counters.iter().rev().find(|(counter, _)| *counter == j).map(|&(_, bound)| bound);
+        let inside = match counter_bound {
+            Some(bound) if bound == view.len => return at,
+            Some(_) => self.ssa.icmp(CondCode::Lt, j, view.len),
+            None => {
+                let zero = self.ssa.iconst(0);
+                let not_negative = self.ssa.icmp(CondCode::Ge, j, zero);
+                let below_len = self.ssa.icmp(CondCode::Lt, j, view.len);
+                self.ssa.op(Opcode::And, &[not_negative, below_len])
+            }
+        };
         let past_end = self.ssa.op(Opcode::Len, &[view.slice]);
         self.ssa.select(inside, at, past_end)
     }

@@ -239,3 +239,27 @@ fn sub_slices_windows_and_chunks_passed_to_functions() {
         assert_eq!(args[2], ArgValue::SliceMut(native_out));
     }
 }
+
+/// `v[i]` of a view inside `for i in 0..v.len()` needs no range check (the loop's own test is
+/// it); against another bound it keeps one comparison, and the read past the view still faults.
+#[test]
+fn view_reads_at_a_loop_counter_skip_the_range_check_the_loop_makes() {
+    let m = lower(
+        "fn dot(a: &[f64], b: &[f64]) -> f64 {\n    let mut s = 0.0;\n    for i in 0..a.len() {\n        s += a[i] * b[i];\n    }\n    s\n}\n\
+         fn over_b(a: &[f64], b: &[f64]) -> f64 {\n    let mut s = 0.0;\n    for i in 0..b.len() {\n        s += a[i];\n    }\n    s\n}\n\
+         fn f(w: &[f64], x: &[f64], y: &[f64]) -> f64 {\n    dot(&w[1..], x) + over_b(&w[..2], y)\n}\n",
+    );
+    let count = |name: &str, op: jitdiff_ir::Opcode| {
+        let f = m.func_by_name(name).unwrap();
+        f.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.op == op).count()
+    };
+    assert_eq!(count("dot__views_10", jitdiff_ir::Opcode::Select), 0, "{m}");
+    assert_eq!(count("over_b__views_10", jitdiff_ir::Opcode::Select), 1, "{m}");
+    let interp = jitdiff_ir::Interpreter::new(&m);
+    let args = |y: Vec<f64>| {
+        [ArgValue::Slice(vec![1.0, 2.0, 4.0, 8.0]), ArgValue::Slice(vec![0.5, 0.25, 1.0]), ArgValue::Slice(y)]
+    };
+    assert_eq!(interp.call("f", &mut args(vec![0.0, 0.0])).unwrap(), vec![RuntimeValue::F64(1.0 + 1.0 + 8.0 + 3.0)]);
+    // over_b reads a[2] of the two-element view: a fault, though w has the element.
+    assert_eq!(interp.call("f", &mut args(vec![0.0; 3])).unwrap_err().kind_name(), "OutOfBounds");
+}
