@@ -106,7 +106,7 @@ fn derive_forward_unguarded(
             width,
             tape_users: if constant_tape { HashSet::default() } else { super::activity::tape_users(source) },
             constant_tape,
-            singular: Singular::analyse(source, &custom),
+            singular: Singular::analyse(source, &custom, id),
             custom,
         };
         let derived = deriver.derive(id, wrt)?;

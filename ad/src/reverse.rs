@@ -212,7 +212,7 @@ fn derive_reverse_unguarded(
             out: module.clone(),
             cache: HashMap::default(),
             shapes: &shapes,
-            singular: Singular::analyse(source, &custom),
+            singular: Singular::analyse(source, &custom, id),
             custom,
             differentials: vec![],
             joint,

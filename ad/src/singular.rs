@@ -19,7 +19,7 @@
 //! [`Coef::ScaleStrong`]: jitdiff_rules::Coef::ScaleStrong
 
 use super::custom::CustomRules;
-use jitdiff_ir::{Function, Imm, InstData, Module, Opcode, Value};
+use jitdiff_ir::{Callee, FuncId, Function, Imm, InstData, Module, Opcode, Value};
 use jitdiff_rules::has_singular_partials;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -33,8 +33,11 @@ pub(super) struct Singular {
 
 impl Singular {
     /// Find them in `module`, whose calls with a custom rule in `custom` count as singular (a
-    /// user's partials may be infinite).
-    pub fn analyse(module: &Module, custom: &CustomRules<'_>) -> Singular {
+    /// user's partials may be infinite). Whether every product is guarded depends on the
+    /// program that differentiating `root` runs: `root` and the functions it calls, not
+    /// functions of the module it never reaches (so the same function gets the same derivative
+    /// in any module, a nested derivative's included).
+    pub fn analyse(module: &Module, custom: &CustomRules<'_>, root: FuncId) -> Singular {
         let by_function: Vec<HashSet<Value>> = module
             .functions
             .iter()
@@ -48,11 +51,12 @@ impl Singular {
                     .collect()
             })
             .collect();
-        let finite_valued = module.functions.iter().zip(&by_function).any(|(func, set)| {
-            func.blocks
-                .iter()
-                .flat_map(|b| &b.insts)
-                .any(|inst| inst.results.len() == 1 && set.contains(&inst.results[0]) && finite_where_singular(inst.op))
+        let reached = reachable(module, root);
+        let finite_valued = module.functions.iter().zip(&by_function).zip(&reached).any(|((func, set), &reached)| {
+            reached
+                && func.blocks.iter().flat_map(|b| &b.insts).any(|inst| {
+                    inst.results.len() == 1 && set.contains(&inst.results[0]) && finite_where_singular(inst.op)
+                })
         });
         Singular { by_function, finite_valued }
     }
@@ -119,4 +123,22 @@ fn is_singular(module: &Module, constants: &HashMap<Value, Imm>, inst: &InstData
         },
         op => has_singular_partials(op),
     }
+}
+
+/// Which functions of `module` `root` calls, directly or not (`root` included).
+fn reachable(module: &Module, root: FuncId) -> Vec<bool> {
+    let mut reached = vec![false; module.functions.len()];
+    let mut stack = vec![root];
+    while let Some(f) = stack.pop() {
+        match reached.get_mut(f.index()) {
+            Some(seen) if !*seen => *seen = true,
+            _ => continue,
+        }
+        for inst in module.func(f).blocks.iter().flat_map(|b| &b.insts) {
+            if let (Opcode::Call, Imm::Callee(Callee::Func(callee))) = (inst.op, &inst.imm) {
+                stack.push(*callee);
+            }
+        }
+    }
+    reached
 }
