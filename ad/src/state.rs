@@ -406,6 +406,12 @@ impl StatePlan {
             | Opcode::ISub
             | Opcode::IMul
             | Opcode::INeg
+            | Opcode::IAnd
+            | Opcode::IOr
+            | Opcode::IXor
+            | Opcode::IShl
+            | Opcode::IShr
+            | Opcode::UShr
             | Opcode::And
             | Opcode::Or
             | Opcode::Not

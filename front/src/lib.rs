@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 mod arrays;
+mod bits;
 mod calls;
 mod closures;
 mod consts;

@@ -348,6 +348,20 @@ impl Lowerer<'_> {
                 let negated = self.ssa.op(Opcode::INeg, &[x]);
                 Ok(Lowered::Value(Operand { value: self.ssa.select(negative, negated, x), ty }))
             }
+            "wrapping_add" | "wrapping_sub" | "wrapping_mul" => {
+                // 64-bit arithmetic wraps as the IR's does; a 32-bit type keeps its low 32 bits.
+                arg_count(name, args, 1, span)?;
+                let y = self.scalar_of(args[0], &ty)?.value;
+                let op = match name {
+                    "wrapping_add" => Opcode::IAdd,
+                    "wrapping_sub" => Opcode::ISub,
+                    _ => Opcode::IMul,
+                };
+                let value = self.ssa.op(op, &[x, y]);
+                let value =
+                    if matches!(kind, IntKind::I32 | IntKind::U32) { self.extend_32(value, kind) } else { value };
+                Ok(Lowered::Value(Operand { value, ty }))
+            }
             "pow" => {
                 // A literal exponent: square and multiply, unrolled (wrapping at 64 bits).
                 arg_count(name, args, 1, span)?;
@@ -374,7 +388,7 @@ impl Lowerer<'_> {
                 name_span,
                 name,
                 &ty,
-                "integers have `min`, `max`, `abs` and `pow` (by a literal); convert with `as f64` for math",
+                "integers have `min`, `max`, `abs`, `pow` (by a literal) and `wrapping_add`/`_sub`/`_mul`; convert with `as f64` for math",
             )),
         }
     }

@@ -30,10 +30,8 @@ impl Lowerer<'_> {
             B::Le(_) => self.lower_compare(b, CondCode::Le),
             B::Gt(_) => self.lower_compare(b, CondCode::Gt),
             B::Ge(_) => self.lower_compare(b, CondCode::Ge),
-            B::BitAnd(_) | B::BitOr(_) | B::BitXor(_) => self.lower_bool_bitwise(b),
-            B::Shl(_) | B::Shr(_) => {
-                Err(unsupported(b.op.span(), "shift operators", "multiply or divide by a power of two"))
-            }
+            B::BitAnd(_) | B::BitOr(_) | B::BitXor(_) => self.lower_bitwise(b, expect),
+            B::Shl(_) | B::Shr(_) => self.lower_shift(b, expect),
             _ => {
                 let numeric = expect.filter(|t| matches!(t, Ty::F64 | Ty::Int(_)));
                 let (lhs, rhs, ty) = self.operands(b, numeric)?;
@@ -83,14 +81,19 @@ impl Lowerer<'_> {
         Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
     }
 
-    /// `&`, `|`, `^` on `bool` (evaluating both sides, as Rust does).
-    fn lower_bool_bitwise(&mut self, b: &syn::ExprBinary) -> Result<Lowered> {
-        let (lhs, rhs, ty) = self.operands(b, Some(&Ty::Bool))?;
+    /// `&`, `|`, `^` on `bool` (evaluating both sides, as Rust does) or on integers (`bits.rs`).
+    fn lower_bitwise(&mut self, b: &syn::ExprBinary, expect: Option<&Ty>) -> Result<Lowered> {
+        let expect = expect.filter(|t| matches!(t, Ty::Bool | Ty::Int(_))).unwrap_or(&Ty::Bool);
+        let (lhs, rhs, ty) = self.operands(b, Some(expect))?;
+        if let Ty::Int(kind) = ty {
+            let value = self.int_bit_op(&b.op, kind, lhs.value, rhs.value);
+            return Ok(Lowered::Value(Operand { value, ty }));
+        }
         if ty != Ty::Bool {
             return Err(unsupported(
                 b.op.span(),
-                "bitwise operators on numbers",
-                "the IR has no bit operations; use arithmetic (`/`, `%`) on integers",
+                format!("bitwise operators on `{ty}` values"),
+                "use them on integers or `bool`s",
             ));
         }
         let value = match b.op {
@@ -102,6 +105,18 @@ impl Lowerer<'_> {
             }
         };
         Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
+    }
+
+    /// `a << k`, `a >> k` on integers: the type is `a`'s, `k` may be any integer type.
+    fn lower_shift(&mut self, b: &syn::ExprBinary, expect: Option<&Ty>) -> Result<Lowered> {
+        let lhs = self.scalar(&b.left, expect.filter(|t| matches!(t, Ty::Int(_))))?;
+        let rhs = self.scalar(&b.right, None)?;
+        let (Ty::Int(kind), Ty::Int(_)) = (&lhs.ty, &rhs.ty) else {
+            let culprit = if matches!(lhs.ty, Ty::Int(_)) { (&b.right, &rhs.ty) } else { (&b.left, &lhs.ty) };
+            return Err(mismatch(culprit.0.span(), "i64", culprit.1, "shift integers (of any integer type)"));
+        };
+        let value = self.int_bit_op(&b.op, *kind, lhs.value, rhs.value);
+        Ok(Lowered::Value(Operand { value, ty: lhs.ty.clone() }))
     }
 
     fn bool_operand(&mut self, expr: &syn::Expr) -> Result<Operand> {
@@ -172,11 +187,10 @@ impl Lowerer<'_> {
                     Ty::Bool | Ty::Never => {
                         Ok(Lowered::Value(Operand { value: self.ssa.op(Opcode::Not, &[op.value]), ty: Ty::Bool }))
                     }
-                    Ty::Int(_) => Err(unsupported(
-                        u.span(),
-                        "bitwise negations (`!`) of integers",
-                        "the IR has no bit operations; use arithmetic (`-x - 1` is `!x` for signed integers)",
-                    )),
+                    Ty::Int(kind) => {
+                        let value = self.int_not(kind, op.value, u.span())?;
+                        Ok(Lowered::Value(Operand { value, ty: op.ty }))
+                    }
                     other => {
                         Err(mismatch(u.expr.span(), "bool", &other, "use `!` on a `bool`; negate numbers with `-`"))
                     }

@@ -231,13 +231,7 @@ impl Lowerer<'_> {
             MulAssign(_) => syn::BinOp::Mul(Default::default()),
             DivAssign(_) => syn::BinOp::Div(Default::default()),
             RemAssign(_) => syn::BinOp::Rem(Default::default()),
-            _ => {
-                return Err(unsupported(
-                    expr.op.span(),
-                    "bitwise and shift assignments",
-                    "use `+=`, `-=`, `*=`, `/=` or `%=` (the IR has no bit operations)",
-                ));
-            }
+            _ => return self.lower_bit_assign(expr),
         };
         let expect = self.place_type(&expr.left);
         // Rust evaluates the right operand of a compound assignment on primitives first.
@@ -272,6 +266,32 @@ impl Lowerer<'_> {
         let opcode = arith_opcode(&op, &ty, expr.op.span())?;
         let value = self.ssa.op(opcode, &[current.value, rhs.value]);
         self.write_place(&place, Operand { value, ty }, expr.left.span(), None)?;
+        Ok(Lowered::Unit)
+    }
+
+    /// `place &= value` (`|=`, `^=` on integers or `bool`s), `place <<= k`, `place >>= k`.
+    fn lower_bit_assign(&mut self, expr: &syn::ExprBinary) -> Result<Lowered> {
+        use syn::BinOp::*;
+        let shift = matches!(expr.op, ShlAssign(_) | ShrAssign(_));
+        let expect = self.place_type(&expr.left);
+        let rhs = self.scalar(&expr.right, if shift { None } else { expect.as_ref() })?;
+        let place = self.resolve_place(&expr.left)?;
+        let current = self.read_place(&place, expr.left.span())?;
+        let value = match (&current.ty, &rhs.ty) {
+            (Ty::Int(kind), Ty::Int(_)) if shift || rhs.ty.fits(&current.ty) => {
+                self.int_bit_op(&expr.op, *kind, current.value, rhs.value)
+            }
+            (Ty::Bool, Ty::Bool) if !shift => match expr.op {
+                BitAndAssign(_) => self.ssa.op(jitdiff_ir::Opcode::And, &[current.value, rhs.value]),
+                BitOrAssign(_) => self.ssa.op(jitdiff_ir::Opcode::Or, &[current.value, rhs.value]),
+                _ => {
+                    let not_rhs = self.ssa.op(jitdiff_ir::Opcode::Not, &[rhs.value]);
+                    self.ssa.select(current.value, not_rhs, rhs.value)
+                }
+            },
+            (a, _) => return Err(type_error(expr.right.span(), a, &rhs.ty, Some(&expr.right))),
+        };
+        self.write_place(&place, Operand { value, ty: current.ty }, expr.left.span(), None)?;
         Ok(Lowered::Unit)
     }
 

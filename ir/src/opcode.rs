@@ -182,6 +182,12 @@ op_table! {
     IDiv => "idiv", IntBinary, N, "Integer division toward zero; division by zero is an error, MIN / -1 wraps.";
     IRem => "irem", IntBinary, N, "Integer remainder (sign of the dividend); by zero is an error, MIN % -1 is 0.";
     INeg => "ineg", IntUnary, N, "Integer negation (wrapping).";
+    IAnd => "iand", IntBinary, N, "Bitwise and of two integers.";
+    IOr => "ior", IntBinary, N, "Bitwise or of two integers.";
+    IXor => "ixor", IntBinary, N, "Bitwise exclusive or of two integers.";
+    IShl => "ishl", IntBinary, N, "`ishl a, k`: a shifted left by `k mod 64` bits (bits shifted out are lost).";
+    IShr => "ishr", IntBinary, N, "`ishr a, k`: a shifted right by `k mod 64` bits, copying the sign bit.";
+    UShr => "ushr", IntBinary, N, "`ushr a, k`: a shifted right by `k mod 64` bits, filling with zeros.";
     And => "and", BoolBinary, N, "Boolean and.";
     Or => "or", BoolBinary, N, "Boolean or.";
     Not => "not", BoolUnary, N, "Boolean not.";

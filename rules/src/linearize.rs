@@ -347,7 +347,23 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
             push(1, When(args[0]));
             push(2, Unless(args[0]));
         }
-        O::IAdd | O::ISub | O::IMul | O::IDiv | O::IRem | O::INeg | O::And | O::Or | O::Not | O::FCmp | O::ICmp => {
+        O::IAdd
+        | O::ISub
+        | O::IMul
+        | O::IDiv
+        | O::IRem
+        | O::INeg
+        | O::IAnd
+        | O::IOr
+        | O::IXor
+        | O::IShl
+        | O::IShr
+        | O::UShr
+        | O::And
+        | O::Or
+        | O::Not
+        | O::FCmp
+        | O::ICmp => {
             return Linearization::NoTangent;
         }
         // A bool: no tangent of its own, but forward mode extends the test to the operand's

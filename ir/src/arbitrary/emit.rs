@@ -323,8 +323,11 @@ impl Generator<'_> {
 
     pub(super) fn int_arith<'a>(&mut self, f: &'a FunctionBuilder, env: &mut Env<'a>) {
         use Opcode::*;
-        let ops: &[Opcode] =
-            if self.cfg.allow_int_div { &[IAdd, ISub, IMul, INeg, IDiv, IRem] } else { &[IAdd, ISub, IMul, INeg] };
+        let ops: &[Opcode] = if self.cfg.allow_int_div {
+            &[IAdd, ISub, IMul, INeg, IDiv, IRem, IAnd, IOr, IXor, IShl, IShr, UShr]
+        } else {
+            &[IAdd, ISub, IMul, INeg, IAnd, IOr, IXor, IShl, IShr, UShr]
+        };
         let op = ops[self.below(ops.len())];
         let a = self.int(f, env);
         let v = match op {

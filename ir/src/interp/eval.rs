@@ -74,6 +74,13 @@ pub fn int_binary(op: Opcode, a: i64, b: i64) -> Result<i64, EvalError> {
         Opcode::IDiv => Ok(a.wrapping_div(b)),
         Opcode::IRem if b == 0 => Err(EvalError::DivisionByZero),
         Opcode::IRem => Ok(a.wrapping_rem(b)),
+        Opcode::IAnd => Ok(a & b),
+        Opcode::IOr => Ok(a | b),
+        Opcode::IXor => Ok(a ^ b),
+        // The shift amount modulo 64, as Rust's `wrapping_shl` (and Cranelift's `ishl`).
+        Opcode::IShl => Ok(a.wrapping_shl(b as u32)),
+        Opcode::IShr => Ok(a.wrapping_shr(b as u32)),
+        Opcode::UShr => Ok(((a as u64).wrapping_shr(b as u32)) as i64),
         _ => Err(EvalError::WrongOpcode),
     }
 }

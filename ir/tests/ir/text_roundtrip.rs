@@ -71,6 +71,12 @@ entry:
     i3 = idiv i2, c1
     i4 = irem i3, c1
     i5 = ineg i4
+    j0 = iand i5, n
+    j1 = ior j0, c1
+    j2 = ixor j1, i0
+    j3 = ishl j2, c1
+    j4 = ishr j3, c1
+    j5 = ushr j4, c1
     l0 = and c2, c3
     l1 = or l0, c2
     l2 = not l1

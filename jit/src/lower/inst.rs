@@ -118,12 +118,19 @@ impl FuncLowerer<'_, '_> {
                     None => self.call_math(op, &args)?,
                 }]))
             }
-            IAdd | ISub | IMul => {
+            IAdd | ISub | IMul | IAnd | IOr | IXor | IShl | IShr | UShr => {
                 let (x, y) = (self.scalar(a.ok_or_else(missing)?), self.scalar(arg(1).ok_or_else(missing)?));
                 let ins = self.b.ins();
                 Some(Parts::new(&[match inst.op {
                     IAdd => ins.iadd(x, y),
                     ISub => ins.isub(x, y),
+                    IAnd => ins.band(x, y),
+                    IOr => ins.bor(x, y),
+                    IXor => ins.bxor(x, y),
+                    // Cranelift takes the shift amount modulo the width (64), as the IR does.
+                    IShl => ins.ishl(x, y),
+                    IShr => ins.sshr(x, y),
+                    UShr => ins.ushr(x, y),
                     _ => ins.imul(x, y),
                 }]))
             }

@@ -258,3 +258,55 @@ fn random_expressions_are_bit_identical() {
         same!(m, poly(x, y, z));
     }
 }
+
+dual! { BITS:
+    fn bits64(a: i64, b: i64, k: u32) -> (i64, i64, i64) {
+        let mut x = (a & b) ^ (a | 7);
+        x <<= k % 64;
+        x ^= !b;
+        (x, a >> (k % 64), (a << 3) >> 2)
+    }
+    fn bits32(a: i32, b: u32, k: u32) -> (i32, u32, u32) {
+        let s = (a << (k % 32)) >> 1;
+        let mut u = (b << (k % 32)) | (b >> 3);
+        u ^= !b & 0xff00;
+        (s ^ !a, u, b.wrapping_mul(2654435761) >> 16)
+    }
+    fn xorshift(seed: u64, n: usize) -> f64 {
+        // A xorshift generator inside the function, as a Monte Carlo objective would have.
+        let mut x = seed | 1;
+        let mut s = 0.0;
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            s += (x >> 11) as f64 / (1u64 << 53) as f64;
+        }
+        s
+    }
+    fn flags(a: bool, b: bool) -> bool {
+        let mut f = a;
+        f &= b | a;
+        f ^= b;
+        f |= a & !b;
+        f
+    }
+}
+
+#[test]
+fn bit_operations_match_rust_for_each_integer_type() {
+    let m = lower(BITS);
+    let mut rng = Rng::new(77);
+    for _ in 0..200 {
+        let (a, b) = (rng.next_u64() as i64 >> rng.below(60), rng.next_u64() as i64 >> rng.below(60));
+        let k = rng.below(100) as u32;
+        same!(m, bits64(a, b, k));
+        same!(m, bits32(a as i32, b as u32, k));
+    }
+    for seed in [1u64, 12345, 0x5eed_f00d, (1 << 62) + 3] {
+        same!(m, xorshift(seed, 50));
+    }
+    for (a, b) in [(false, false), (false, true), (true, false), (true, true)] {
+        same!(m, flags(a, b));
+    }
+}
