@@ -115,14 +115,7 @@ impl Lowerer<'_> {
             let value = match param {
                 Ty::Slice { mutable } if self.is_view_argument(arg) => {
                     let view = self.view_argument(arg, *mutable)?;
-                    let clash = slices.iter().any(|&(v, was_mutable)| v == view.slice && (was_mutable || *mutable));
-                    if clash {
-                        return Err(FrontError::new(
-                            arg.span(),
-                            FrontErrorKind::AliasedMutable { name: slice_name(arg) },
-                        ));
-                    }
-                    slices.push((view.slice, *mutable));
+                    borrow(&mut slices, view.slice, *mutable, arg)?;
                     views[index] = true;
                     values.extend([view.slice, view.offset]);
                     view.len
@@ -136,14 +129,7 @@ impl Lowerer<'_> {
                     if *mutable && op.ty != (Ty::Slice { mutable: true }) {
                         return Err(crate::expr::type_error(arg.span(), param, &op.ty, Some(arg)));
                     }
-                    let clash = slices.iter().any(|&(v, was_mutable)| v == op.value && (was_mutable || *mutable));
-                    if clash {
-                        return Err(FrontError::new(
-                            arg.span(),
-                            FrontErrorKind::AliasedMutable { name: slice_name(arg) },
-                        ));
-                    }
-                    slices.push((op.value, *mutable));
+                    borrow(&mut slices, op.value, *mutable, arg)?;
                     op.value
                 }
                 _ => self.scalar_of(arg, param)?.value,
@@ -185,6 +171,16 @@ fn unknown_function(span: Span, name: &str) -> FrontError {
             instead: "call functions of the same source, externs, `f64::<method>(x, ...)` or `f64::from(i)`".into(),
         },
     )
+}
+
+/// Record that one call borrows `slice` (mutably or not) for argument `arg`: an error if another
+/// argument already borrows it and either borrow is mutable, as Rust's borrow checker says.
+fn borrow(slices: &mut Vec<(Value, bool)>, slice: Value, mutable: bool, arg: &syn::Expr) -> Result<()> {
+    if slices.iter().any(|&(v, was_mutable)| v == slice && (was_mutable || mutable)) {
+        return Err(FrontError::new(arg.span(), FrontErrorKind::AliasedMutable { name: slice_name(arg) }));
+    }
+    slices.push((slice, mutable));
+    Ok(())
 }
 
 /// The name a slice argument is written with (`x`, `&mut a` → `a`).
