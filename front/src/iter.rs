@@ -491,7 +491,8 @@ pub(crate) fn sub_slice(expr: &syn::Expr) -> (&syn::Expr, Option<&syn::ExprRange
     }
 }
 
-fn peel_parens(expr: &syn::Expr) -> &syn::Expr {
+/// `expr` without the parentheses around it.
+pub(crate) fn peel_parens(expr: &syn::Expr) -> &syn::Expr {
     match expr {
         syn::Expr::Paren(p) => peel_parens(&p.expr),
         other => other,

@@ -52,9 +52,9 @@ impl Lowerer<'_> {
             other => (other, true),
         };
         if let (syn::Pat::Ident(_), Some(init), true) = (plain, &local.init, slice_annotation)
-            && let syn::Expr::Reference(r) = peel_parens(&init.expr)
-            && let syn::Expr::Index(index) = peel_parens(&r.expr)
-            && matches!(peel_parens(&index.index), syn::Expr::Range(range) if range.start.is_some() || range.end.is_some())
+            && let syn::Expr::Reference(r) = crate::iter::peel_parens(&init.expr)
+            && let syn::Expr::Index(index) = crate::iter::peel_parens(&r.expr)
+            && matches!(crate::iter::peel_parens(&index.index), syn::Expr::Range(range) if range.start.is_some() || range.end.is_some())
         {
             let (name, _) = binding(plain)?;
             let view = self.sub_slice_view(&r.expr, r.mutability.is_some())?;
@@ -76,7 +76,7 @@ impl Lowerer<'_> {
             return Err(e);
         }
         if let (syn::Pat::Ident(_), Some(init), None) = (pat, &local.init, &annotated)
-            && let syn::Expr::Closure(closure) = peel_parens(&init.expr)
+            && let syn::Expr::Closure(closure) = crate::iter::peel_parens(&init.expr)
         {
             let (name, _) = binding(pat)?;
             return self.declare_closure(&name, closure);
@@ -496,13 +496,6 @@ fn item_in_body(item: &syn::Item) -> FrontError {
         "items inside function bodies (`fn`, `const`, `use`, ...)",
         "move them to the top level of the source",
     )
-}
-
-fn peel_parens(expr: &syn::Expr) -> &syn::Expr {
-    match expr {
-        syn::Expr::Paren(p) => peel_parens(&p.expr),
-        other => other,
-    }
 }
 
 /// Is `ty` `&[f64]` or `&mut [f64]`?

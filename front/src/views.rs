@@ -85,20 +85,12 @@ impl Lowerer<'_> {
         if self.view_of(arg).is_some() {
             return true;
         }
-        let mut at = arg;
-        while let syn::Expr::Paren(p) = at {
-            at = &p.expr;
-        }
-        matches!(at, syn::Expr::Reference(r) if crate::iter::sub_slice(&r.expr).1.is_some())
+        matches!(crate::iter::peel_parens(arg), syn::Expr::Reference(r) if crate::iter::sub_slice(&r.expr).1.is_some())
     }
 
     /// The view an argument for a slice parameter (`&mut [f64]` when `mutable`) passes.
     pub(crate) fn view_argument(&mut self, arg: &syn::Expr, mutable: bool) -> Result<View> {
-        let mut at = arg;
-        while let syn::Expr::Paren(p) = at {
-            at = &p.expr;
-        }
-        let inner = match at {
+        let inner = match crate::iter::peel_parens(arg) {
             syn::Expr::Reference(r) if crate::iter::sub_slice(&r.expr).1.is_some() => &*r.expr,
             other => other,
         };
