@@ -85,7 +85,7 @@ pub(crate) fn sin_cos_is_exact() -> bool {
 pub(crate) fn register_runtime(jb: &mut JITBuilder) {
     type Trampoline = extern "C" fn(*const crate::closure::ClosureCtx, *const u64, *mut u64) -> i32;
     jb.symbol(crate::closure::TRAMPOLINE_SYMBOL, crate::closure::closure_trampoline as Trampoline as *const u8);
-    type Grow = extern "C" fn(*mut crate::tape::TapeState) -> i32;
+    type Grow = extern "C" fn(*mut crate::tape::TapeState, u64) -> i32;
     jb.symbol(crate::tape::GROW_SYMBOL, crate::tape::tape_grow as Grow as *const u8);
     type Alloc = extern "C" fn(*mut crate::tape::TapeState, i64) -> *mut f64;
     jb.symbol(crate::tape::ALLOC_SYMBOL, crate::tape::local_alloc as Alloc as *const u8);

@@ -62,10 +62,12 @@ const _: () = {
     assert!(std::mem::offset_of!(TapeState, cursor) == CURSOR_OFFSET as usize);
 };
 
-/// Called by native code when `tpush` finds `len == cap`, or a run of pushes finds fewer than
-/// it needs free: grows the owning vector past `cap` (amortised doubling) and updates `base`
-/// and `cap`. Returns 0, or 1 when the allocation failed (the state is then unchanged).
-pub(crate) extern "C" fn tape_grow(state: *mut TapeState) -> i32 {
+/// Called by native code when a `tpush` (or a run of pushes) finds fewer free entries than it
+/// needs: grows the owning vector (amortised doubling, up to the limit) until `cap >= need` and
+/// updates `base` and `cap`. Returns 0, or 1 when the limit or the allocator stops it first;
+/// `cap` is then the largest capacity reached, so entries up to it fit (and native code names
+/// the first push past it).
+pub(crate) extern "C" fn tape_grow(state: *mut TapeState, need: u64) -> i32 {
     // SAFETY: native code passes the `TapeState` pointer it was given by `NativeTape::state`,
     // which points to a live state exclusively used by this call (no other reference to it
     // exists while native code runs).
@@ -76,16 +78,19 @@ pub(crate) extern "C" fn tape_grow(state: *mut TapeState) -> i32 {
     // SAFETY: native code keeps `len <= cap` (the vector's capacity, since `base`/`cap` are only
     // ever set from this vector) and has written every entry below `len`.
     unsafe { entries.set_len(state.len as usize) };
-    // Room for at least one more than the current capacity, doubling, up to the limit: `cap`
-    // always grows (a run of pushes calls this until its entries fit) or the call fails.
-    let (len, cap) = (state.len as usize, state.cap as usize);
-    let target = (2 * cap).max(cap + 1).max(4).min(state.limit as usize);
-    if target <= cap || entries.try_reserve_exact(target - len).is_err() {
-        return 1;
+    let len = state.len as usize;
+    let mut status = 0;
+    while state.cap < need {
+        let cap = state.cap as usize;
+        let target = (2 * cap).max(cap + 1).max(4).min(state.limit as usize);
+        if target <= cap || entries.try_reserve_exact(target - len).is_err() {
+            status = 1;
+            break;
+        }
+        state.base = entries.as_mut_ptr();
+        state.cap = entries.capacity() as u64;
     }
-    state.base = entries.as_mut_ptr();
-    state.cap = entries.capacity() as u64;
-    0
+    status
 }
 
 /// Run `f` on this thread's scratch tape, emptied first: the tape of a call made without one
@@ -231,8 +236,9 @@ mod tests {
                     *(*state).base.add((*state).len as usize) = (*state).len;
                     (*state).len += 1;
                 }
-                assert_eq!(tape_grow(state), 0);
-                assert!((*state).cap > (*state).len);
+                let need = (*state).len + 1;
+                assert_eq!(tape_grow(state, need), 0);
+                assert!((*state).cap >= need);
                 *(*state).base.add((*state).len as usize) = 99;
                 (*state).len += 1;
                 (*state).cursor = (*state).len - 1;

@@ -311,7 +311,7 @@ impl FuncLowerer<'_, '_> {
             let headed =
                 self.versioned_around[block.index()].iter().copied().find(|&k| self.versioned[k].header == block);
             if let Some(k) = headed {
-                self.emit_dispatch(k);
+                self.emit_dispatch(k)?;
             }
             self.lower_block(block, self.blocks[block.index()])?;
             for &succ in self.cfg.successors(block) {

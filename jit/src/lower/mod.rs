@@ -343,13 +343,14 @@ impl ModuleLowering<'_> {
         Ok(id)
     }
 
-    /// The imported tape grow helper `(state) -> i32`.
+    /// The imported tape grow helper `(state, need) -> i32`.
     pub fn tape_grow_id(&mut self) -> Result<ClifFuncId, JitError> {
         if let Some(id) = self.tape_grow_id {
             return Ok(id);
         }
         let mut sig = self.jit.get().make_signature();
         sig.params.push(AbiParam::new(abi::PTR));
+        sig.params.push(AbiParam::new(types::I64));
         sig.returns.push(AbiParam::new(abi::STATUS));
         let id = self.import(crate::tape::GROW_SYMBOL, &sig)?;
         self.tape_grow_id = Some(id);
@@ -377,18 +378,19 @@ impl ModuleLowering<'_> {
     }
 }
 
-/// `(state) -> ()` under the calling convention that clobbers no register.
+/// `(state, need) -> ()` under the calling convention that clobbers no register.
 fn preserving_grow_signature(template: &Signature) -> Signature {
     let mut sig = template.clone();
     sig.params.clear();
     sig.returns.clear();
     sig.call_conv = CallConv::PreserveAll;
     sig.params.push(AbiParam::new(abi::PTR));
+    sig.params.push(AbiParam::new(types::I64));
     sig
 }
 
-/// The body of the `preserve_all` grow wrapper: call the System V helper and return (its
-/// status is read back from the state by the caller).
+/// The body of the `preserve_all` grow wrapper: call the System V helper and return (whether
+/// it made room is read back from the state by the caller).
 fn define_tape_grow_preserving(
     m: &mut ModuleLowering,
     id: ClifFuncId,
@@ -404,8 +406,8 @@ fn define_tape_grow_preserving(
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
-        let state = b.block_params(entry)[0];
-        b.ins().call(helper_ref, &[state]);
+        let (state, need) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        b.ins().call(helper_ref, &[state, need]);
         b.ins().return_(&[]);
         b.seal_all_blocks();
         b.finalize(m.frontend_config);

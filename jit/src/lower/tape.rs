@@ -17,7 +17,7 @@ use crate::error::JitError;
 use crate::sites::{Site, SiteKind};
 use crate::tape::{BASE_OFFSET, CAP_OFFSET, CURSOR_OFFSET, LEN_OFFSET};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{self as clif, InstBuilder, MemFlagsData, types};
+use cranelift_codegen::ir::{self as clif, BlockArg, InstBuilder, MemFlagsData, types};
 use cranelift_frontend::Variable;
 use jitdiff_ir::{Function, Opcode, Type, Value};
 
@@ -130,6 +130,9 @@ impl FuncLowerer<'_, '_> {
         let Some(op) = insts.first().map(|i| i.op).filter(|op| matches!(op, Opcode::TPop | Opcode::TPush)) else {
             return Ok(());
         };
+        if self.tape_checked_for_copy() {
+            return Ok(());
+        }
         let pending = if op == Opcode::TPop { self.unchecked_pops } else { self.reserved_pushes };
         if pending > 0 || self.tape_vars.is_none() {
             return Ok(());
@@ -158,10 +161,10 @@ impl FuncLowerer<'_, '_> {
                 return Err(self.internal("tape run sites are not consecutive".into()));
             }
         }
-        let err = self.b.create_block();
-        self.b.set_cold_block(err);
         let cont = self.b.create_block();
         if op == Opcode::TPop {
+            let err = self.b.create_block();
+            self.b.set_cold_block(err);
             let cursor = self.b.use_var(vars.cursor);
             let args = self.exit_args(err, &[cursor]);
             if self.m.exits_follow_checks {
@@ -175,44 +178,118 @@ impl FuncLowerer<'_, '_> {
             self.cold_runs.push(ColdRun { block: err, first, pops: true });
             self.unchecked_pops = run;
         } else {
-            // Grow (doubling) until `run` entries fit; a grow that fails leaves `cap` as it was.
             let len = self.b.use_var(vars.len);
-            let cap = self.b.use_var(vars.cap);
-            let need = self.b.ins().iadd_imm_s(len, run as i64);
-            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
-            let grow = self.b.create_block();
-            self.b.set_cold_block(grow);
-            self.b.append_block_param(grow, types::I64);
-            self.b.ins().brif(fits, cont, &[], grow, &[cap.into()]);
-            self.b.switch_to_block(grow);
-            let before = self.b.block_params(grow)[0];
-            // Should this grow fail, the first push that does not fit is number `cap - len`.
-            let room = self.b.ins().isub(before, len);
-            self.sync_tape_vars();
-            let helper = self.m.tape_grow_preserving_id()?;
-            let helper = self.func_ref(helper);
-            let tape = self.tape;
-            self.b.ins().call(helper, &[tape]);
-            let base = self.b.ins().load(abi::PTR, tape_flags(), tape, BASE_OFFSET);
-            let cap = self.b.ins().load(types::I64, tape_flags(), tape, CAP_OFFSET);
-            self.b.def_var(vars.base, base);
-            self.b.def_var(vars.cap, cap);
-            let grown = self.b.ins().icmp(IntCC::NotEqual, cap, before);
-            let again = self.b.create_block();
-            let args = self.exit_args(err, &[room]);
-            self.b.ins().brif(grown, again, &[], err, &args);
-            self.b.seal_block(err);
-            self.b.switch_to_block(again);
-            self.b.seal_block(again);
-            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
-            self.b.ins().brif(fits, cont, &[], grow, &[cap.into()]);
-            self.b.seal_block(grow);
-            self.cold_runs.push(ColdRun { block: err, first, pops: false });
+            self.reserve(vars, len, run, first, cont)?;
             self.reserved_pushes = run;
         }
         self.b.seal_block(cont);
         self.b.switch_to_block(cont);
         Ok(())
+    }
+
+    /// Branch to `cont` when `run` more entries fit above `len`; else, in a cold block, have the
+    /// helper grow the buffer until they do and continue at `cont`, or return the status of the
+    /// first push that does not fit (`first` for the first of the run, then one more per push;
+    /// the tape's length and cursor written back, as at every exit). The helper does the
+    /// doubling: a loop here would be one more natural loop per push site for Cranelift to
+    /// analyse and allocate around, and the site's blocks are the part of a reverse sweep's
+    /// forward function that costs the most compile time.
+    fn reserve(
+        &mut self,
+        vars: TapeVars,
+        len: clif::Value,
+        run: usize,
+        first: i32,
+        cont: clif::Block,
+    ) -> Result<(), JitError> {
+        let cap = self.b.use_var(vars.cap);
+        let need = self.b.ins().iadd_imm_s(len, run as i64);
+        let grow = self.b.create_block();
+        self.b.set_cold_block(grow);
+        self.branch_unless_short(need, cap, cont, grow);
+        self.b.seal_block(grow);
+        self.b.switch_to_block(grow);
+        // The helper reads `len` from the state (the entries it must keep) and writes `base`
+        // and `cap`.
+        self.sync_tape_vars();
+        let helper = self.m.tape_grow_preserving_id()?;
+        let helper = self.func_ref(helper);
+        let tape = self.tape;
+        self.b.ins().call(helper, &[tape, need]);
+        let base = self.b.ins().load(abi::PTR, tape_flags(), tape, BASE_OFFSET);
+        let cap = self.b.ins().load(types::I64, tape_flags(), tape, CAP_OFFSET);
+        self.b.def_var(vars.base, base);
+        self.b.def_var(vars.cap, cap);
+        let failed = self.b.create_block();
+        self.b.set_cold_block(failed);
+        self.branch_unless_short(need, cap, cont, failed);
+        self.b.seal_block(failed);
+        self.b.switch_to_block(failed);
+        // Entries up to `cap` fit: the push that does not is number `cap - len` of the run.
+        let room = self.b.ins().isub(cap, len);
+        let status = self.b.ins().iadd_imm_s(room, i64::from(first));
+        let status = self.b.ins().ireduce(abi::STATUS, status);
+        self.b.ins().return_(&[status]);
+        Ok(())
+    }
+
+    /// The dispatch of a versioned loop (see `versioning.rs`): branch to `room` (with `args`)
+    /// when `entries` more fit on the tape, growing it in a cold block if need be, else (the
+    /// limit or the allocator stopped the growth) to `short`.
+    pub(super) fn reserve_or(
+        &mut self,
+        entries: clif::Value,
+        room: clif::Block,
+        short: clif::Block,
+        args: &[BlockArg],
+    ) -> Result<(), JitError> {
+        let vars = self.vars()?;
+        let len = self.b.use_var(vars.len);
+        let cap = self.b.use_var(vars.cap);
+        let need = self.b.ins().iadd(len, entries);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
+        let grow = self.b.create_block();
+        self.b.set_cold_block(grow);
+        self.b.ins().brif(fits, room, args, grow, &[]);
+        self.b.seal_block(grow);
+        self.b.switch_to_block(grow);
+        self.sync_tape_vars();
+        let helper = self.m.tape_grow_preserving_id()?;
+        let helper = self.func_ref(helper);
+        let tape = self.tape;
+        self.b.ins().call(helper, &[tape, need]);
+        let base = self.b.ins().load(abi::PTR, tape_flags(), tape, BASE_OFFSET);
+        let cap = self.b.ins().load(types::I64, tape_flags(), tape, CAP_OFFSET);
+        self.b.def_var(vars.base, base);
+        self.b.def_var(vars.cap, cap);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
+        self.b.ins().brif(fits, room, args, short, args);
+        Ok(())
+    }
+
+    /// The dispatch of a versioned loop that pops: does the tape hold `entries` below the
+    /// cursor?
+    pub(super) fn tape_holds(&mut self, entries: clif::Value) -> Result<clif::Value, JitError> {
+        let vars = self.vars()?;
+        let cursor = self.b.use_var(vars.cursor);
+        Ok(self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, entries, cursor))
+    }
+
+    /// Are the tape operations of the fast copy being lowered checked by its dispatch?
+    fn tape_checked_for_copy(&self) -> bool {
+        self.copy.is_some_and(|k| self.versioned[k].tape.is_some())
+    }
+
+    /// Branch to `cont` when `need <= cap`, else to `cold`, the successors in the order the
+    /// function's exits take (see `ModuleLowering::exits_follow_checks`).
+    fn branch_unless_short(&mut self, need: clif::Value, cap: clif::Value, cont: clif::Block, cold: clif::Block) {
+        if self.m.exits_follow_checks {
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
+            self.b.ins().brif(fits, cont, &[], cold, &[]);
+        } else {
+            let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, need, cap);
+            self.b.ins().brif(short, cold, &[], cont, &[]);
+        }
     }
 
     fn vars(&self) -> Result<TapeVars, JitError> {
@@ -231,35 +308,24 @@ impl FuncLowerer<'_, '_> {
             other => return Err(self.internal(format!("tpush of a {other}"))),
         };
         let len = self.b.use_var(vars.len);
+        if self.tape_checked_for_copy() {
+            // The dispatch of this fast copy made room for all of the loop's pushes.
+            return self.store_entry(vars, len, bits);
+        }
         if self.reserved_pushes > 0 {
             // A run checked at once (`check_tape_run`): there is room.
             self.reserved_pushes -= 1;
             return self.store_entry(vars, len, bits);
         }
-        let cap = self.b.use_var(vars.cap);
-        let full = self.b.ins().icmp(IntCC::Equal, len, cap);
-        let grow = self.b.create_block();
-        self.b.set_cold_block(grow);
+        let status = self.m.sites.add(Site {
+            kind: SiteKind::TapeAllocation,
+            func: self.fid,
+            block: self.at_block,
+            inst: self.at_inst,
+        });
         let store = self.b.create_block();
-        self.b.ins().brif(full, grow, &[], store, &[]);
-
-        self.b.switch_to_block(grow);
-        // The helper reads `len` from the state (the entries it must keep) and writes `base`
-        // and `cap`.
-        self.sync_tape_vars();
-        let helper = self.m.tape_grow_preserving_id()?;
-        let helper = self.func_ref(helper);
-        let tape = self.tape;
-        self.b.ins().call(helper, &[tape]);
-        let base = self.b.ins().load(abi::PTR, tape_flags(), tape, BASE_OFFSET);
-        let cap = self.b.ins().load(types::I64, tape_flags(), tape, CAP_OFFSET);
-        // A failed allocation leaves `cap == len`.
-        let grown = self.b.ins().icmp(IntCC::NotEqual, cap, len);
-        self.fail_unless(grown, SiteKind::TapeAllocation);
-        self.b.def_var(vars.base, base);
-        self.b.def_var(vars.cap, cap);
-        self.b.ins().jump(store, &[]);
-
+        self.reserve(vars, len, 1, status, store)?;
+        self.b.seal_block(store);
         self.b.switch_to_block(store);
         self.store_entry(vars, len, bits)
     }
@@ -280,7 +346,9 @@ impl FuncLowerer<'_, '_> {
     pub(super) fn lower_tpop(&mut self, ty: Type) -> Result<clif::Value, JitError> {
         let vars = self.vars()?;
         let cursor = self.b.use_var(vars.cursor);
-        if self.unchecked_pops > 0 {
+        if self.tape_checked_for_copy() {
+            // The dispatch of this fast copy checked all of the loop's pops.
+        } else if self.unchecked_pops > 0 {
             // A run checked at once (`check_tape_run`): the entry is there.
             self.unchecked_pops -= 1;
         } else {

@@ -15,8 +15,14 @@
 //! The dispatch also computes, per access, the address of its element at `i = 0`; the fast copy
 //! addresses `base + a i` and needs neither the slice pointer nor the invariant part of the
 //! index in a register. A shadow slice with one entry per element of its primal (length checked
-//! on entry) shares the primal's checks. Accesses to slice parameters and to data tables defined
-//! before the loop are versioned; those to local arrays are not.
+//! on entry) shares the primal's checks. Accesses to slice parameters, and to data tables and
+//! local arrays defined before the loop, are versioned.
+//!
+//! The dispatch also checks the tape for the whole loop when it pushes or pops (see
+//! [`TapeRun`]): room for every push (growing the buffer once, in a cold block) or enough entries
+//! for every pop. The fast copy's `tpush`/`tpop` then skip their own checks — in a reverse
+//! sweep's forward function the branch and cold block of each push's capacity check cost the
+//! loop time and Cranelift compile time — and a loop the tape cannot serve runs the checked copy.
 //!
 //! Why the pre-check is exact although indices are wrapping `i64` arithmetic: every operation an
 //! affine index goes through (`iadd`, `isub`, `ineg`, `imul` by a constant) is a ring operation
@@ -90,6 +96,49 @@ enum Range {
     DownTo,
 }
 
+/// What an innermost loop does to the tape, when its dispatch can check it for the whole loop:
+/// it runs each block at most once per iteration and its header once more, so `span + 1`
+/// iterations push at most `(span + 1) * (header + body) + header` entries (the dispatch makes
+/// room for them). Pops are counted only where every iteration runs each popping block, so that
+/// count is exact and a loop near the bottom of the tape is not sent to the checked copy
+/// needlessly. A loop that calls a function (which may move the tape too), or that both pushes
+/// and pops, or splits or rejoins the tape, gets neither.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TapeRun {
+    pub pops: bool,
+    /// Entries per run of the header.
+    pub header: usize,
+    /// Entries per iteration in the other blocks.
+    pub body: usize,
+}
+
+impl TapeRun {
+    fn plan(f: &Function, cfg: &ControlFlow, l: &NaturalLoop) -> Option<TapeRun> {
+        let count = |b: Block, op: Opcode| f.block(b).insts.iter().filter(|i| i.op == op).count();
+        let total = |op: Opcode| l.blocks.iter().map(|&b| count(b, op)).sum::<usize>();
+        let (pushes, pops) = (total(Opcode::TPush), total(Opcode::TPop));
+        let other_moves = l
+            .blocks
+            .iter()
+            .flat_map(|&b| &f.block(b).insts)
+            .any(|i| matches!(i.op, Opcode::Call | Opcode::TSplit | Opcode::TRejoin));
+        if other_moves || (pushes > 0) == (pops > 0) {
+            return None;
+        }
+        let op = if pops > 0 { Opcode::TPop } else { Opcode::TPush };
+        if op == Opcode::TPop {
+            let latches: Vec<Block> =
+                cfg.predecessors(l.header).iter().copied().filter(|p| l.body[p.index()]).collect();
+            let every_iteration = |b: Block| latches.iter().all(|&latch| cfg.dominates(b, latch));
+            if !l.blocks.iter().all(|&b| count(b, op) == 0 || every_iteration(b)) {
+                return None;
+            }
+        }
+        let header = count(l.header, op);
+        Some(TapeRun { pops: pops > 0, header, body: total(op) - header })
+    }
+}
+
 /// A loop the lowering duplicates.
 pub(crate) struct VersionedLoop {
     pub header: Block,
@@ -111,6 +160,9 @@ pub(crate) struct VersionedLoop {
     /// `base + (coef i) * 8 width` and needs neither the slice pointer nor the invariant terms
     /// in registers.
     pub bases: Vec<clif::Value>,
+    /// The tape entries the loop pushes or pops, when the dispatch checks them for the whole
+    /// loop and the fast copy's tape operations skip their own checks.
+    pub tape: Option<TapeRun>,
     /// Cranelift blocks: the dispatch, and the fast copy of each body block (by block index).
     pub dispatch: Option<clif::Block>,
     pub fast: HashMap<Block, clif::Block>,
@@ -317,6 +369,7 @@ fn plan_loop(
         accesses,
         unchecked,
         bases: vec![],
+        tape: TapeRun::plan(f, cfg, l),
         dispatch: None,
         fast: HashMap::default(),
     })
@@ -452,7 +505,7 @@ impl FuncLowerer<'_, '_> {
 
     /// Emit the dispatch block of loop `k` (the current block is filled): the pre-check, then
     /// the fast or the checked header with the entering edge's arguments.
-    pub(super) fn emit_dispatch(&mut self, k: usize) {
+    pub(super) fn emit_dispatch(&mut self, k: usize) -> Result<(), crate::error::JitError> {
         let (dispatch, fast_header) = {
             let l = &self.versioned[k];
             (l.dispatch.expect("dispatch block created"), l.fast[&l.header])
@@ -551,7 +604,30 @@ impl FuncLowerer<'_, '_> {
         }
         self.versioned[k].bases = bases;
         let args: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
-        self.b.ins().brif(ok, fast_header, &args, checked_header, &args);
+        if let Some(run) = self.versioned[k].tape {
+            // The loop's entries (see `TapeRun`). A loop too long to count them (over 2^32
+            // iterations), or a tape that cannot grow that far or holds fewer entries than the
+            // loop pops, runs the checked copy, which fails at exactly the operation the program
+            // would.
+            let countable = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, span, 1 << 32);
+            ok = self.b.ins().band(ok, countable);
+            let per_iteration = (run.header + run.body) as i64;
+            let entries = self.b.ins().imul_imm_s(span, per_iteration);
+            let entries = self.b.ins().iadd_imm_s(entries, per_iteration + run.header as i64);
+            if run.pops {
+                let enough = self.tape_holds(entries)?;
+                ok = self.b.ins().band(ok, enough);
+                self.b.ins().brif(ok, fast_header, &args, checked_header, &args);
+            } else {
+                let reserve = self.b.create_block();
+                self.b.ins().brif(ok, reserve, &[], checked_header, &args);
+                self.b.seal_block(reserve);
+                self.b.switch_to_block(reserve);
+                self.reserve_or(entries, fast_header, checked_header, &args)?;
+            }
+        } else {
+            self.b.ins().brif(ok, fast_header, &args, checked_header, &args);
+        }
         // An edge entering from inside another versioned loop (its exit straight into this
         // header) is added again when that loop's fast copy is lowered, after this: the
         // dispatch then waits for the seal of every block at the end.
@@ -564,5 +640,6 @@ impl FuncLowerer<'_, '_> {
         if !entered_from_a_copy {
             self.b.seal_block(dispatch);
         }
+        Ok(())
     }
 }

@@ -11,6 +11,7 @@ mod random;
 mod safety_comments;
 mod shadow;
 mod tape;
+mod tape_loops;
 mod threads;
 mod trig;
 mod typed;
