@@ -112,6 +112,13 @@ impl Lowerer<'_> {
         // a variant taking (slice, offset, length) for each.
         let mut views = vec![false; sig.params.len()];
         for (index, (arg, param)) in args.iter().zip(&sig.params).enumerate() {
+            if matches!(param, Ty::Struct(_)) {
+                match self.lower_expr(arg, Some(param))? {
+                    Lowered::Never => return Ok(Lowered::Never),
+                    value => values.extend(self.parts_of(value, param, arg)?.iter().map(|o| o.value)),
+                }
+                continue;
+            }
             let value = match param {
                 Ty::Slice { mutable } if self.is_view_argument(arg) => {
                     let view = self.view_argument(arg, *mutable)?;
@@ -153,6 +160,10 @@ impl Lowerer<'_> {
             Ty::Unit => Lowered::Unit,
             Ty::Tuple(items) => Lowered::Tuple(
                 items.iter().zip(&results).map(|(ty, &value)| Operand { value, ty: ty.clone() }).collect(),
+            ),
+            Ty::Struct(ty) => Lowered::Struct(
+                ty.clone(),
+                ty.leaves().into_iter().zip(&results).map(|(ty, &value)| Operand { value, ty }).collect(),
             ),
             ty => match results.first() {
                 Some(&value) => Lowered::Value(Operand { value, ty: ty.clone() }),

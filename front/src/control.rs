@@ -295,7 +295,7 @@ fn check_branch_value(value: &Lowered, span: impl FnOnce() -> Span) -> Result<()
 pub(crate) fn value_types(ty: &Ty) -> Vec<Type> {
     match ty {
         Ty::Tuple(items) => items.iter().filter_map(Ty::ir).collect(),
-        other => other.ir().into_iter().collect(),
+        other => other.ir_parts(),
     }
 }
 
@@ -307,6 +307,10 @@ pub(crate) fn assemble(ty: &Ty, values: &[Value]) -> Lowered {
         Ty::Tuple(items) => {
             Lowered::Tuple(items.iter().zip(values).map(|(t, &value)| Operand { value, ty: t.clone() }).collect())
         }
+        Ty::Struct(s) => Lowered::Struct(
+            s.clone(),
+            s.leaves().into_iter().zip(values).map(|(ty, &value)| Operand { value, ty }).collect(),
+        ),
         other => match values.first() {
             Some(&value) => Lowered::Value(Operand { value, ty: other.clone() }),
             None => Lowered::Unit,

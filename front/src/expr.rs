@@ -69,7 +69,7 @@ impl Lowerer<'_> {
                 "ranges outside `for` loops",
                 "iterate over the range directly: `for i in a..b { ... }`",
             )),
-            E::Struct(s) => Err(unsupported(s.span(), "structs", "pass each field as its own parameter")),
+            E::Struct(s) => self.lower_struct_literal(s),
             E::Try(t) => Err(unsupported(t.span(), "`?` operators", "return plain values and test them with `if`")),
             E::Async(_) | E::Await(_) => {
                 Err(unsupported(expr.span(), "`async` and `.await`", "write ordinary synchronous code"))
@@ -117,6 +117,9 @@ impl Lowerer<'_> {
         if let SlotKind::Closure(_) = slot.kind {
             return Err(crate::closures::closure_as_value(&slot.name, span));
         }
+        if slot.kind == SlotKind::Struct {
+            return Err(crate::structs::struct_as_scalar(&slot.name, span));
+        }
         if let SlotKind::View(_) = slot.kind {
             return Err(unsupported(
                 span,
@@ -145,6 +148,9 @@ impl Lowerer<'_> {
         if let Some(ident) = path.path.get_ident() {
             let name = crate::types::name_of(ident);
             if let Some(slot) = self.scopes.lookup(&name) {
+                if self.scopes.slot(slot).kind == SlotKind::Struct {
+                    return self.read_struct(slot, span);
+                }
                 return Ok(Lowered::Value(self.read_slot(slot, span)?));
             }
             if self.ctx.consts.contains_key(&name) {
@@ -239,8 +245,19 @@ impl Lowerer<'_> {
     }
 
     fn lower_field(&mut self, field: &syn::ExprField) -> Result<Lowered> {
-        let syn::Member::Unnamed(index) = &field.member else {
-            return Err(unsupported(field.span(), "struct fields", "pass each field as its own parameter"));
+        let index = match &field.member {
+            syn::Member::Unnamed(index) => index,
+            syn::Member::Named(ident) => {
+                let name = crate::types::name_of(ident);
+                return match self.lower_expr(&field.base, None)? {
+                    Lowered::Struct(ty, items) => self.struct_field(&ty, items, &name, ident.span()),
+                    Lowered::Never => Ok(Lowered::Never),
+                    other => Err(invalid(
+                        ident.span(),
+                        format!("`.{name}` needs a struct, found `{}`; remove it", other.ty()),
+                    )),
+                };
+            }
         };
         match self.lower_expr(&field.base, None)? {
             Lowered::Tuple(items) => match items.get(index.index as usize) {
@@ -288,6 +305,8 @@ impl Lowerer<'_> {
                 Ok(Lowered::Value(Operand { value: op.value, ty: Ty::Slice { mutable } }))
             }
             Lowered::Never => Ok(Lowered::Never),
+            // `&s` for a `&Struct` parameter: the struct's value (it cannot change during the call).
+            value @ Lowered::Struct(..) if !mutable => Ok(value),
             other => Err(unsupported(
                 reference.span(),
                 format!("references to `{}` values", other.ty()),
@@ -319,6 +338,7 @@ pub(crate) fn type_error(span: Span, expected: &Ty, found: &Ty, expr: Option<&sy
         (Ty::Slice { .. }, _) => "pass a slice (a `&[f64]` parameter or a local array)".into(),
         (_, Ty::Unit) => "give the expression a value (remove the trailing `;`)".into(),
         (Ty::Unit, _) => "end the statement with `;` to discard the value".into(),
+        (Ty::Struct(s), _) => format!("build a `{0}` from the fields it needs: `{0} {{ ... }}`", s.name),
         _ => "convert the value to the expected type".into(),
     };
     mismatch(span, expected, found, instead)

@@ -52,6 +52,7 @@ mod operators;
 mod scope;
 mod ssa;
 mod stmt;
+mod structs;
 mod types;
 mod views;
 mod worker;

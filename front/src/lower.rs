@@ -29,6 +29,8 @@ pub(crate) enum Lowered {
     Unit,
     /// A tuple of scalars (a call's results, `(a, b)`).
     Tuple(Vec<Operand>),
+    /// A struct: its scalar fields, flattened (`structs.rs`).
+    Struct(std::rc::Rc<crate::structs::StructTy>, Vec<Operand>),
     /// The expression never produces a value (`return`, `break`, `continue`, endless `loop`).
     Never,
 }
@@ -39,6 +41,7 @@ impl Lowered {
             Lowered::Value(op) => op.ty.clone(),
             Lowered::Unit => Ty::Unit,
             Lowered::Tuple(items) => Ty::Tuple(items.iter().map(|o| o.ty.clone()).collect()),
+            Lowered::Struct(ty, _) => Ty::Struct(ty.clone()),
             Lowered::Never => Ty::Never,
         }
     }
@@ -46,7 +49,7 @@ impl Lowered {
     pub(crate) fn values(&self) -> Vec<Value> {
         match self {
             Lowered::Value(op) => vec![op.value],
-            Lowered::Tuple(items) => items.iter().map(|o| o.value).collect(),
+            Lowered::Tuple(items) | Lowered::Struct(_, items) => items.iter().map(|o| o.value).collect(),
             Lowered::Unit | Lowered::Never => vec![],
         }
     }
@@ -223,6 +226,18 @@ pub(crate) fn lower_function(
                 "mutable array parameters taken by value",
                 "take `&mut [f64; N]` to write the caller's array, or copy it into a local array",
             ));
+        }
+        if let Ty::Struct(st) = ty {
+            // One IR parameter per scalar field, named after it (`s_x`, `s_inner_a`).
+            let names = st.leaf_names();
+            let leaves: Vec<Value> = ty
+                .ir_parts()
+                .into_iter()
+                .zip(&names)
+                .map(|(ir, leaf)| lowerer.ssa.func.add_param(ir, Some(&format!("{name}_{}", leaf.replace('.', "_")))))
+                .collect();
+            lowerer.declare_struct(&name, st, mutable, &leaves);
+            continue;
         }
         let ir = ty.ir().unwrap_or(Type::F64);
         let value = lowerer.ssa.func.add_param(ir, Some(&name));

@@ -89,6 +89,8 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
 /// [`lower_items`], with (when `keep`) the functions as lowered before the clean-up passes and
 /// where in the source each of their instructions comes from.
 pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<crate::SourceModule> {
+    // Structs first: signatures and bodies name them.
+    let _structs = crate::structs::define(items)?;
     let mut module = Module::new();
     let mut ctx = ModuleCtx::default();
     let mut names: HashMap<String, Span> = HashMap::default();
@@ -104,6 +106,8 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
     };
     for item in items {
         match item {
+            // Defined above; the name must not clash with a function or constant.
+            syn::Item::Struct(s) => claim(&s.ident)?,
             syn::Item::Fn(f) => {
                 claim(&f.sig.ident)?;
                 check_ir_name(&f.sig.ident, "function")?;
@@ -421,11 +425,9 @@ fn import(path: String, original: &syn::Ident, local: &syn::Ident, ctx: &mut Mod
 fn item_error(item: &syn::Item) -> FrontError {
     let span = item.span();
     match item {
-        syn::Item::Struct(_) | syn::Item::Enum(_) | syn::Item::Union(_) => unsupported(
-            span,
-            "structs, enums and unions",
-            "pass each field as its own parameter (`f64`, integers, `bool`, slices)",
-        ),
+        syn::Item::Struct(_) | syn::Item::Enum(_) | syn::Item::Union(_) => {
+            unsupported(span, "enums and unions", "use a struct with named fields, or an integer tag and a `match`")
+        }
         syn::Item::Impl(_) => {
             unsupported(span, "`impl` blocks", "write free functions that take the fields as parameters")
         }

@@ -200,6 +200,8 @@ impl Lowerer<'_> {
                 // `*v` of an iterator item or `iter_mut` element is the value itself here.
                 match self.lower_expr(&u.expr, expect)? {
                     Lowered::Value(op) => Ok(Lowered::Value(op)),
+                    // `*s` of a `&Struct` parameter: the struct's value.
+                    value @ Lowered::Struct(..) => Ok(value),
                     other => Err(invalid(u.span(), format!("cannot dereference `{}`; remove the `*`", other.ty()))),
                 }
             }

@@ -27,6 +27,9 @@ pub(crate) enum SlotKind {
     View(crate::views::View),
     /// A closure bound with `let`: number `n` of the function's closures (see `closures.rs`).
     Closure(usize),
+    /// A struct variable (never a value itself): its scalar fields are the slots after it
+    /// (`structs.rs`).
+    Struct,
 }
 
 #[derive(Clone, Debug)]

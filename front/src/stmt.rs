@@ -98,8 +98,18 @@ impl Lowerer<'_> {
             syn::Pat::Ident(_) => {
                 let (name, mutable) = binding(pat)?;
                 match init {
+                    None if matches!(annotated, Some(Ty::Struct(_))) => Err(unsupported(
+                        pat.span(),
+                        "struct variables declared without a value",
+                        "initialise the struct where it is declared: `let s = Name { ... };`",
+                    )),
                     None => {
                         self.declare(&name, annotated.unwrap_or(Ty::Never), mutable, None);
+                        Ok(())
+                    }
+                    Some(Lowered::Struct(ty, items)) => {
+                        let values: Vec<_> = items.iter().map(|o| o.value).collect();
+                        self.declare_struct(&name, &ty, mutable, &values);
                         Ok(())
                     }
                     Some(Lowered::Value(op)) => {
@@ -211,6 +221,22 @@ impl Lowerer<'_> {
         let operand = match value {
             Lowered::Value(op) => op,
             Lowered::Never => return Ok(Lowered::Never),
+            Lowered::Struct(ty, items) => {
+                let found = Ty::Struct(ty);
+                return match self.struct_place(&assign.left)? {
+                    Some((first, place_ty)) if place_ty == found => {
+                        self.assign_struct(first, items, assign.left.span(), &assign.right)?;
+                        Ok(Lowered::Unit)
+                    }
+                    Some((_, place_ty)) => Err(type_error(assign.right.span(), &place_ty, &found, Some(&assign.right))),
+                    None => Err(invalid(
+                        assign.left.span(),
+                        format!(
+                            "cannot assign a `{found}` here; assign it to a variable of that struct or a field of that type"
+                        ),
+                    )),
+                };
+            }
             other => {
                 return Err(invalid(
                     assign.right.span(),
@@ -310,6 +336,7 @@ impl Lowerer<'_> {
                 (slot.ty != Ty::Never).then(|| slot.ty.clone())
             }
             syn::Expr::Index(_) => Some(Ty::F64),
+            syn::Expr::Field(_) => self.struct_place(place).ok().flatten().map(|(_, ty)| ty),
             syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.place_type_within(&u.expr, depth),
             syn::Expr::Paren(p) => self.place_type_within(&p.expr, depth),
             _ => None,
@@ -371,11 +398,18 @@ impl Lowerer<'_> {
                 }
                 Ok(Place::Element { slice: slice.value, index: i.value, pos: self.ssa.pos })
             }
-            syn::Expr::Field(_) => Err(unsupported(
-                place.span(),
-                "assignments to tuple fields",
-                "destructure the tuple into variables with `let (mut a, mut b) = ...`",
-            )),
+            syn::Expr::Field(_) => match self.struct_place(place)? {
+                Some((slot, ty)) if ty.is_scalar() => Ok(Place::Slot(slot)),
+                Some(_) => Err(invalid(
+                    place.span(),
+                    "this field is a struct; assign a whole struct to it (`s.inner = Inner { ... }`) or assign its fields",
+                )),
+                None => Err(unsupported(
+                    place.span(),
+                    "assignments to tuple fields",
+                    "destructure the tuple into variables with `let (mut a, mut b) = ...`",
+                )),
+            },
             other => Err(invalid(
                 other.span(),
                 "cannot assign to this expression; assign to a variable, `slice[index]` or a tuple of those",
@@ -408,7 +442,13 @@ impl Lowerer<'_> {
         }
     }
 
-    fn assign_slot(&mut self, index: usize, value: Operand, span: Span, rhs: Option<&syn::Expr>) -> Result<()> {
+    pub(crate) fn assign_slot(
+        &mut self,
+        index: usize,
+        value: Operand,
+        span: Span,
+        rhs: Option<&syn::Expr>,
+    ) -> Result<()> {
         let slot = self.scopes.slot(index).clone();
         if self.closure_floor.is_some_and(|floor| index < floor) {
             return Err(unsupported(span, "closures that capture a mutable variable", "use a `for` loop"));
@@ -428,7 +468,9 @@ impl Lowerer<'_> {
             ));
         }
         if !slot.mutable && slot.state.maybe_init {
-            return Err(FrontError::new(span, FrontErrorKind::Immutable { name: slot.name.clone() }));
+            // A struct's field slot (`s.x`) is declared `mut` with its variable (`s`).
+            let variable = slot.name.split('.').next().unwrap_or(&slot.name).to_string();
+            return Err(FrontError::new(span, FrontErrorKind::Immutable { name: variable }));
         }
         let ty = if slot.ty == Ty::Never {
             value.ty.clone()

@@ -77,6 +77,8 @@ pub(crate) enum Ty {
     },
     Unit,
     Tuple(Vec<Ty>),
+    /// A struct of the source (`structs.rs`): a value is its scalar fields, flattened.
+    Struct(std::rc::Rc<crate::structs::StructTy>),
     /// The type of `return`, `break`, `continue` and loops without `break`: no value ever.
     Never,
 }
@@ -93,7 +95,14 @@ impl Ty {
             Ty::Bool => Some(Type::Bool),
             Ty::Slice { mutable: false } => Some(Type::Slice),
             Ty::Slice { mutable: true } => Some(Type::SliceMut),
-            Ty::Unit | Ty::Tuple(_) | Ty::Never => None,
+            Ty::Unit | Ty::Tuple(_) | Ty::Struct(_) | Ty::Never => None,
+        }
+    }
+    /// The IR types of a value of type `self` passed or returned: one per scalar of a struct.
+    pub(crate) fn ir_parts(&self) -> Vec<Type> {
+        match self {
+            Ty::Struct(s) => s.leaves().iter().filter_map(Ty::ir).collect(),
+            other => other.ir().into_iter().collect(),
         }
     }
     /// The IR result types of a function returning `self`.
@@ -101,7 +110,7 @@ impl Ty {
         match self {
             Ty::Tuple(items) => items.iter().filter_map(Ty::ir).collect(),
             Ty::Unit | Ty::Never => vec![],
-            other => other.ir().into_iter().collect(),
+            other => other.ir_parts(),
         }
     }
     /// Does a value of type `self` fit where `expected` is wanted (integer literals fit every
@@ -139,6 +148,7 @@ impl fmt::Display for Ty {
             Ty::Slice { mutable: true } => f.write_str("&mut [f64]"),
             Ty::Unit => f.write_str("()"),
             Ty::Never => f.write_str("!"),
+            Ty::Struct(s) => f.write_str(&s.name),
             Ty::Tuple(items) => {
                 f.write_str("(")?;
                 for (k, t) in items.iter().enumerate() {
@@ -174,7 +184,10 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
                 "bool" => Ok(Ty::Bool),
                 _ => match IntKind::from_name(&name) {
                     Some(kind) => Ok(Ty::Int(kind)),
-                    None => Err(named_type_error(ty, &name)),
+                    None => match crate::structs::lookup(&name) {
+                        Some(s) => Ok(Ty::Struct(s)),
+                        None => Err(named_type_error(ty, &name)),
+                    },
                 },
             }
         }
@@ -208,6 +221,18 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
                 return Err(unsupported(r.span(), "lifetimes", "remove the lifetime (`&[f64]`)"));
             }
             let mutable = r.mutability.is_some();
+            if let Ok(Ty::Struct(s)) = parse_type(&r.elem, TypePlace::Local) {
+                // `&State`: read the fields as from a value (a struct is copied, never aliased).
+                return if mutable || place != TypePlace::Parameter {
+                    Err(unsupported(
+                        r.span(),
+                        "references to structs other than `&Struct` parameters",
+                        "take the struct by value or by `&`, and return the new struct instead of writing through `&mut`",
+                    ))
+                } else {
+                    Ok(Ty::Struct(s))
+                };
+            }
             match &*r.elem {
                 syn::Type::Slice(s) if is_f64(&s.elem) => slice_in(place, mutable, ty),
                 syn::Type::Array(a) if is_f64(&a.elem) => slice_in(place, mutable, ty),
@@ -299,8 +324,10 @@ fn named_type_error(ty: &syn::Type, name: &str) -> crate::error::FrontError {
         ),
         _ => unsupported(
             span,
-            format!("named types such as `{name}` (structs, enums, aliases)"),
-            "use `f64`, an integer type, `bool`, `&[f64]` or `&mut [f64]`, and pass a struct's fields separately",
+            format!(
+                "named types other than the structs of the same source (here `{name}`: an enum, an alias or a struct defined elsewhere)"
+            ),
+            "define the struct, with named fields, in the same source (with the attributes: inside the `#[jitdiff::module]`), or use `f64`, an integer type, `bool` and slices",
         ),
     }
 }

@@ -9,6 +9,7 @@ use jitdiff_ir::{Module, parse_module, print_module};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use syn::ext::IdentExt;
 
 /// An expansion: the attribute's arguments and the item, to the output.
 type Expansion = fn(TokenStream, TokenStream) -> syn::Result<TokenStream>;
@@ -85,7 +86,16 @@ pub(crate) fn module(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let ir = checked_text(module, name_span)?;
     let source = as_written_items(&lowered);
     let mut handles = vec![];
+    let structs: Vec<String> = items
+        .iter()
+        .filter_map(|i| if let syn::Item::Struct(s) = i { Some(s.ident.unraw().to_string()) } else { None })
+        .collect();
     for f in items.iter().filter_map(|i| if let syn::Item::Fn(f) = i { Some(f) } else { None }) {
+        // A function taking or returning a struct is a helper of the others: its IR parameters
+        // are the struct's fields, which no typed handle spells.
+        if takes_or_returns_struct(f, &structs) {
+            continue;
+        }
         let sig = Signature::of(f, module)
             .ok_or_else(|| internal(f.sig.ident.span(), "a function is missing from the module"))?;
         handles.push(emit::handles(&sig, Ir::Parent));
@@ -204,4 +214,20 @@ fn item_name(item: &TokenStream) -> Option<String> {
         }
     }
     None
+}
+
+/// Does `f` name one of `structs` in its parameter or result types (directly or behind `&`)?
+fn takes_or_returns_struct(f: &syn::ItemFn, structs: &[String]) -> bool {
+    fn names_struct(ty: &syn::Type, structs: &[String]) -> bool {
+        match ty {
+            syn::Type::Reference(r) => names_struct(&r.elem, structs),
+            syn::Type::Paren(p) => names_struct(&p.elem, structs),
+            syn::Type::Tuple(t) => t.elems.iter().any(|e| names_struct(e, structs)),
+            syn::Type::Path(p) => p.path.get_ident().is_some_and(|i| structs.contains(&i.unraw().to_string())),
+            _ => false,
+        }
+    }
+    let params = f.sig.inputs.iter().any(|input| matches!(input, syn::FnArg::Typed(t) if names_struct(&t.ty, structs)));
+    let result = matches!(&f.sig.output, syn::ReturnType::Type(_, ty) if names_struct(ty, structs));
+    params || result
 }

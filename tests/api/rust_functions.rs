@@ -8,6 +8,7 @@ mod derivatives;
 mod handles;
 mod primal;
 mod programs;
+mod structs;
 
 /// Units in the last place between two finite floats.
 fn ulps(a: f64, b: f64) -> u64 {

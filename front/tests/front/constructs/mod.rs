@@ -10,4 +10,5 @@ mod calls;
 mod control;
 mod iterators;
 mod math;
+mod structs;
 mod tables;

@@ -3,6 +3,55 @@
 
 pub(crate) const CASES: &[(&str, &str, &str)] = &[
     (
+        "struct_missing_field",
+        r#"struct P { x: f64, y: f64 }
+fn f() -> P {
+    P { x: 1.0 }
+}"#,
+        r#"3:5: field `y` of `P` is missing; give every field"#,
+    ),
+    (
+        "struct_unknown_field",
+        r#"struct P { x: f64 }
+fn f(p: P) -> f64 {
+    p.y
+}"#,
+        r#"3:7: `P` has no field `y`; its fields are `x`"#,
+    ),
+    (
+        "struct_recursive",
+        r#"struct A { b: B }
+struct B { a: A }"#,
+        r#"1:8: the struct `A` contains itself; it would be infinitely large"#,
+    ),
+    (
+        "struct_as_number",
+        r#"struct P { x: f64 }
+fn f(p: P) -> f64 {
+    p + 1.0
+}"#,
+        r#"3:5: expected a number or `bool` here, found `P`; use a scalar expression"#,
+    ),
+    (
+        "struct_field_immutable",
+        r#"struct P { x: f64 }
+fn f(p: P) {
+    p.x = 1.0;
+}"#,
+        r#"3:5: cannot assign to `p`, which is not declared `mut`; declare it with `let mut p`"#,
+    ),
+    (
+        "struct_wrong_type",
+        r#"struct P { x: f64 }
+struct Q { x: f64 }
+fn f(p: P) -> Q {
+    let mut q = Q { x: 1.0 };
+    q = p;
+    q
+}"#,
+        r#"5:9: mismatched types: expected `Q`, found `P`; build a `Q` from the fields it needs: `Q { ... }`"#,
+    ),
+    (
         "match_not_exhaustive",
         r#"fn f(n: i64) -> f64 {
     match n {

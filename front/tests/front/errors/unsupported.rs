@@ -9,11 +9,49 @@ pub(crate) const CASES: &[(&str, &str, &str)] = &[
         r#"1:5: generic functions are not supported; write the function for `f64` (and the integer types it needs) without type parameters"#,
     ),
     (
-        "struct",
-        r#"struct P {
-    x: f64,
+        "enum",
+        r#"enum E {
+    A,
 }"#,
-        r#"1:1: structs, enums and unions are not supported; pass each field as its own parameter (`f64`, integers, `bool`, slices)"#,
+        r#"1:1: enums and unions are not supported; use a struct with named fields, or an integer tag and a `match`"#,
+    ),
+    (
+        "tuple_struct",
+        r#"struct P(f64, f64);"#,
+        r#"1:1: tuple structs and unit structs are not supported; give the struct named fields: `struct P { x: f64, y: f64 }`"#,
+    ),
+    (
+        "generic_struct",
+        r#"struct P<T> { x: T }"#,
+        r#"1:9: generic structs are not supported; write the struct with `f64` fields"#,
+    ),
+    (
+        "struct_update",
+        r#"struct P { x: f64, y: f64 }
+fn f(p: P) -> P {
+    P { x: 1.0, ..p }
+}"#,
+        r#"3:19: struct updates (`..base`) are not supported; write every field"#,
+    ),
+    (
+        "struct_mut_ref",
+        r#"struct P { x: f64 }
+fn f(p: &mut P) {}"#,
+        r#"2:9: references to structs other than `&Struct` parameters are not supported; take the struct by value or by `&`, and return the new struct instead of writing through `&mut`"#,
+    ),
+    (
+        "struct_uninitialised",
+        r#"struct P { x: f64 }
+fn f() -> f64 {
+    let s: P;
+    1.0
+}"#,
+        r#"3:9: struct variables declared without a value are not supported; initialise the struct where it is declared: `let s = Name { ... };`"#,
+    ),
+    (
+        "struct_vec_field",
+        r#"struct P { s: Vec<f64> }"#,
+        r#"1:15: `Vec` values are not supported; take `&[f64]` or `&mut [f64]` parameters; in the body, a `let v = vec![0.0; n];` without a type is a local array"#,
     ),
     (
         "impl",

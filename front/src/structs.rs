@@ -1,0 +1,333 @@
+//! Structs with named fields of numbers, `bool`s and other such structs. A struct value is its
+//! scalar fields, flattened in declaration order (nested structs depth first): a variable of a
+//! struct type is one slot per scalar field (after a marker slot that carries the type), a
+//! parameter or result one IR parameter or result per scalar field, and a struct literal, a
+//! field access and an assignment to a field are plain scalar operations on those. Nothing of
+//! a struct reaches the IR, so derivatives see ordinary scalar code.
+//!
+//! ```
+//! let src = "struct State { x: f64, v: f64 }
+//! fn step(s: State, h: f64) -> State { State { x: s.x + h * s.v, v: s.v - h * s.x } }
+//! fn run(x0: f64, n: usize) -> f64 {
+//!     let mut s = State { x: x0, v: 0.0 };
+//!     for _ in 0..n { s = step(s, 0.1); }
+//!     s.x
+//! }";
+//! let module = jitdiff_front::lower_source(src).unwrap();
+//! assert_eq!(module.func_by_name("step").unwrap().returns.len(), 2);
+//! ```
+
+use crate::error::{FrontError, Result, invalid, unsupported};
+use crate::lower::{Lowered, Lowerer, Operand};
+use crate::scope::{Slot, SlotKind, SlotState};
+use crate::types::{Ty, TypePlace, parse_type};
+use jitdiff_ir::Value;
+use proc_macro2::Span;
+use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+use syn::spanned::Spanned;
+
+/// A struct of the source: its name and its fields in declaration order.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct StructTy {
+    pub name: String,
+    pub fields: Vec<(String, Ty)>,
+}
+
+impl StructTy {
+    /// The types of the scalar fields, flattened.
+    pub(crate) fn leaves(&self) -> Vec<Ty> {
+        let mut out = vec![];
+        for (_, ty) in &self.fields {
+            match ty {
+                Ty::Struct(inner) => out.extend(inner.leaves()),
+                other => out.push(other.clone()),
+            }
+        }
+        out
+    }
+
+    /// The paths of the scalar fields (`x`, `inner.a`), flattened as [`StructTy::leaves`].
+    pub(crate) fn leaf_names(&self) -> Vec<String> {
+        let mut out = vec![];
+        for (name, ty) in &self.fields {
+            match ty {
+                Ty::Struct(inner) => out.extend(inner.leaf_names().into_iter().map(|n| format!("{name}.{n}"))),
+                _ => out.push(name.clone()),
+            }
+        }
+        out
+    }
+
+    /// Field `name`: the position of its first scalar among the leaves, and its type.
+    pub(crate) fn field(&self, name: &str) -> Option<(usize, Ty)> {
+        let mut offset = 0;
+        for (field, ty) in &self.fields {
+            if field == name {
+                return Some((offset, ty.clone()));
+            }
+            offset += leaf_count(ty);
+        }
+        None
+    }
+}
+
+/// How many scalars a value of type `ty` is.
+fn leaf_count(ty: &Ty) -> usize {
+    match ty {
+        Ty::Struct(s) => s.leaves().len(),
+        _ => 1,
+    }
+}
+
+thread_local! {
+    /// The structs of the source being lowered (types are parsed without a context at hand).
+    static STRUCTS: RefCell<HashMap<String, Rc<StructTy>>> = RefCell::new(HashMap::default());
+}
+
+/// The struct called `name` in the source being lowered.
+pub(crate) fn lookup(name: &str) -> Option<Rc<StructTy>> {
+    STRUCTS.with(|s| s.borrow().get(name).cloned())
+}
+
+/// The structs of a source, visible to [`lookup`] while this lives (lowering may nest: a
+/// derivative's source inside a procedural macro, so the previous set comes back on drop).
+pub(crate) struct Definitions {
+    previous: HashMap<String, Rc<StructTy>>,
+}
+
+impl Drop for Definitions {
+    fn drop(&mut self) {
+        let previous = std::mem::take(&mut self.previous);
+        STRUCTS.with(|s| *s.borrow_mut() = previous);
+    }
+}
+
+/// Define the structs among `items`.
+pub(crate) fn define(items: &[syn::Item]) -> Result<Definitions> {
+    let previous = STRUCTS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let guard = Definitions { previous };
+    let written: HashMap<String, &syn::ItemStruct> = items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) => Some((crate::types::name_of(&s.ident), s)),
+            _ => None,
+        })
+        .collect();
+    for item in items {
+        if let syn::Item::Struct(s) = item {
+            resolve(&written, s, &mut vec![])?;
+        }
+    }
+    Ok(guard)
+}
+
+/// Define `item` (and first the structs its fields hold); `within` are the structs being
+/// defined around it, to reject a struct that contains itself.
+fn resolve(
+    written: &HashMap<String, &syn::ItemStruct>,
+    item: &syn::ItemStruct,
+    within: &mut Vec<String>,
+) -> Result<Rc<StructTy>> {
+    let name = crate::types::name_of(&item.ident);
+    if let Some(done) = lookup(&name) {
+        return Ok(done);
+    }
+    if within.contains(&name) {
+        return Err(invalid(
+            item.ident.span(),
+            format!("the struct `{name}` contains itself; it would be infinitely large"),
+        ));
+    }
+    if !item.generics.params.is_empty() {
+        return Err(unsupported(item.generics.span(), "generic structs", "write the struct with `f64` fields"));
+    }
+    let syn::Fields::Named(named) = &item.fields else {
+        return Err(unsupported(
+            item.span(),
+            "tuple structs and unit structs",
+            "give the struct named fields: `struct P { x: f64, y: f64 }`",
+        ));
+    };
+    within.push(name.clone());
+    let mut fields = vec![];
+    for field in &named.named {
+        let field_name = field.ident.as_ref().map(crate::types::name_of).unwrap_or_default();
+        let inner = match &field.ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                p.path.get_ident().and_then(|i| written.get(&crate::types::name_of(i)).copied())
+            }
+            _ => None,
+        };
+        let ty = match inner {
+            Some(inner) => Ty::Struct(resolve(written, inner, within)?),
+            None => parse_type(&field.ty, TypePlace::Local)?,
+        };
+        if !(ty.is_scalar() || matches!(ty, Ty::Struct(_))) {
+            return Err(unsupported(
+                field.ty.span(),
+                "struct fields other than numbers, `bool` and structs",
+                "pass slices as parameters of their own",
+            ));
+        }
+        fields.push((field_name, ty));
+    }
+    within.pop();
+    let defined = Rc::new(StructTy { name: name.clone(), fields });
+    STRUCTS.with(|s| s.borrow_mut().insert(name, defined.clone()));
+    Ok(defined)
+}
+
+impl Lowerer<'_> {
+    /// Declare variable `name` of struct type `ty` holding `values` (one per scalar field): a
+    /// marker slot, then one slot per scalar field.
+    pub(crate) fn declare_struct(&mut self, name: &str, ty: &Rc<StructTy>, mutable: bool, values: &[Value]) {
+        self.scopes.declare(Slot {
+            name: name.to_string(),
+            ty: Ty::Struct(ty.clone()),
+            kind: SlotKind::Struct,
+            mutable,
+            state: SlotState { value: None, maybe_init: true },
+            assigned_at: None,
+        });
+        for ((leaf, leaf_ty), &value) in ty.leaf_names().iter().zip(ty.leaves()).zip(values) {
+            self.declare(&format!("{name}.{leaf}"), leaf_ty, mutable, Some(value));
+        }
+    }
+
+    /// The value of struct variable `slot` (its fields' slots follow it).
+    pub(crate) fn read_struct(&mut self, slot: usize, span: Span) -> Result<Lowered> {
+        let Ty::Struct(ty) = self.scopes.slot(slot).ty.clone() else {
+            return Err(invalid(span, "expected a struct variable here"));
+        };
+        let mut items = vec![];
+        for k in 0..ty.leaves().len() {
+            items.push(self.read_slot(slot + 1 + k, span)?);
+        }
+        Ok(Lowered::Struct(ty, items))
+    }
+
+    /// `Name { field: value, ... }`, the fields evaluated in the order written.
+    pub(crate) fn lower_struct_literal(&mut self, literal: &syn::ExprStruct) -> Result<Lowered> {
+        let name = crate::types::path_text(&literal.path);
+        let Some(ty) = lookup(&name) else {
+            return Err(unsupported(
+                literal.path.span(),
+                format!("`{name}`, which is not a struct of this source (enums, unions and structs from elsewhere)"),
+                "define the struct in the same source, with named fields",
+            ));
+        };
+        if let Some(rest) = &literal.rest {
+            return Err(unsupported(rest.span(), "struct updates (`..base`)", "write every field"));
+        }
+        let mut slots: Vec<Option<Operand>> = vec![None; ty.leaves().len()];
+        let mut seen: Vec<String> = vec![];
+        for field in &literal.fields {
+            let syn::Member::Named(ident) = &field.member else {
+                return Err(invalid(field.member.span(), format!("`{name}` has named fields; write `field: value`")));
+            };
+            let field_name = crate::types::name_of(ident);
+            let Some((offset, field_ty)) = ty.field(&field_name) else {
+                return Err(no_field(&ty, &field_name, ident.span()));
+            };
+            if seen.contains(&field_name) {
+                return Err(invalid(ident.span(), format!("field `{field_name}` is given twice")));
+            }
+            seen.push(field_name);
+            let parts = match self.lower_expr(&field.expr, Some(&field_ty))? {
+                Lowered::Never => return Ok(Lowered::Never),
+                value => self.parts_of(value, &field_ty, &field.expr)?,
+            };
+            for (k, part) in parts.into_iter().enumerate() {
+                slots[offset + k] = Some(part);
+            }
+        }
+        if let Some((missing, _)) = ty.fields.iter().find(|(f, _)| !seen.contains(f)) {
+            return Err(invalid(literal.span(), format!("field `{missing}` of `{name}` is missing; give every field")));
+        }
+        Ok(Lowered::Struct(ty, slots.into_iter().flatten().collect()))
+    }
+
+    /// The scalars of `value`, which must have type `ty` (a scalar or a struct).
+    pub(crate) fn parts_of(&mut self, value: Lowered, ty: &Ty, expr: &syn::Expr) -> Result<Vec<Operand>> {
+        match value {
+            Lowered::Struct(found, items) if Ty::Struct(found.clone()) == *ty => Ok(items),
+            Lowered::Value(op) if ty.is_scalar() && op.ty.fits(ty) => {
+                let ty = if matches!(op.ty, Ty::Int(crate::types::IntKind::Literal)) { ty.clone() } else { op.ty };
+                Ok(vec![Operand { value: op.value, ty }])
+            }
+            other => Err(crate::expr::type_error(expr.span(), ty, &other.ty(), Some(expr))),
+        }
+    }
+
+    /// `base.name` of a struct value.
+    pub(crate) fn struct_field(
+        &mut self,
+        ty: &StructTy,
+        items: Vec<Operand>,
+        name: &str,
+        span: Span,
+    ) -> Result<Lowered> {
+        let Some((offset, field_ty)) = ty.field(name) else {
+            return Err(no_field(ty, name, span));
+        };
+        Ok(match field_ty {
+            Ty::Struct(inner) => {
+                let n = inner.leaves().len();
+                Lowered::Struct(inner, items[offset..offset + n].to_vec())
+            }
+            _ => Lowered::Value(items[offset].clone()),
+        })
+    }
+
+    /// The slots a struct place (`s`, `s.inner`) or a field of one (`s.x`) stands for: its first
+    /// scalar slot and its type. `None` when `place` is not rooted at a struct variable.
+    pub(crate) fn struct_place(&self, place: &syn::Expr) -> Result<Option<(usize, Ty)>> {
+        match place {
+            syn::Expr::Paren(p) => self.struct_place(&p.expr),
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                let Some(slot) = p.path.get_ident().and_then(|i| self.scopes.lookup(&crate::types::name_of(i))) else {
+                    return Ok(None);
+                };
+                let slot_ref = self.scopes.slot(slot);
+                Ok((slot_ref.kind == SlotKind::Struct).then(|| (slot + 1, slot_ref.ty.clone())))
+            }
+            syn::Expr::Field(f) => {
+                let syn::Member::Named(ident) = &f.member else { return Ok(None) };
+                let Some((first, Ty::Struct(ty))) = self.struct_place(&f.base)? else { return Ok(None) };
+                let name = crate::types::name_of(ident);
+                match ty.field(&name) {
+                    Some((offset, field_ty)) => Ok(Some((first + offset, field_ty))),
+                    None => Err(no_field(&ty, &name, ident.span())),
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// `place = value` for a struct-typed place (checked by the caller): every scalar slot.
+    pub(crate) fn assign_struct(
+        &mut self,
+        first: usize,
+        items: Vec<Operand>,
+        span: Span,
+        rhs: &syn::Expr,
+    ) -> Result<()> {
+        for (k, item) in items.into_iter().enumerate() {
+            self.assign_slot(first + k, item, span, Some(rhs))?;
+        }
+        Ok(())
+    }
+}
+
+/// The error for a field `name` that `ty` does not have.
+fn no_field(ty: &StructTy, name: &str, span: Span) -> FrontError {
+    let fields: Vec<String> = ty.fields.iter().map(|(f, _)| format!("`{f}`")).collect();
+    invalid(span, format!("`{}` has no field `{name}`; its fields are {}", ty.name, fields.join(", ")))
+}
+
+/// The error for a struct used where a scalar or slice is needed.
+pub(crate) fn struct_as_scalar(name: &str, span: Span) -> FrontError {
+    invalid(span, format!("`{name}` is a struct; use one of its fields (`{name}.field`)"))
+}
