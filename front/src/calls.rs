@@ -49,6 +49,10 @@ impl Lowerer<'_> {
             };
         }
         let text = crate::types::path_text(&path.path);
+        if let Some(sig) = self.associated_function(&text) {
+            let sig = sig.clone();
+            return self.call_function(&sig, &args, call.span());
+        }
         if let Some(mode) = crate::nested::nested_mode(&text) {
             return self.lower_nested_grad(mode, &args, call.span());
         }
@@ -102,7 +106,7 @@ impl Lowerer<'_> {
         if args.len() != sig.params.len() {
             return Err(FrontError::new(
                 span,
-                FrontErrorKind::ArgCount { name: sig.name.clone(), expected: sig.params.len(), found: args.len() },
+                FrontErrorKind::ArgCount { name: sig.shown.clone(), expected: sig.params.len(), found: args.len() },
             ));
         }
         let mut values: Vec<Value> = vec![];
@@ -155,7 +159,17 @@ impl Lowerer<'_> {
                 ));
             }
         };
-        let results = self.ssa.call(callee, values, &sig.ret.ir_results());
+        let mut result_types = sig.ret.ir_results();
+        let own = result_types.len();
+        if sig.updates_receiver {
+            result_types.extend(sig.params.first().map(Ty::ir_parts).unwrap_or_default());
+        }
+        let mut results = self.ssa.call(callee, values, &result_types);
+        if sig.updates_receiver {
+            // `&mut self`: the new receiver follows the results; write it back.
+            let receiver = results.split_off(own);
+            self.write_back_receiver(sig, args[0], receiver)?;
+        }
         Ok(match &sig.ret {
             Ty::Unit => Lowered::Unit,
             Ty::Tuple(items) => Lowered::Tuple(

@@ -305,8 +305,10 @@ impl Lowerer<'_> {
                 Ok(Lowered::Value(Operand { value: op.value, ty: Ty::Slice { mutable } }))
             }
             Lowered::Never => Ok(Lowered::Never),
-            // `&s` for a `&Struct` parameter: the struct's value (it cannot change during the call).
-            value @ Lowered::Struct(..) if !mutable => Ok(value),
+            // `&s` for a `&Struct` parameter: the struct's value (it cannot change during the call);
+            // `&mut s` for the `self` of a `&mut self` method, which writes `s` back after the call
+            // (no other parameter takes a struct by `&mut`).
+            value @ Lowered::Struct(..) => Ok(value),
             other => Err(unsupported(
                 reference.span(),
                 format!("references to `{}` values", other.ty()),

@@ -41,6 +41,7 @@ mod control;
 mod error;
 mod expr;
 mod forloop;
+mod impls;
 mod iter;
 mod join;
 mod lower;

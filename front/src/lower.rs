@@ -82,6 +82,8 @@ pub(crate) struct Lowerer<'a> {
     pub const_stack: Vec<String>,
     /// Closures bound with `let`, by number (`SlotKind::Closure`).
     pub closures: Vec<crate::closures::LocalClosure>,
+    /// For a `&mut self` method: the slot of `self`, whose fields every return appends.
+    pub receiver_slot: Option<usize>,
     /// The counters of the counted loops being lowered that run from 0 below their bound, with
     /// that bound: inside the body, `0 <= counter < bound` (`views.rs` skips range checks).
     pub counters: Vec<(Value, Value)>,
@@ -91,7 +93,13 @@ impl<'a> Lowerer<'a> {
     fn new(ctx: &'a ModuleCtx, sig: &FnSig) -> Lowerer<'a> {
         Lowerer {
             ctx,
-            ssa: Ssa::new(&sig.name, sig.ret.ir_results()),
+            ssa: Ssa::new(&sig.name, {
+                let mut results = sig.ret.ir_results();
+                if sig.updates_receiver {
+                    results.extend(sig.params.first().map(Ty::ir_parts).unwrap_or_default());
+                }
+                results
+            }),
             scopes: Scopes::default(),
             loops: vec![],
             ret: sig.ret.clone(),
@@ -99,6 +107,7 @@ impl<'a> Lowerer<'a> {
             depth: 0,
             const_stack: vec![],
             closures: vec![],
+            receiver_slot: None,
             counters: vec![],
         }
     }
@@ -177,7 +186,10 @@ impl<'a> Lowerer<'a> {
         if !found.fits(&self.ret) {
             return Err(crate::expr::type_error(span, &self.ret, &found, None));
         }
-        let values = value.values();
+        let mut values = value.values();
+        if let Some(slot) = self.receiver_slot {
+            values.extend(self.read_struct(slot, span)?.values());
+        }
         self.ssa.terminate(Terminator::Return(values));
         self.ssa.reachable = false;
         Ok(())
@@ -236,6 +248,9 @@ pub(crate) fn lower_function(
                 .zip(&names)
                 .map(|(ir, leaf)| lowerer.ssa.func.add_param(ir, Some(&format!("{name}_{}", leaf.replace('.', "_")))))
                 .collect();
+            if index == 0 && sig.updates_receiver {
+                lowerer.receiver_slot = Some(lowerer.scopes.len());
+            }
             lowerer.declare_struct(&name, st, mutable, &leaves);
             continue;
         }
@@ -258,7 +273,7 @@ pub(crate) fn lower_function(
                 let at = item.block.stmts.last().map_or(close, |s| s.span());
                 return Err(FrontError::new(
                     at,
-                    FrontErrorKind::MissingReturnValue { name: sig.name.clone(), ty: sig.ret.to_string() },
+                    FrontErrorKind::MissingReturnValue { name: sig.shown.clone(), ty: sig.ret.to_string() },
                 ));
             }
             value => {

@@ -45,6 +45,9 @@ const KNOWN_FLOAT_METHODS: &str = "sin cos tan asin acos atan atan2 sinh cosh ta
 impl Lowerer<'_> {
     pub(crate) fn lower_method_call(&mut self, m: &syn::ExprMethodCall, expect: Option<&Ty>) -> Result<Lowered> {
         let name = m.method.to_string();
+        if let Some(called) = self.struct_method_call(m)? {
+            return Ok(called);
+        }
         if crate::iter::is_iterator(&m.receiver) {
             return self.lower_iter_consumer(m, expect);
         }

@@ -14,7 +14,14 @@ use syn::spanned::Spanned;
 /// A callable's signature.
 #[derive(Clone, Debug)]
 pub(crate) struct FnSig {
+    /// The IR function's name (`Struct__method` for a method).
     pub name: String,
+    /// The name as the source calls it (`Struct::method`), for messages.
+    pub shown: String,
+    /// A method: its first parameter is `self`.
+    pub method: bool,
+    /// `&mut self`: the function returns the new `self` after its own results.
+    pub updates_receiver: bool,
     pub params: Vec<Ty>,
     pub ret: Ty,
     pub callee: Callee,
@@ -89,8 +96,12 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
 /// [`lower_items`], with (when `keep`) the functions as lowered before the clean-up passes and
 /// where in the source each of their instructions comes from.
 pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<crate::SourceModule> {
-    // Structs first: signatures and bodies name them.
+    // Structs first: signatures and bodies name them; then their `impl` blocks as functions.
     let _structs = crate::structs::define(items)?;
+    let methods = crate::impls::desugar(items)?;
+    let self_types: HashMap<String, String> =
+        methods.iter().map(|m| (crate::types::name_of(&m.item.sig.ident), m.self_ty.clone())).collect();
+    let self_of = |name: &str| self_types.get(name).map(String::as_str);
     let mut module = Module::new();
     let mut ctx = ModuleCtx::default();
     let mut names: HashMap<String, Span> = HashMap::default();
@@ -104,17 +115,52 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
         }
         Ok(())
     };
+    // Methods first: the last function of a source is its last `fn` item (the CLI's default).
+    for m in &methods {
+        claim(&m.item.sig.ident)?;
+        check_ir_name(&m.item.sig.ident, "function")?;
+        let (params, ret) = crate::structs::with_self(Some(&m.self_ty), || signature(&m.item.sig))?;
+        let name = crate::types::name_of(&m.item.sig.ident);
+        let mut results = ret.ir_results();
+        if m.updates_receiver {
+            results.extend(params.first().map(Ty::ir_parts).unwrap_or_default());
+        }
+        let id = module.push_function(Function::new(&name, results));
+        let shown = name.replacen("__", "::", 1);
+        let sig = FnSig {
+            name,
+            shown,
+            method: m.method,
+            updates_receiver: m.updates_receiver,
+            params,
+            ret,
+            callee: Callee::Func(id),
+        };
+        ctx.functions.insert(sig.name.clone(), sig);
+        bodies.push((&m.item, id));
+    }
     for item in items {
         match item {
             // Defined above; the name must not clash with a function or constant.
             syn::Item::Struct(s) => claim(&s.ident)?,
+            // Its functions are `methods`, registered below.
+            syn::Item::Impl(_) => {}
             syn::Item::Fn(f) => {
                 claim(&f.sig.ident)?;
                 check_ir_name(&f.sig.ident, "function")?;
                 let (params, ret) = signature(&f.sig)?;
                 let name = crate::types::name_of(&f.sig.ident);
                 let id = module.push_function(Function::new(&name, ret.ir_results()));
-                ctx.functions.insert(name.clone(), FnSig { name, params, ret, callee: Callee::Func(id) });
+                let sig = FnSig {
+                    shown: name.clone(),
+                    name,
+                    method: false,
+                    updates_receiver: false,
+                    params,
+                    ret,
+                    callee: Callee::Func(id),
+                };
+                ctx.functions.insert(sig.name.clone(), sig);
                 bodies.push((f, id));
             }
             syn::Item::ForeignMod(block) => {
@@ -139,7 +185,16 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
                         derivative: None,
                     };
                     let id = module.push_extern(decl);
-                    ctx.functions.insert(name.clone(), FnSig { name, params, ret, callee: Callee::Extern(id) });
+                    let sig = FnSig {
+                        shown: name.clone(),
+                        name,
+                        method: false,
+                        updates_receiver: false,
+                        params,
+                        ret,
+                        callee: Callee::Extern(id),
+                    };
+                    ctx.functions.insert(sig.name.clone(), sig);
                 }
             }
             syn::Item::Const(c) => {
@@ -194,7 +249,8 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
             let message = "a function's signature went missing".into();
             return Err(FrontError::new(item.sig.ident.span(), FrontErrorKind::Internal { message }));
         };
-        let (mut function, spans) = crate::lower::lower_function(&ctx, item, sig, &[])?;
+        let (mut function, spans) =
+            crate::structs::with_self(self_of(&sig.name), || crate::lower::lower_function(&ctx, item, sig, &[]))?;
         if keep {
             written.push((id, function.clone(), spans));
         }
@@ -219,7 +275,9 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
         };
         let mask: String = variant.views.iter().map(|&v| if v { '1' } else { '0' }).collect();
         let sig = FnSig { name: format!("{}__views_{mask}", sig.name), ..sig.clone() };
-        let (mut function, spans) = crate::lower::lower_function(&ctx, item, &sig, &variant.views)?;
+        let (mut function, spans) = crate::structs::with_self(self_of(&variant.function), || {
+            crate::lower::lower_function(&ctx, item, &sig, &variant.views)
+        })?;
         if keep {
             written.push((id, function.clone(), spans));
         }

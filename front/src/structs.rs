@@ -104,6 +104,18 @@ impl Drop for Definitions {
     }
 }
 
+/// Run `f` with `Self` naming the struct `ty` (inside an `impl` block), if given.
+pub(crate) fn with_self<T>(ty: Option<&str>, f: impl FnOnce() -> T) -> T {
+    let Some(st) = ty.and_then(lookup) else { return f() };
+    let previous = STRUCTS.with(|s| s.borrow_mut().insert("Self".into(), st));
+    let out = f();
+    STRUCTS.with(|s| match previous {
+        Some(p) => s.borrow_mut().insert("Self".into(), p),
+        None => s.borrow_mut().remove("Self"),
+    });
+    out
+}
+
 /// Define the structs among `items`.
 pub(crate) fn define(items: &[syn::Item]) -> Result<Definitions> {
     let previous = STRUCTS.with(|s| std::mem::take(&mut *s.borrow_mut()));
@@ -286,6 +298,8 @@ impl Lowerer<'_> {
     pub(crate) fn struct_place(&self, place: &syn::Expr) -> Result<Option<(usize, Ty)>> {
         match place {
             syn::Expr::Paren(p) => self.struct_place(&p.expr),
+            // `*self = ...` in a `&mut self` method.
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.struct_place(&u.expr),
             syn::Expr::Path(p) if p.qself.is_none() => {
                 let Some(slot) = p.path.get_ident().and_then(|i| self.scopes.lookup(&crate::types::name_of(i))) else {
                     return Ok(None);

@@ -1,5 +1,5 @@
-//! Structs in a `#[jitdiff::module]`: the helpers that take and return them get no typed
-//! handles (their IR parameters are the fields), the function over numbers and slices that
+//! Structs and their methods in a `#[jitdiff::module]`: the helpers that take and return them
+//! get no typed handles (their IR parameters are the fields), the function over numbers and slices that
 //! calls them does, and its JIT primal and derivatives are those of the Rust it was written as.
 
 use jitdiff::check;
@@ -29,15 +29,27 @@ pub mod oscillator {
         State { x: s.x + h * half.v, v: s.v + h * force(&half, spring) }
     }
 
+    impl State {
+        fn at_rest(x: f64) -> Self {
+            Self { x, v: 0.0 }
+        }
+        fn advance(&mut self, spring: &Spring, steps: usize) {
+            for _ in 0..steps {
+                *self = step(*self, spring, 0.05);
+            }
+        }
+        fn kinetic(&self) -> f64 {
+            0.5 * self.v * self.v
+        }
+    }
+
     /// `params = [k, damping]`; the squared distance of the end state from `target`.
     pub fn misfit(params: &[f64], x0: f64, target: f64, steps: usize) -> f64 {
         let spring = Spring { k: params[0], damping: params[1] };
-        let mut s = State { x: x0, v: 0.0 };
-        for _ in 0..steps {
-            s = step(s, &spring, 0.05);
-        }
+        let mut s = State::at_rest(x0);
+        s.advance(&spring, steps);
         let miss = s.x - target;
-        miss * miss + 0.1 * s.v * s.v
+        miss * miss + 0.2 * s.kinetic()
     }
 }
 

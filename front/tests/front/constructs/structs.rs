@@ -87,3 +87,78 @@ fn structs_lower_to_their_fields_and_run_as_rustc_does() {
     let swap = m.func_by_name("swap").unwrap();
     assert_eq!((swap.params.len(), swap.returns.len()), (6, 6));
 }
+
+dual! { METHODS:
+    #[derive(Clone, Copy, Debug)]
+    struct V {
+        x: f64,
+        y: f64,
+    }
+    impl V {
+        fn new(x: f64, y: f64) -> Self {
+            Self { x, y }
+        }
+        fn dot(&self, o: &V) -> f64 {
+            self.x * o.x + self.y * o.y
+        }
+        fn scaled(self, k: f64) -> V {
+            V::new(self.x * k, self.y * k)
+        }
+        fn add(&mut self, o: V) {
+            self.x += o.x;
+            self.y += o.y;
+        }
+        fn reflect(&mut self) {
+            *self = V { x: self.y, y: (*self).x };
+        }
+        fn normalize(&mut self) -> f64 {
+            let n = self.dot(self).sqrt();
+            if n == 0.0 {
+                return 0.0;
+            }
+            self.x /= n;
+            self.y /= n;
+            n
+        }
+    }
+    struct Body {
+        pos: V,
+        vel: V,
+        mass: f64,
+    }
+    impl Body {
+        fn kinetic(&self) -> f64 {
+            0.5 * self.mass * self.vel.dot(&self.vel)
+        }
+        fn push(&mut self, f: V, h: f64) {
+            self.vel.add(f.scaled(h / self.mass));
+            let d = self.vel.scaled(h);
+            self.pos.add(d);
+        }
+    }
+    fn sim(x0: f64, v0: f64, mass: f64, n: usize) -> f64 {
+        let mut b = Body { pos: V::new(x0, 0.0), vel: V::new(0.0, v0), mass };
+        let mut total = 0.0;
+        for _ in 0..n {
+            let f = b.pos.scaled(-1.0);
+            b.push(f, 0.01);
+            total += b.kinetic();
+        }
+        let mut dir = b.pos;
+        let len = dir.normalize();
+        dir.reflect();
+        let mut zero = V::new(0.0, 0.0);
+        total + len + dir.x + zero.normalize() + Body::kinetic(&b)
+    }
+}
+
+#[test]
+fn methods_and_associated_functions_run_as_rustc_does() {
+    let m = lower(METHODS);
+    for (x0, v0, mass, n) in [(0.7, 0.3, 2.0, 300usize), (0.0, 0.0, 1.0, 5), (-2.0, 1.5, 0.5, 0)] {
+        same!(m, sim(x0, v0, mass, n));
+    }
+    // `&mut self` returns the new `self` after the method's own results.
+    let normalize = m.func_by_name("V__normalize").unwrap();
+    assert_eq!((normalize.params.len(), normalize.returns.len()), (2, 3));
+}

@@ -3,6 +3,48 @@
 
 pub(crate) const CASES: &[(&str, &str, &str)] = &[
     (
+        "method_unknown",
+        r#"struct P { x: f64 }
+fn f(p: P) -> f64 {
+    p.norm()
+}"#,
+        r#"3:7: `P` has no method `norm`; define it in an `impl P` block of the source"#,
+    ),
+    (
+        "method_without_self",
+        r#"struct P { x: f64 }
+impl P {
+    fn new(x: f64) -> P { P { x } }
+}
+fn f(p: P) -> P {
+    p.new(1.0)
+}"#,
+        r#"6:7: `P::new` has no `self` parameter; call it as `P::new(...)`"#,
+    ),
+    (
+        "method_mut_self_immutable",
+        r#"struct P { x: f64 }
+impl P {
+    fn bump(&mut self) { self.x += 1.0; }
+}
+fn f(p: P) -> f64 {
+    p.bump();
+    p.x
+}"#,
+        r#"6:5: cannot assign to `p`, which is not declared `mut`; declare it with `let mut p`"#,
+    ),
+    (
+        "method_arg_count",
+        r#"struct P { x: f64 }
+impl P {
+    fn two(&self, k: f64) -> f64 { self.x * k }
+}
+fn f(p: P) -> f64 {
+    p.two()
+}"#,
+        r#"6:5: `P::two` takes 1 argument but 0 were given; pass 1"#,
+    ),
+    (
         "struct_missing_field",
         r#"struct P { x: f64, y: f64 }
 fn f() -> P {

@@ -59,7 +59,23 @@ fn f() -> f64 {
 impl Foo {
     fn g(&self) {}
 }"#,
-        r#"2:1: `impl` blocks are not supported; write free functions that take the fields as parameters"#,
+        r#"2:6: `impl` blocks for anything but a struct of this source are not supported; define the struct, with named fields, in the same source"#,
+    ),
+    (
+        "trait_impl",
+        r#"struct P { x: f64 }
+impl Clone for P {
+    fn clone(&self) -> P { P { x: self.x } }
+}"#,
+        r#"2:6: trait implementations are not supported; write the methods in a plain `impl Struct` block"#,
+    ),
+    (
+        "impl_const",
+        r#"struct P { x: f64 }
+impl P {
+    const K: f64 = 1.0;
+}"#,
+        r#"3:5: `impl` items other than functions (associated constants and types) are not supported; use a module-level `const`"#,
     ),
     (
         "trait",

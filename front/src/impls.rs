@@ -1,0 +1,203 @@
+//! `impl` blocks of the source's structs: each method or associated function becomes a free
+//! function `Struct__name` whose first parameter, for a method, is `self` of the struct's type
+//! (`self`, `mut self`, `&self`; `&mut self` also returns the new `self` after its own results,
+//! which the call writes back to the receiver). `Self` names the struct inside the block.
+//! `s.energy(k)` calls `State__energy(s, k)`, `State::new(x)` and `Self::new(x)` call
+//! `State__new(x)`.
+//!
+//! ```
+//! let src = "struct P { x: f64, y: f64 }
+//! impl P {
+//!     fn new(x: f64) -> Self { P { x, y: 2.0 * x } }
+//!     fn norm2(&self) -> f64 { self.x * self.x + self.y * self.y }
+//!     fn scale(&mut self, k: f64) { self.x *= k; self.y *= k; }
+//! }
+//! fn f(x: f64) -> f64 { let mut p = P::new(x); p.scale(3.0); p.norm2() }";
+//! let module = jitdiff_front::lower_source(src).unwrap();
+//! assert!(module.func_by_name("P__norm2").is_some());
+//! ```
+
+use crate::error::{Result, invalid, unsupported};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+/// A method or associated function of a struct, as the free function it lowers to.
+pub(crate) struct Method {
+    /// The function, named `Struct__name`, with `self` as a typed first parameter.
+    pub item: syn::ItemFn,
+    /// The struct (`Self` inside the function).
+    pub self_ty: String,
+    /// A method (it has a `self` parameter), not an associated function.
+    pub method: bool,
+    /// `&mut self`: the function also returns the new `self`.
+    pub updates_receiver: bool,
+}
+
+/// The IR name of `method` of `ty`.
+pub(crate) fn ir_name(ty: &str, method: &str) -> String {
+    format!("{ty}__{method}")
+}
+
+/// The functions of every `impl` block among `items` (the structs must be defined already).
+pub(crate) fn desugar(items: &[syn::Item]) -> Result<Vec<Method>> {
+    let mut methods = vec![];
+    for item in items {
+        let syn::Item::Impl(block) = item else { continue };
+        if let Some((_, path, _)) = &block.trait_ {
+            return Err(unsupported(
+                path.span(),
+                "trait implementations",
+                "write the methods in a plain `impl Struct` block",
+            ));
+        }
+        if !block.generics.params.is_empty() {
+            return Err(unsupported(
+                block.generics.span(),
+                "generic `impl` blocks",
+                "implement the methods for one struct",
+            ));
+        }
+        let self_ty = match &*block.self_ty {
+            syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident().map(crate::types::name_of),
+            _ => None,
+        };
+        let Some(self_ty) = self_ty.filter(|name| crate::structs::lookup(name).is_some()) else {
+            return Err(unsupported(
+                block.self_ty.span(),
+                "`impl` blocks for anything but a struct of this source",
+                "define the struct, with named fields, in the same source",
+            ));
+        };
+        for impl_item in &block.items {
+            let syn::ImplItem::Fn(f) = impl_item else {
+                return Err(unsupported(
+                    impl_item.span(),
+                    "`impl` items other than functions (associated constants and types)",
+                    "use a module-level `const`",
+                ));
+            };
+            methods.push(method(&self_ty, f)?);
+        }
+    }
+    Ok(methods)
+}
+
+/// `fn name(&self, ...)` of `self_ty` as `fn Struct__name(self: Struct, ...)`.
+fn method(self_ty: &str, f: &syn::ImplItemFn) -> Result<Method> {
+    let mut sig = f.sig.clone();
+    let name = crate::types::name_of(&sig.ident);
+    sig.ident = syn::Ident::new(&ir_name(self_ty, &name), sig.ident.span());
+    let mut updates_receiver = false;
+    let is_method = matches!(sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
+    if let Some(syn::FnArg::Receiver(receiver)) = sig.inputs.first() {
+        if receiver.colon_token.is_some() {
+            return Err(unsupported(
+                receiver.span(),
+                "`self` parameters with a written type (`self: Box<Self>`)",
+                "write `self`, `&self` or `&mut self`",
+            ));
+        }
+        let by_mut_ref = receiver.reference.is_some() && receiver.mutability.is_some();
+        updates_receiver = by_mut_ref;
+        let mutable = receiver.mutability.is_some();
+        let span = receiver.self_token.span;
+        let typed = syn::PatType {
+            attrs: vec![],
+            pat: Box::new(syn::Pat::Ident(syn::PatIdent {
+                attrs: vec![],
+                by_ref: None,
+                mutability: mutable.then(|| syn::Token![mut](span)),
+                ident: syn::Ident::new("self", span),
+                subpat: None,
+            })),
+            colon_token: syn::Token![:](span),
+            ty: Box::new(struct_type(self_ty, span)),
+        };
+        sig.inputs[0] = syn::FnArg::Typed(typed);
+    }
+    if let Some(receiver) = sig.inputs.iter().skip(1).find(|a| matches!(a, syn::FnArg::Receiver(_))) {
+        return Err(invalid(receiver.span(), "`self` must be the first parameter"));
+    }
+    let item = syn::ItemFn { attrs: f.attrs.clone(), vis: f.vis.clone(), sig, block: Box::new(f.block.clone()) };
+    Ok(Method { item, self_ty: self_ty.to_string(), method: is_method, updates_receiver })
+}
+
+/// The type `name` (a path of one identifier).
+fn struct_type(name: &str, span: Span) -> syn::Type {
+    syn::Type::Path(syn::TypePath { qself: None, path: syn::Path::from(syn::Ident::new(name, span)) })
+}
+
+impl crate::lower::Lowerer<'_> {
+    /// After a call of the `&mut self` method `sig` on `receiver`: write the new `self` (`values`)
+    /// back to the receiver, a struct variable or a field of one (`s`, `&mut s`, `s.inner`).
+    pub(crate) fn write_back_receiver(
+        &mut self,
+        sig: &crate::module::FnSig,
+        receiver: &syn::Expr,
+        values: Vec<jitdiff_ir::Value>,
+    ) -> Result<()> {
+        let mut place = receiver;
+        while let syn::Expr::Reference(syn::ExprReference { expr: inner, .. })
+        | syn::Expr::Paren(syn::ExprParen { expr: inner, .. }) = place
+        {
+            place = inner;
+        }
+        let Some((first, ty)) = self.struct_place(place)? else {
+            return Err(unsupported(
+                receiver.span(),
+                format!("calls of the `&mut self` method `{}` on anything but a struct variable or field", sig.shown),
+                "bind the struct to a `let mut` variable first",
+            ));
+        };
+        let leaves = match &ty {
+            crate::types::Ty::Struct(s) => s.leaves(),
+            _ => vec![],
+        };
+        let items = leaves.into_iter().zip(values).map(|(ty, value)| crate::lower::Operand { value, ty }).collect();
+        self.assign_struct(first, items, receiver.span(), receiver)
+    }
+}
+
+impl crate::lower::Lowerer<'_> {
+    /// `State::name(args)` or `Self::name(args)`: the function of `impl State`, if there is one.
+    pub(crate) fn associated_function(&self, path: &str) -> Option<&crate::module::FnSig> {
+        let (ty, name) = path.split_once("::")?;
+        let ty = if ty == "Self" { crate::structs::lookup("Self")?.name.clone() } else { ty.to_string() };
+        self.ctx.functions.get(&ir_name(&ty, name))
+    }
+
+    /// `receiver.name(args)` on a struct variable or field: a call of the method, if the
+    /// receiver is one (`None` otherwise, for the other kinds of method calls).
+    pub(crate) fn struct_method_call(&mut self, call: &syn::ExprMethodCall) -> Result<Option<crate::lower::Lowered>> {
+        let Some((_, crate::types::Ty::Struct(ty))) = self.struct_place(&call.receiver)? else { return Ok(None) };
+        let name = crate::types::name_of(&call.method);
+        let sig = match self.ctx.functions.get(&ir_name(&ty.name, &name)) {
+            Some(sig) if sig.method => sig.clone(),
+            Some(_) => {
+                return Err(invalid(
+                    call.method.span(),
+                    format!("`{0}::{name}` has no `self` parameter; call it as `{0}::{name}(...)`", ty.name),
+                ));
+            }
+            None => {
+                return Err(invalid(
+                    call.method.span(),
+                    format!(
+                        "`{}` has no method `{name}`; define it in an `impl {}` block of the source",
+                        ty.name, ty.name
+                    ),
+                ));
+            }
+        };
+        // Counted as written: `self` is the receiver, not an argument.
+        let expected = sig.params.len().saturating_sub(1);
+        if call.args.len() != expected {
+            let kind =
+                crate::error::FrontErrorKind::ArgCount { name: sig.shown.clone(), expected, found: call.args.len() };
+            return Err(crate::error::FrontError::new(call.span(), kind));
+        }
+        let mut args: Vec<&syn::Expr> = vec![&call.receiver];
+        args.extend(call.args.iter());
+        self.call_function(&sig, &args, call.span()).map(Some)
+    }
+}
