@@ -13,13 +13,32 @@ use std::fmt::Write as _;
 const FUNCTIONS: usize = 60;
 const INPUTS: [(f64, f64, usize); 4] = [(0.5, -1.25, 0), (2.0, 0.75, 3), (-3.5, 1.5, 5), (0.0, -0.0, 1)];
 const SLICE: [f64; 5] = [0.25, -1.5, 2.0, 3.75, -0.5];
-/// A helper the generated functions call with sub-slices, windows and chunks.
+/// A helper the generated functions call with sub-slices, windows and chunks, and a struct
+/// with methods every function keeps one of (`s`, its fields among the `f64` variables).
 const HELPER: &str = "fn hv(v: &[f64], t: f64) -> f64 {
     let mut s = t;
     for (i, &e) in v.iter().enumerate() {
         s = s * 0.5 + e * (i as f64 + 1.0);
     }
     s + v.len() as f64
+}
+#[derive(Clone, Copy)]
+struct Pt {
+    p: f64,
+    q: f64,
+    k: usize,
+}
+impl Pt {
+    fn mix(&self, t: f64) -> f64 {
+        self.p * t + self.q - self.k as f64
+    }
+    fn bump(&mut self, t: f64) {
+        self.p += t;
+        self.k = (self.k + 1) % 5;
+    }
+    fn swapped(self) -> Pt {
+        Pt { p: self.q, q: self.p, k: self.k }
+    }
 }
 ";
 
@@ -118,8 +137,10 @@ impl Generator {
         self.ints.truncate(scope.1);
     }
     fn statement(&mut self, indent: usize) {
-        if self.pick(8) == 0 {
-            return self.slice_statement(indent);
+        match self.pick(8) {
+            0 => return self.slice_statement(indent),
+            1 => return self.struct_statement(indent),
+            _ => {}
         }
         let nested = indent < 4 && self.budget > 0;
         match self.pick(if nested { 12 } else { 5 }) {
@@ -264,6 +285,27 @@ impl Generator {
             }
         }
     }
+    /// Methods of `s` (`&self`, `&mut self`, by value), whole-struct assignment, a struct
+    /// chosen by `if`.
+    fn struct_statement(&mut self, indent: usize) {
+        let e = self.float_expr(1);
+        match self.pick(5) {
+            0 => self.line(indent, &format!("s.bump({e});")),
+            1 => self.line(indent, "s = s.swapped();"),
+            2 => {
+                let v = self.any_float();
+                self.line(indent, &format!("{v} += s.mix({e});"));
+            }
+            3 => {
+                let c = self.condition(1);
+                self.line(indent, &format!("s = if {c} {{ s.swapped() }} else {{ Pt {{ q: {e}, p: s.p, k: s.k }} }};"));
+            }
+            _ => {
+                let k = self.any_int();
+                self.line(indent, &format!("s.k = ({k} + s.k) % 4;"));
+            }
+        }
+    }
     fn loop_body(&mut self, indent: usize, gives_value: bool) {
         self.loops.push(gives_value);
         {
@@ -282,6 +324,8 @@ impl Generator {
         self.line(1, "let mut a = a;");
         self.line(1, "let mut b = b;");
         self.line(1, "let mut n = n;");
+        self.line(1, "let mut s = Pt { p: a * 0.5, q: b, k: n % 3 };");
+        self.floats.extend(["s.p".to_string(), "s.q".to_string()]);
         {
             let count = 2 + self.pick(4);
             self.statements(1, count);

@@ -7,7 +7,7 @@ use jitdiff_front::FrontErrorKind;
 
 /// Fragments to splice in: keywords, operators, types and method calls of the subset and just
 /// outside it.
-const TOKENS: [&str; 48] = [
+const TOKENS: [&str; 54] = [
     ";",
     "{",
     "}",
@@ -56,6 +56,12 @@ const TOKENS: [&str; 48] = [
     " => ",
     " | ",
     "..=",
+    ".x",
+    "self",
+    "Self",
+    "impl P ",
+    "struct ",
+    "&mut self",
 ];
 
 /// The benchmark programs (valid) and the sources of the error cases (invalid).
@@ -70,6 +76,7 @@ fn corpus() -> (Vec<String>, Vec<String>) {
     ]
     .iter()
     .map(|s| s.to_string())
+    .chain([crate::constructs::structs::STRUCTS.to_string(), crate::constructs::structs::METHODS.to_string()])
     .collect();
     let invalid = crate::errors::cases().map(|(_, source, _)| source.to_string()).collect();
     (valid, invalid)

@@ -9,7 +9,7 @@ use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue};
 macro_rules! dual {
     ($src:ident: $($item:item)+) => {
         $($item)+
-        const $src: &str = stringify!($($item)+);
+        pub(crate) const $src: &str = stringify!($($item)+);
     };
 }
 

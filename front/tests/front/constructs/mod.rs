@@ -10,5 +10,5 @@ mod calls;
 mod control;
 mod iterators;
 mod math;
-mod structs;
+pub(crate) mod structs;
 mod tables;
