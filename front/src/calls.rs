@@ -162,7 +162,7 @@ impl Lowerer<'_> {
         let mut result_types = sig.ret.ir_results();
         let own = result_types.len();
         if sig.updates_receiver {
-            result_types.extend(sig.params.first().map(Ty::ir_parts).unwrap_or_default());
+            result_types.extend(crate::structs::receiver_parts(sig.params.first()));
         }
         let mut results = self.ssa.call(callee, values, &result_types);
         if sig.updates_receiver {

@@ -282,6 +282,11 @@ use jitdiff_ir::Value;
 /// Branch results are scalars or tuples of scalars (or nothing).
 fn check_branch_value(value: &Lowered, span: impl FnOnce() -> Span) -> Result<()> {
     match value {
+        Lowered::Struct(ty, _) if ty.holds_slices() => Err(unsupported(
+            span(),
+            "structs holding slices chosen by `if` or `break`",
+            "branch around the code that uses the struct",
+        )),
         Lowered::Value(op) if matches!(op.ty, Ty::Slice { .. }) => Err(unsupported(
             span(),
             "slices chosen by `if` or `break`",

@@ -50,15 +50,26 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Result<Vec<Method>> {
                 "write the methods in a plain `impl Struct` block",
             ));
         }
-        if !block.generics.params.is_empty() {
+        if !block.generics.params.iter().all(|p| matches!(p, syn::GenericParam::Lifetime(_))) {
             return Err(unsupported(
                 block.generics.span(),
                 "generic `impl` blocks",
                 "implement the methods for one struct",
             ));
         }
+        // `impl Data`, `impl<'a> Data<'a>`, `impl Data<'_>`.
         let self_ty = match &*block.self_ty {
-            syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident().map(crate::types::name_of),
+            syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+                let segment = &p.path.segments[0];
+                let lifetimes_only = match &segment.arguments {
+                    syn::PathArguments::None => true,
+                    syn::PathArguments::AngleBracketed(a) => {
+                        a.args.iter().all(|g| matches!(g, syn::GenericArgument::Lifetime(_)))
+                    }
+                    syn::PathArguments::Parenthesized(_) => false,
+                };
+                lifetimes_only.then(|| crate::types::name_of(&segment.ident))
+            }
             _ => None,
         };
         let Some(self_ty) = self_ty.filter(|name| crate::structs::lookup(name).is_some()) else {
@@ -149,12 +160,14 @@ impl crate::lower::Lowerer<'_> {
                 "bind the struct to a `let mut` variable first",
             ));
         };
-        let leaves = match &ty {
-            crate::types::Ty::Struct(s) => s.leaves(),
-            _ => vec![],
-        };
-        let items = leaves.into_iter().zip(values).map(|(ty, value)| crate::lower::Operand { value, ty }).collect();
-        self.assign_struct(first, items, receiver.span(), receiver)
+        let crate::types::Ty::Struct(ty) = ty else { return Ok(()) };
+        // The fields that can change (not the slices), in order.
+        let leaves = ty.leaves();
+        for (k, value) in ty.changeable().into_iter().zip(values) {
+            let item = crate::lower::Operand { value, ty: leaves[k].clone() };
+            self.assign_slot(first + k, item, receiver.span(), Some(receiver))?;
+        }
+        Ok(())
     }
 }
 

@@ -96,7 +96,7 @@ impl<'a> Lowerer<'a> {
             ssa: Ssa::new(&sig.name, {
                 let mut results = sig.ret.ir_results();
                 if sig.updates_receiver {
-                    results.extend(sig.params.first().map(Ty::ir_parts).unwrap_or_default());
+                    results.extend(crate::structs::receiver_parts(sig.params.first()));
                 }
                 results
             }),
@@ -187,8 +187,10 @@ impl<'a> Lowerer<'a> {
             return Err(crate::expr::type_error(span, &self.ret, &found, None));
         }
         let mut values = value.values();
-        if let Some(slot) = self.receiver_slot {
-            values.extend(self.read_struct(slot, span)?.values());
+        if let Some(slot) = self.receiver_slot
+            && let Lowered::Struct(ty, items) = self.read_struct(slot, span)?
+        {
+            values.extend(ty.changeable().into_iter().map(|k| items[k].value));
         }
         self.ssa.terminate(Terminator::Return(values));
         self.ssa.reachable = false;

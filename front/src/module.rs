@@ -123,7 +123,7 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
         let name = crate::types::name_of(&m.item.sig.ident);
         let mut results = ret.ir_results();
         if m.updates_receiver {
-            results.extend(params.first().map(Ty::ir_parts).unwrap_or_default());
+            results.extend(crate::structs::receiver_parts(params.first()));
         }
         let id = module.push_function(Function::new(&name, results));
         let shown = name.replacen("__", "::", 1);

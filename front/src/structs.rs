@@ -48,6 +48,17 @@ impl StructTy {
         out
     }
 
+    /// Does it hold slices (directly or in a nested struct)?
+    pub(crate) fn holds_slices(&self) -> bool {
+        self.leaves().iter().any(|t| matches!(t, Ty::Slice { .. }))
+    }
+
+    /// The positions among the leaves of those that are not slices: what a `&mut self`
+    /// method returns and writes back (a slice field never changes).
+    pub(crate) fn changeable(&self) -> Vec<usize> {
+        self.leaves().iter().enumerate().filter(|(_, t)| !matches!(t, Ty::Slice { .. })).map(|(k, _)| k).collect()
+    }
+
     /// The paths of the scalar fields (`x`, `inner.a`), flattened as [`StructTy::leaves`].
     pub(crate) fn leaf_names(&self) -> Vec<String> {
         let mut out = vec![];
@@ -70,6 +81,18 @@ impl StructTy {
             offset += leaf_count(ty);
         }
         None
+    }
+}
+
+/// The IR types a `&mut self` method of a struct of type `ty` returns after its own results:
+/// its fields that are not slices.
+pub(crate) fn receiver_parts(ty: Option<&Ty>) -> Vec<jitdiff_ir::Type> {
+    match ty {
+        Some(Ty::Struct(s)) => {
+            let leaves = s.leaves();
+            s.changeable().into_iter().filter_map(|k| leaves[k].ir()).collect()
+        }
+        _ => vec![],
     }
 }
 
@@ -152,7 +175,7 @@ fn resolve(
             format!("the struct `{name}` contains itself; it would be infinitely large"),
         ));
     }
-    if !item.generics.params.is_empty() {
+    if !item.generics.params.iter().all(|p| matches!(p, syn::GenericParam::Lifetime(_))) {
         return Err(unsupported(item.generics.span(), "generic structs", "write the struct with `f64` fields"));
     }
     let syn::Fields::Named(named) = &item.fields else {
@@ -174,13 +197,13 @@ fn resolve(
         };
         let ty = match inner {
             Some(inner) => Ty::Struct(resolve(written, inner, within)?),
-            None => parse_type(&field.ty, TypePlace::Local)?,
+            None => parse_type(&field.ty, TypePlace::Field)?,
         };
-        if !(ty.is_scalar() || matches!(ty, Ty::Struct(_))) {
+        if !(ty.is_scalar() || matches!(ty, Ty::Struct(_) | Ty::Slice { .. })) {
             return Err(unsupported(
                 field.ty.span(),
-                "struct fields other than numbers, `bool` and structs",
-                "pass slices as parameters of their own",
+                "struct fields other than numbers, `bool`, `&[f64]`, `&mut [f64]` and structs",
+                "pass other data as parameters of their own",
             ));
         }
         fields.push((field_name, ty));
@@ -265,7 +288,7 @@ impl Lowerer<'_> {
     pub(crate) fn parts_of(&mut self, value: Lowered, ty: &Ty, expr: &syn::Expr) -> Result<Vec<Operand>> {
         match value {
             Lowered::Struct(found, items) if Ty::Struct(found.clone()) == *ty => Ok(items),
-            Lowered::Value(op) if ty.is_scalar() && op.ty.fits(ty) => {
+            Lowered::Value(op) if (ty.is_scalar() || matches!(ty, Ty::Slice { .. })) && op.ty.fits(ty) => {
                 let ty = if matches!(op.ty, Ty::Int(crate::types::IntKind::Literal)) { ty.clone() } else { op.ty };
                 Ok(vec![Operand { value: op.value, ty }])
             }

@@ -169,6 +169,8 @@ pub(crate) enum TypePlace {
     Parameter,
     Result,
     Local,
+    /// A struct's field: slices by reference, with a lifetime (`&'a [f64]`).
+    Field,
 }
 
 /// The subset type a written type denotes.
@@ -176,6 +178,10 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => {
             let Some(ident) = p.path.get_ident() else {
+                // `Data<'a>`, `Data<'_>`: a struct holding slices, its lifetimes written.
+                if let Some(s) = struct_with_lifetimes(&p.path) {
+                    return struct_in(place, s, ty);
+                }
                 return Err(named_type_error(ty, &path_text(&p.path)));
             };
             let name = crate::types::name_of(ident);
@@ -185,7 +191,7 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
                 _ => match IntKind::from_name(&name) {
                     Some(kind) => Ok(Ty::Int(kind)),
                     None => match crate::structs::lookup(&name) {
-                        Some(s) => Ok(Ty::Struct(s)),
+                        Some(s) => struct_in(place, s, ty),
                         None => Err(named_type_error(ty, &name)),
                     },
                 },
@@ -217,11 +223,11 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
             Ok(Ty::Tuple(items))
         }
         syn::Type::Reference(r) => {
-            if r.lifetime.is_some() {
+            if r.lifetime.is_some() && place != TypePlace::Field {
                 return Err(unsupported(r.span(), "lifetimes", "remove the lifetime (`&[f64]`)"));
             }
             let mutable = r.mutability.is_some();
-            if let Ok(Ty::Struct(s)) = parse_type(&r.elem, TypePlace::Local) {
+            if let Ok(Ty::Struct(s)) = parse_type(&r.elem, TypePlace::Parameter) {
                 // `&State`: read the fields as from a value (a struct is copied, never aliased).
                 return if mutable || place != TypePlace::Parameter {
                     Err(unsupported(
@@ -257,6 +263,9 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
                 "array results",
                 "take a `&mut [f64]` parameter and write the result into it",
             )),
+            TypePlace::Field => {
+                Err(unsupported(ty.span(), "array fields", "hold a slice (`&'a [f64]`) of an array the caller owns"))
+            }
         },
         syn::Type::Slice(_) => {
             Err(unsupported(ty.span(), "unsized slice types", "take the slice by reference: `&[f64]` or `&mut [f64]`"))
@@ -278,8 +287,31 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
     }
 }
 
+/// The struct a path with only lifetime arguments names (`Data<'a>`).
+fn struct_with_lifetimes(path: &syn::Path) -> Option<std::rc::Rc<crate::structs::StructTy>> {
+    let [segment] = path.segments.iter().collect::<Vec<_>>()[..] else { return None };
+    let syn::PathArguments::AngleBracketed(args) = &segment.arguments else { return None };
+    if !args.args.iter().all(|a| matches!(a, syn::GenericArgument::Lifetime(_))) {
+        return None;
+    }
+    crate::structs::lookup(&name_of(&segment.ident))
+}
+
+/// A struct type written at `place`: one holding slices is not a result (an IR function
+/// returns no slices; its slices are the caller's anyway).
+fn struct_in(place: TypePlace, s: std::rc::Rc<crate::structs::StructTy>, ty: &syn::Type) -> Result<Ty> {
+    if place == TypePlace::Result && s.holds_slices() {
+        return Err(unsupported(
+            ty.span(),
+            format!("results of structs holding slices (`{}`)", s.name),
+            "return the numbers, and keep the slices where the caller has them",
+        ));
+    }
+    Ok(Ty::Struct(s))
+}
+
 fn slice_in(place: TypePlace, mutable: bool, ty: &syn::Type) -> Result<Ty> {
-    if place == TypePlace::Parameter {
+    if matches!(place, TypePlace::Parameter | TypePlace::Field) {
         Ok(Ty::Slice { mutable })
     } else {
         Err(unsupported(

@@ -162,3 +162,72 @@ fn methods_and_associated_functions_run_as_rustc_does() {
     let normalize = m.func_by_name("V__normalize").unwrap();
     assert_eq!((normalize.params.len(), normalize.returns.len()), (2, 3));
 }
+
+dual! { SLICES:
+    struct Data<'a> {
+        x: &'a [f64],
+        y: &'a [f64],
+        lambda: f64,
+    }
+    #[derive(Clone, Copy)]
+    struct Model {
+        w: f64,
+        b: f64,
+    }
+    struct Out<'a> {
+        residuals: &'a mut [f64],
+        calls: usize,
+    }
+    impl<'a> Data<'a> {
+        fn n(&self) -> usize {
+            self.x.len()
+        }
+        fn loss(&self, m: &Model) -> f64 {
+            let mut s = 0.0;
+            for i in 0..self.n() {
+                let r = m.w * self.x[i] + m.b - self.y[i];
+                s += r * r;
+            }
+            s / self.n() as f64 + self.lambda * m.w * m.w
+        }
+    }
+    impl Out<'_> {
+        fn record(&mut self, d: &Data, m: &Model) {
+            for (i, (&xi, &yi)) in d.x.iter().zip(d.y.iter()).enumerate() {
+                self.residuals[i] = m.w * xi + m.b - yi;
+            }
+            self.calls += 1;
+        }
+    }
+    fn total(d: &Data<'_>, m: Model) -> f64 {
+        d.loss(&m) + d.x.iter().sum::<f64>() * 0.5
+    }
+    fn fit(x: &[f64], y: &[f64], w: f64, b: f64, res: &mut [f64]) -> f64 {
+        let d = Data { x, y, lambda: 0.01 };
+        let m = Model { w, b };
+        let mut out = Out { residuals: res, calls: 0 };
+        out.record(&d, &m);
+        out.record(&d, &Model { w: m.w * 0.5, b: m.b });
+        total(&d, m) + out.calls as f64 + out.residuals[0]
+    }
+}
+
+#[test]
+fn structs_holding_slices_read_and_write_the_callers_slices() {
+    use jitdiff_ir::{ArgValue, RuntimeValue};
+    let m = lower(SLICES);
+    let mut rng = crate::support::Rng::new(11);
+    for n in [1usize, 4, 9] {
+        let (x, y, res) = (rng.normals(n), rng.normals(n), rng.normals(n));
+        let mut native = res.clone();
+        let want = fit(&x, &y, 1.7, -0.2, &mut native);
+        let mut args =
+            [ArgValue::Slice(x), ArgValue::Slice(y), ArgValue::F64(1.7), ArgValue::F64(-0.2), ArgValue::SliceMut(res)];
+        let got = crate::support::run(&m, "fit", &mut args);
+        assert_eq!(got, vec![RuntimeValue::F64(want)], "n = {n}");
+        assert_eq!(args[4], ArgValue::SliceMut(native));
+    }
+    // A `&mut self` method returns (and writes back) only the fields that can change.
+    let record = m.func_by_name("Out__record").unwrap();
+    assert_eq!(record.returns.len(), 1);
+}

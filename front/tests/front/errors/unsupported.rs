@@ -62,6 +62,28 @@ impl Foo {
         r#"2:6: `impl` blocks for anything but a struct of this source are not supported; define the struct, with named fields, in the same source"#,
     ),
     (
+        "struct_with_slices_result",
+        r#"struct D<'a> { x: &'a [f64] }
+fn f(x: &[f64]) -> D {
+    D { x }
+}"#,
+        r#"2:20: results of structs holding slices (`D`) are not supported; return the numbers, and keep the slices where the caller has them"#,
+    ),
+    (
+        "struct_with_slices_by_if",
+        r#"struct D<'a> { x: &'a [f64] }
+fn f(a: &[f64], b: &[f64], c: bool) -> f64 {
+    let d = if c { D { x: a } } else { D { x: b } };
+    d.x[0]
+}"#,
+        r#"3:18: structs holding slices chosen by `if` or `break` are not supported; branch around the code that uses the struct"#,
+    ),
+    (
+        "struct_array_field",
+        r#"struct D { x: [f64; 3] }"#,
+        r#"1:15: array fields are not supported; hold a slice (`&'a [f64]`) of an array the caller owns"#,
+    ),
+    (
         "trait_impl",
         r#"struct P { x: f64 }
 impl Clone for P {
