@@ -85,7 +85,13 @@ impl Lowerer<'_> {
 
     /// Lower `expr` to a scalar (a placeholder of the expected type if it diverges).
     pub(crate) fn scalar(&mut self, expr: &syn::Expr, expect: Option<&Ty>) -> Result<Operand> {
-        match self.lower_expr(expr, expect)? {
+        let value = self.lower_expr(expr, expect)?;
+        self.scalar_value(value, expr, expect)
+    }
+
+    /// `value`, lowered from `expr`, as a scalar (see [`Lowerer::scalar`]).
+    pub(crate) fn scalar_value(&mut self, value: Lowered, expr: &syn::Expr, expect: Option<&Ty>) -> Result<Operand> {
+        match value {
             Lowered::Value(op) if op.ty.is_scalar() => Ok(op),
             Lowered::Never => Ok(self.placeholder(expect.unwrap_or(&Ty::F64))),
             other => Err(invalid(

@@ -43,13 +43,10 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Result<Vec<Method>> {
     let mut methods = vec![];
     for item in items {
         let syn::Item::Impl(block) = item else { continue };
-        if let Some((_, path, _)) = &block.trait_ {
-            return Err(unsupported(
-                path.span(),
-                "trait implementations",
-                "write the methods in a plain `impl Struct` block",
-            ));
-        }
+        let operator = match &block.trait_ {
+            None => None,
+            Some((_, path, _)) => Some(operator_trait(path)?),
+        };
         if !block.generics.params.iter().all(|p| matches!(p, syn::GenericParam::Lifetime(_))) {
             return Err(unsupported(
                 block.generics.span(),
@@ -72,7 +69,9 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Result<Vec<Method>> {
             }
             _ => None,
         };
-        let Some(self_ty) = self_ty.filter(|name| crate::structs::lookup(name).is_some()) else {
+        // An operator may also be implemented for `f64` (`impl Mul<V> for f64`).
+        let allowed = |name: &String| crate::structs::lookup(name).is_some() || (operator.is_some() && name == "f64");
+        let Some(self_ty) = self_ty.filter(allowed) else {
             return Err(unsupported(
                 block.self_ty.span(),
                 "`impl` blocks for anything but a struct of this source",
@@ -80,6 +79,10 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Result<Vec<Method>> {
             ));
         };
         for impl_item in &block.items {
+            // `type Output = V;` of an operator: the function's result type says it again.
+            if operator.is_some() && matches!(impl_item, syn::ImplItem::Type(_)) {
+                continue;
+            }
             let syn::ImplItem::Fn(f) = impl_item else {
                 return Err(unsupported(
                     impl_item.span(),
@@ -87,10 +90,53 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Result<Vec<Method>> {
                     "use a module-level `const`",
                 ));
             };
-            methods.push(method(&self_ty, f)?);
+            let mut m = method(&self_ty, f)?;
+            if let Some((method_name, right)) = &operator {
+                if crate::types::name_of(&f.sig.ident) != *method_name {
+                    return Err(invalid(
+                        f.sig.ident.span(),
+                        format!("this `impl` implements `{method_name}`; no other function belongs in it"),
+                    ));
+                }
+                let right = right.clone().unwrap_or_else(|| self_ty.clone());
+                let binary = crate::overload::OPERATOR_TRAITS.iter().any(|&(_, m, b)| m == *method_name && b);
+                let name = crate::overload::operator_function(&self_ty, method_name, binary.then_some(right.as_str()));
+                m.item.sig.ident = syn::Ident::new(&name, f.sig.ident.span());
+            }
+            methods.push(m);
         }
     }
     Ok(methods)
+}
+
+/// The `std::ops` trait `path` names (`Add`, `std::ops::Mul<f64>`): its method and the right
+/// operand's type when written (`None`: `Self`).
+fn operator_trait(path: &syn::Path) -> Result<(&'static str, Option<String>)> {
+    let not_operator = || {
+        unsupported(
+            path.span(),
+            "trait implementations other than the arithmetic operators of `std::ops`",
+            "write the methods in a plain `impl Struct` block",
+        )
+    };
+    let segments: Vec<String> = path.segments.iter().map(|s| crate::types::name_of(&s.ident)).collect();
+    let Some((last, prefix)) = segments.split_last() else { return Err(not_operator()) };
+    if !matches!(prefix.iter().map(String::as_str).collect::<Vec<_>>()[..], [] | ["ops"] | ["std" | "core", "ops"]) {
+        return Err(not_operator());
+    }
+    let Some(&(_, method, _)) = crate::overload::OPERATOR_TRAITS.iter().find(|(t, _, _)| t == last) else {
+        return Err(not_operator());
+    };
+    let right = match path.segments.last().map(|s| &s.arguments) {
+        Some(syn::PathArguments::AngleBracketed(args)) => match args.args.first() {
+            Some(syn::GenericArgument::Type(syn::Type::Path(p))) if args.args.len() == 1 && p.qself.is_none() => {
+                p.path.get_ident().map(crate::types::name_of)
+            }
+            _ => return Err(not_operator()),
+        },
+        _ => None,
+    };
+    Ok((method, right))
 }
 
 /// `fn name(&self, ...)` of `self_ty` as `fn Struct__name(self: Struct, ...)`.
@@ -191,6 +237,10 @@ impl crate::lower::Lowerer<'_> {
                     call.method.span(),
                     format!("`{0}::{name}` has no `self` parameter; call it as `{0}::{name}(...)`", ty.name),
                 ));
+            }
+            // `#[derive(Clone)]`'s `clone()`: the value itself (structs are copied anyway).
+            None if name == "clone" && call.args.is_empty() => {
+                return self.lower_expr(&call.receiver, None).map(Some);
             }
             None => {
                 return Err(invalid(

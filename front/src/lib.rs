@@ -50,6 +50,7 @@ mod methods;
 mod module;
 mod nested;
 mod operators;
+mod overload;
 mod scope;
 mod ssa;
 mod stmt;

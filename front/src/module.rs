@@ -472,6 +472,8 @@ fn import(path: String, original: &syn::Ident, local: &syn::Ident, ctx: &mut Mod
             Ok(())
         }
         ("" | "f64", "f64" | "consts") => Ok(()),
+        // The operator traits an `impl` block may implement (`overload.rs`).
+        ("ops", name) if crate::overload::OPERATOR_TRAITS.iter().any(|(t, _, _)| *t == name) => Ok(()),
         _ => Err(unsupported(
             original.span(),
             "`use` items other than `use std::f64::consts::...`",

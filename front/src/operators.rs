@@ -34,7 +34,19 @@ impl Lowerer<'_> {
             B::Shl(_) | B::Shr(_) => self.lower_shift(b, expect),
             _ => {
                 let numeric = expect.filter(|t| matches!(t, Ty::F64 | Ty::Int(_)));
-                let (lhs, rhs, ty) = self.operands(b, numeric)?;
+                let left = self.lower_expr(&b.left, numeric)?;
+                if let Lowered::Struct(..) = left {
+                    return self.lower_overloaded(b, left, None);
+                }
+                let lhs = self.scalar_value(left, &b.left, numeric)?;
+                let rhs_expect =
+                    if lhs.ty == Ty::Int(IntKind::Literal) { numeric.cloned() } else { Some(lhs.ty.clone()) };
+                let right = self.lower_expr(&b.right, rhs_expect.as_ref())?;
+                if let Lowered::Struct(..) = right {
+                    return self.lower_overloaded(b, Lowered::Value(lhs), Some(right));
+                }
+                let rhs = self.scalar_value(right, &b.right, rhs_expect.as_ref())?;
+                let ty = self.common_type(b, &lhs, &rhs)?;
                 let opcode = arith_opcode(&b.op, &ty, b.op.span())?;
                 self.at(b.op.span());
                 let value = self.ssa.op(opcode, &[lhs.value, rhs.value]);
@@ -49,7 +61,14 @@ impl Lowerer<'_> {
         let lhs = self.scalar(&b.left, expect)?;
         let rhs_expect = if lhs.ty == Ty::Int(IntKind::Literal) { expect.cloned() } else { Some(lhs.ty.clone()) };
         let rhs = self.scalar(&b.right, rhs_expect.as_ref())?;
-        let ty = match (&lhs.ty, &rhs.ty) {
+        let ty = self.common_type(b, &lhs, &rhs)?;
+        Ok((lhs, rhs, ty))
+    }
+
+    /// The common type of two scalar operands of `b`; a mismatch is reported at the operand to
+    /// convert.
+    fn common_type(&self, b: &syn::ExprBinary, lhs: &Operand, rhs: &Operand) -> Result<Ty> {
+        Ok(match (&lhs.ty, &rhs.ty) {
             (Ty::Never, t) | (t, Ty::Never) => t.clone(),
             (Ty::Int(a), Ty::Int(c)) => match a.unify(*c) {
                 Some(k) => Ty::Int(k),
@@ -58,8 +77,7 @@ impl Lowerer<'_> {
             (Ty::Int(_), Ty::F64) => return Err(type_error(b.left.span(), &Ty::F64, &lhs.ty, Some(&b.left))),
             (a, c) if a == c => a.clone(),
             (a, _) => return Err(type_error(b.right.span(), a, &rhs.ty, Some(&b.right))),
-        };
-        Ok((lhs, rhs, ty))
+        })
     }
 
     fn lower_compare(&mut self, b: &syn::ExprBinary, cond: CondCode) -> Result<Lowered> {
@@ -163,7 +181,11 @@ impl Lowerer<'_> {
                 if let Some(lit) = literal(&u.expr) {
                     return self.lower_lit(lit, expect, true);
                 }
-                let op = self.scalar(&u.expr, expect)?;
+                let operand = self.lower_expr(&u.expr, expect)?;
+                if let Lowered::Struct(ty, items) = operand {
+                    return self.lower_overloaded_neg(u, &ty, items);
+                }
+                let op = self.scalar_value(operand, &u.expr, expect)?;
                 let value = match &op.ty {
                     Ty::F64 => self.ssa.op(Opcode::FNeg, &[op.value]),
                     Ty::Int(kind) if kind.is_unsigned() => {

@@ -251,6 +251,9 @@ impl Lowerer<'_> {
     /// `place op= value` (syn parses it as a binary expression with an assigning operator).
     pub(crate) fn lower_compound_assign(&mut self, expr: &syn::ExprBinary) -> Result<Lowered> {
         use syn::BinOp::*;
+        if let Some((first, Ty::Struct(ty))) = self.struct_place(&expr.left)? {
+            return self.lower_overloaded_assign(expr, first, &ty);
+        }
         let op = match expr.op {
             AddAssign(_) => syn::BinOp::Add(Default::default()),
             SubAssign(_) => syn::BinOp::Sub(Default::default()),

@@ -40,6 +40,18 @@ impl Pt {
         Pt { p: self.q, q: self.p, k: self.k }
     }
 }
+impl std::ops::Add for Pt {
+    type Output = Pt;
+    fn add(self, o: Pt) -> Pt {
+        Pt { p: self.p + o.p, q: self.q - o.q, k: (self.k + o.k) % 5 }
+    }
+}
+impl std::ops::Mul<f64> for Pt {
+    type Output = Pt;
+    fn mul(self, t: f64) -> Pt {
+        Pt { p: self.p * t, q: self.q, k: self.k }
+    }
+}
 ";
 
 /// A random function `fn gK(x: &[f64], a: f64, b: f64, n: usize) -> f64`.
@@ -289,7 +301,8 @@ impl Generator {
     /// chosen by `if`.
     fn struct_statement(&mut self, indent: usize) {
         let e = self.float_expr(1);
-        match self.pick(5) {
+        match self.pick(6) {
+            5 => self.line(indent, &format!("s = s + s.swapped() * ({e});")),
             0 => self.line(indent, &format!("s.bump({e});")),
             1 => self.line(indent, "s = s.swapped();"),
             2 => {

@@ -76,7 +76,15 @@ fn corpus() -> (Vec<String>, Vec<String>) {
     ]
     .iter()
     .map(|s| s.to_string())
-    .chain([crate::constructs::structs::STRUCTS.to_string(), crate::constructs::structs::METHODS.to_string()])
+    .chain(
+        [
+            crate::constructs::structs::STRUCTS,
+            crate::constructs::structs::METHODS,
+            crate::constructs::structs::SLICES,
+            crate::constructs::structs::OPERATORS,
+        ]
+        .map(String::from),
+    )
     .collect();
     let invalid = crate::errors::cases().map(|(_, source, _)| source.to_string()).collect();
     (valid, invalid)

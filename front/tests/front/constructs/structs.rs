@@ -231,3 +231,90 @@ fn structs_holding_slices_read_and_write_the_callers_slices() {
     let record = m.func_by_name("Out__record").unwrap();
     assert_eq!(record.returns.len(), 1);
 }
+
+dual! { OPERATORS:
+    use std::ops::{Add, AddAssign, Mul, Neg, Sub};
+    #[derive(Clone, Copy, Debug)]
+    struct V3 {
+        x: f64,
+        y: f64,
+        z: f64,
+    }
+    impl V3 {
+        fn dot(&self, o: &V3) -> f64 {
+            self.x * o.x + self.y * o.y + self.z * o.z
+        }
+        fn norm(&self) -> f64 {
+            self.dot(self).sqrt()
+        }
+    }
+    impl Add for V3 {
+        type Output = V3;
+        fn add(self, o: V3) -> V3 {
+            V3 { x: self.x + o.x, y: self.y + o.y, z: self.z + o.z }
+        }
+    }
+    impl Sub for V3 {
+        type Output = Self;
+        fn sub(self, o: Self) -> Self {
+            V3 { x: self.x - o.x, y: self.y - o.y, z: self.z - o.z }
+        }
+    }
+    impl Mul<f64> for V3 {
+        type Output = V3;
+        fn mul(self, k: f64) -> V3 {
+            V3 { x: self.x * k, y: self.y * k, z: self.z * k }
+        }
+    }
+    impl Mul<V3> for f64 {
+        type Output = V3;
+        fn mul(self, v: V3) -> V3 {
+            v * self
+        }
+    }
+    impl Neg for V3 {
+        type Output = V3;
+        fn neg(self) -> V3 {
+            V3 { x: -self.x, y: -self.y, z: -self.z }
+        }
+    }
+    impl AddAssign for V3 {
+        fn add_assign(&mut self, o: V3) {
+            self.x += o.x;
+            self.y += o.y;
+            self.z += o.z;
+        }
+    }
+    impl std::ops::MulAssign<f64> for V3 {
+        fn mul_assign(&mut self, k: f64) {
+            *self = *self * k;
+        }
+    }
+    fn orbit(px: f64, vy: f64, gm: f64, n: usize) -> f64 {
+        let mut p = V3 { x: px, y: 0.0, z: 0.1 };
+        let mut v = V3 { x: 0.0, y: vy, z: 0.0 };
+        let h = 0.01;
+        let mut e = 0.0;
+        for _ in 0..n {
+            let r = p.norm();
+            let a = -(gm / (r * r * r)) * p;
+            v += a * h;
+            p = p + h * v;
+            let q = p.clone() - v * 0.0;
+            e += 0.5 * v.dot(&v) - gm / q.norm();
+        }
+        v *= 2.0;
+        e + (-v).x + p.z
+    }
+}
+
+#[test]
+fn struct_operators_call_their_std_ops_impls_as_rustc_does() {
+    let m = lower(OPERATORS);
+    for (px, vy, gm, n) in [(1.0, 0.9, 1.0, 700usize), (2.0, 0.3, 0.5, 10), (1.0, 0.0, 1.0, 0)] {
+        same!(m, orbit(px, vy, gm, n));
+    }
+    for name in ["V3__add__V3", "V3__sub__V3", "V3__mul__f64", "f64__mul__V3", "V3__neg", "V3__add_assign__V3"] {
+        assert!(m.func_by_name(name).is_some(), "{name}");
+    }
+}

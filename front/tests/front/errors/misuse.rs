@@ -3,6 +3,45 @@
 
 pub(crate) const CASES: &[(&str, &str, &str)] = &[
     (
+        "operator_without_impl",
+        r#"#[derive(Clone, Copy)]
+struct P { x: f64 }
+fn f(a: P, b: P) -> P {
+    a + b
+}"#,
+        r#"4:7: no `impl Add<P> for P` in the source; write one (`fn add(self, rhs: P) -> ...`) or operate on the fields"#,
+    ),
+    (
+        "neg_without_impl",
+        r#"#[derive(Clone, Copy)]
+struct P { x: f64 }
+fn f(a: P) -> P {
+    -a
+}"#,
+        r#"4:5: no `impl Neg for P` in the source; write one (`fn neg(self) -> P`) or negate the fields"#,
+    ),
+    (
+        "compound_without_impl",
+        r#"#[derive(Clone, Copy)]
+struct P { x: f64 }
+fn f(a: P) -> f64 {
+    let mut b = a;
+    b += a;
+    b.x
+}"#,
+        r#"5:7: no `impl AddAssign<P> for P` in the source; write one (`fn add_assign(&mut self, rhs: P)`) or update the fields"#,
+    ),
+    (
+        "operator_impl_extra_fn",
+        r#"struct P { x: f64 }
+impl std::ops::Add for P {
+    type Output = P;
+    fn add(self, o: P) -> P { P { x: self.x + o.x } }
+    fn other(&self) -> f64 { 1.0 }
+}"#,
+        r#"5:8: this `impl` implements `add`; no other function belongs in it"#,
+    ),
+    (
         "method_unknown",
         r#"struct P { x: f64 }
 fn f(p: P) -> f64 {
@@ -72,7 +111,7 @@ struct B { a: A }"#,
 fn f(p: P) -> f64 {
     p + 1.0
 }"#,
-        r#"3:5: expected a number or `bool` here, found `P`; use a scalar expression"#,
+        r#"3:7: no `impl Add<f64> for P` in the source; write one (`fn add(self, rhs: f64) -> ...`) or operate on the fields"#,
     ),
     (
         "struct_field_immutable",

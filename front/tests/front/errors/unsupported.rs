@@ -89,7 +89,7 @@ fn f(a: &[f64], b: &[f64], c: bool) -> f64 {
 impl Clone for P {
     fn clone(&self) -> P { P { x: self.x } }
 }"#,
-        r#"2:6: trait implementations are not supported; write the methods in a plain `impl Struct` block"#,
+        r#"2:6: trait implementations other than the arithmetic operators of `std::ops` are not supported; write the methods in a plain `impl Struct` block"#,
     ),
     (
         "impl_const",
