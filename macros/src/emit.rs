@@ -109,9 +109,9 @@ fn common(sig: &Signature) -> TokenStream {
     let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
     let wrt: Vec<usize> = sig.params.iter().enumerate().filter(|(_, p)| p.differentiable).map(|(k, _)| k).collect();
     let count = sig.params.len();
-    let idents: Vec<_> = sig.params.iter().map(|p| &p.ident).collect();
+    let accesses: Vec<_> = sig.params.iter().map(|p| &p.access).collect();
     let typed: Vec<TokenStream> = sig
-        .params
+        .declared
         .iter()
         .map(|p| {
             let ident = &p.ident;
@@ -147,7 +147,7 @@ fn common(sig: &Signature) -> TokenStream {
         /// The arguments as the untyped API takes them (`jitdiff::check`, `optim::Objective`,
         /// `parallel::SampleSum`, the untyped handles).
         pub fn args<'a>(#(#typed),*) -> [::jitdiff::Arg<'a>; #count] {
-            [#(::jitdiff::typed::ToArg::to_arg(#idents)),*]
+            [#(::jitdiff::typed::ToArg::to_arg(#accesses)),*]
         }
     }
 }
@@ -155,14 +155,14 @@ fn common(sig: &Signature) -> TokenStream {
 /// The typed method parameters `x: &[f64], n: usize`, and how they are passed to `args`.
 fn params(sig: &Signature) -> (Vec<TokenStream>, TokenStream) {
     let declared = sig
-        .params
+        .declared
         .iter()
         .map(|p| {
             let (ident, ty) = (&p.ident, &p.ty);
             quote!(#ident: #ty)
         })
         .collect();
-    let passed = sig.params.iter().map(|p| {
+    let passed = sig.declared.iter().map(|p| {
         let ident = &p.ident;
         if p.array_by_value { quote!(&#ident) } else { quote!(#ident) }
     });
@@ -224,13 +224,13 @@ fn typed_call(sig: &Signature) -> Option<(Vec<TokenStream>, Vec<TokenStream>, To
     let mut markers = vec![];
     let mut values = vec![];
     for p in &sig.params {
-        let ident = &p.ident;
+        let access = &p.access;
         let (marker, value) = match p.ir {
-            Type::F64 => (quote!(f64), quote!(#ident)),
-            Type::I64 => (quote!(i64), quote!(#ident as i64)),
-            Type::Bool => (quote!(bool), quote!(#ident)),
-            Type::Slice => (quote!(::jitdiff::jit::Slice), quote!(&#ident[..])),
-            Type::SliceMut => (quote!(::jitdiff::jit::SliceMut), quote!(&mut #ident[..])),
+            Type::F64 => (quote!(f64), quote!(#access)),
+            Type::I64 => (quote!(i64), quote!(#access as i64)),
+            Type::Bool => (quote!(bool), quote!(#access)),
+            Type::Slice => (quote!(::jitdiff::jit::Slice), quote!(&#access[..])),
+            Type::SliceMut => (quote!(::jitdiff::jit::SliceMut), quote!(&mut #access[..])),
             Type::F64x(_) => return None,
         };
         markers.push(marker);
@@ -318,7 +318,7 @@ fn typed_value_and_grad(
     grad: &proc_macro2::Ident,
     args: &TokenStream,
 ) -> Option<(TokenStream, TokenStream)> {
-    let slices: Vec<&proc_macro2::Ident> = sig.params.iter().filter(|p| p.differentiable).map(|p| &p.ident).collect();
+    let slices: Vec<&TokenStream> = sig.params.iter().filter(|p| p.differentiable).map(|p| &p.access).collect();
     let only_slices = sig.params.iter().filter(|p| p.differentiable).all(|p| p.ir == Type::Slice);
     if !sig.scalar || slices.is_empty() || !only_slices || sig.params.len() + slices.len() > 8 {
         return None;
@@ -534,13 +534,13 @@ fn needs_parent_scope(sig: &Signature) -> bool {
             _ => false,
         }
     }
-    sig.params.iter().any(|p| named_length(&p.ty))
+    sig.declared.iter().any(|p| p.is_struct || named_length(&p.ty))
 }
 
 /// `rosenbrock(x: &[f64]) -> f64`, for docs.
 fn shown_signature(sig: &Signature) -> String {
     let params: Vec<String> = sig
-        .params
+        .declared
         .iter()
         .map(|p| {
             let ty = &p.ty;
@@ -568,7 +568,7 @@ mod tests {
 
     fn signature(f: syn::ItemFn) -> Signature {
         let module = jitdiff_front::lower_items(&[syn::Item::Fn(f.clone())]).unwrap();
-        Signature::of(&f, &module).unwrap()
+        Signature::of(&f, &module, &[]).unwrap()
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub(crate) fn function(attr: TokenStream, item: TokenStream) -> syn::Result<Toke
     let module = &lowered.module;
     let ir = checked_text(module, name_span)?;
     let sig =
-        Signature::of(&f, module).ok_or_else(|| internal(name_span, "the function is missing from its module"))?;
+        Signature::of(&f, module, &[]).ok_or_else(|| internal(name_span, "the function is missing from its module"))?;
     let handles = emit::handles(&sig, Ir::Own(&ir, as_written_items(&lowered)));
     Ok(quote!(#item #handles))
 }
@@ -86,18 +86,21 @@ pub(crate) fn module(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let ir = checked_text(module, name_span)?;
     let source = as_written_items(&lowered);
     let mut handles = vec![];
-    let structs: Vec<String> = items
-        .iter()
-        .filter_map(|i| if let syn::Item::Struct(s) = i { Some(s.ident.unraw().to_string()) } else { None })
-        .collect();
+    let struct_items: Vec<&syn::ItemStruct> =
+        items.iter().filter_map(|i| if let syn::Item::Struct(s) = i { Some(s) } else { None }).collect();
+    let structs: Vec<String> = struct_items.iter().map(|s| s.ident.unraw().to_string()).collect();
     for f in items.iter().filter_map(|i| if let syn::Item::Fn(f) = i { Some(f) } else { None }) {
-        // A function taking or returning a struct is a helper of the others: its IR parameters
-        // are the struct's fields, which no typed handle spells.
-        if takes_or_returns_struct(f, &structs) {
+        // A function returning a struct is a helper of the others: its IR results are the
+        // struct's fields, which no typed handle spells.
+        if returns_struct(f, &structs) {
             continue;
         }
-        let sig = Signature::of(f, module)
-            .ok_or_else(|| internal(f.sig.ident.span(), "a function is missing from the module"))?;
+        let sig = match Signature::of(f, module, &struct_items) {
+            Some(sig) => sig,
+            // A struct parameter holding a `&mut [f64]`: a helper too.
+            None if takes_struct(f, &structs) => continue,
+            None => return Err(internal(f.sig.ident.span(), "a function is missing from the module")),
+        };
         handles.push(emit::handles(&sig, Ir::Parent));
     }
     items.push(syn::Item::Verbatim(quote! {
@@ -216,18 +219,25 @@ fn item_name(item: &TokenStream) -> Option<String> {
     None
 }
 
-/// Does `f` name one of `structs` in its parameter or result types (directly or behind `&`)?
-fn takes_or_returns_struct(f: &syn::ItemFn, structs: &[String]) -> bool {
-    fn names_struct(ty: &syn::Type, structs: &[String]) -> bool {
-        match ty {
-            syn::Type::Reference(r) => names_struct(&r.elem, structs),
-            syn::Type::Paren(p) => names_struct(&p.elem, structs),
-            syn::Type::Tuple(t) => t.elems.iter().any(|e| names_struct(e, structs)),
-            syn::Type::Path(p) => p.path.get_ident().is_some_and(|i| structs.contains(&i.unraw().to_string())),
-            _ => false,
+/// Does `ty` name one of `structs` (directly, behind `&`, in a tuple)?
+fn names_struct(ty: &syn::Type, structs: &[String]) -> bool {
+    match ty {
+        syn::Type::Reference(r) => names_struct(&r.elem, structs),
+        syn::Type::Paren(p) => names_struct(&p.elem, structs),
+        syn::Type::Tuple(t) => t.elems.iter().any(|e| names_struct(e, structs)),
+        syn::Type::Path(p) => {
+            p.path.segments.len() == 1 && structs.contains(&p.path.segments[0].ident.unraw().to_string())
         }
+        _ => false,
     }
-    let params = f.sig.inputs.iter().any(|input| matches!(input, syn::FnArg::Typed(t) if names_struct(&t.ty, structs)));
-    let result = matches!(&f.sig.output, syn::ReturnType::Type(_, ty) if names_struct(ty, structs));
-    params || result
+}
+
+/// Does `f` return one of `structs`?
+fn returns_struct(f: &syn::ItemFn, structs: &[String]) -> bool {
+    matches!(&f.sig.output, syn::ReturnType::Type(_, ty) if names_struct(ty, structs))
+}
+
+/// Does `f` take one of `structs`?
+fn takes_struct(f: &syn::ItemFn, structs: &[String]) -> bool {
+    f.sig.inputs.iter().any(|input| matches!(input, syn::FnArg::Typed(t) if names_struct(&t.ty, structs)))
 }

@@ -3,24 +3,34 @@
 //! can be differentiated and which results are floats.
 
 use jitdiff_ir::{Module, Type};
-use proc_macro2::{Ident, Span};
-use quote::format_ident;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
 use syn::ext::IdentExt as _;
 
-/// One parameter of the Rust function.
+/// One parameter of the IR function: a parameter of the Rust function, or a field of a struct
+/// parameter (`p: &Params` is one IR parameter per field of `Params`).
 pub(crate) struct Param {
-    /// The name the generated methods give it (the Rust name; `argK` for `_`).
+    /// The name the generated methods give it (the Rust name; `argK` for `_`; `p_k` for field
+    /// `k` of struct parameter `p`).
     pub ident: Ident,
+    /// How the generated methods read it from their parameters (`x`, `p.k`).
+    pub access: TokenStream,
     /// The name in the IR (the Rust name; `_` for `_`).
     pub name: String,
-    /// The Rust type as written.
-    pub ty: syn::Type,
-    /// `[f64; N]` taken by value: passed on as `&x`.
-    pub array_by_value: bool,
     /// An IR `f64`, `slice` or `mslice`: can be differentiated.
     pub differentiable: bool,
     /// Its IR type.
     pub ir: Type,
+}
+
+/// One parameter of the Rust function, as the generated methods declare it.
+pub(crate) struct Declared {
+    pub ident: Ident,
+    pub ty: syn::Type,
+    /// `[f64; N]` taken by value: passed on as `&x`.
+    pub array_by_value: bool,
+    /// A struct of the module (the generated module needs the parent's items in scope).
+    pub is_struct: bool,
 }
 
 /// One lowered function, as the generated handles see it.
@@ -31,7 +41,9 @@ pub(crate) struct Signature {
     pub vis: syn::Visibility,
     /// Its `#[cfg(...)]` attributes (the generated module gets them too).
     pub cfgs: Vec<syn::Attribute>,
-    /// Its parameters.
+    /// Its parameters as the Rust function declares them.
+    pub declared: Vec<Declared>,
+    /// Its IR parameters.
     pub params: Vec<Param>,
     /// Its result type (`()` when it has none).
     pub ret: syn::Type,
@@ -44,26 +56,43 @@ pub(crate) struct Signature {
 }
 
 impl Signature {
-    /// The signature of `item`, lowered into `module` (which has a function of its name).
-    pub(crate) fn of(item: &syn::ItemFn, module: &Module) -> Option<Signature> {
+    /// The signature of `item`, lowered into `module` (which has a function of its name);
+    /// `structs` are the structs it may take (a `#[jitdiff::module]`'s). `None` when a struct
+    /// parameter holds a `&mut [f64]` (the generated methods could not pass it on).
+    pub(crate) fn of(item: &syn::ItemFn, module: &Module, structs: &[&syn::ItemStruct]) -> Option<Signature> {
         let name = item.sig.ident.unraw().to_string();
         let func = module.func_by_name(&name)?;
         let ir_params = func.param_types();
         let mut params = vec![];
-        for (k, (input, &ir)) in item.sig.inputs.iter().zip(&ir_params).enumerate() {
+        let mut declared = vec![];
+        for (k, input) in item.sig.inputs.iter().enumerate() {
             let syn::FnArg::Typed(typed) = input else { return None };
             let (ident, name) = match &*typed.pat {
                 syn::Pat::Ident(p) => (p.ident.clone(), p.ident.unraw().to_string()),
                 _ => (format_ident!("arg{}", k), "_".to_string()),
             };
-            params.push(Param {
-                ident,
-                name,
-                ty: (*typed.ty).clone(),
-                array_by_value: matches!(&*typed.ty, syn::Type::Array(_)),
-                differentiable: ir == Type::F64 || ir.is_slice(),
-                ir,
-            });
+            let array_by_value = matches!(&*typed.ty, syn::Type::Array(_));
+            let is_struct = struct_named(&typed.ty, structs).is_some();
+            declared.push(Declared { ident: ident.clone(), ty: (*typed.ty).clone(), array_by_value, is_struct });
+            let mut leaves = vec![];
+            leaf_params(&typed.ty, quote!(#ident), &ident.unraw().to_string(), structs, &mut leaves, 0)?;
+            for (access, leaf_name) in leaves {
+                let position = params.len();
+                let &ir = ir_params.get(position)?;
+                if is_struct && ir == Type::SliceMut {
+                    return None;
+                }
+                let (ident, name) = if is_struct {
+                    let label = func.params.get(position).map(|&p| func.value_label(p)).unwrap_or(leaf_name);
+                    (format_ident!("{}", label), label)
+                } else {
+                    (ident.clone(), name.clone())
+                };
+                params.push(Param { ident, access, name, differentiable: ir == Type::F64 || ir.is_slice(), ir });
+            }
+        }
+        if params.len() != ir_params.len() {
+            return None;
         }
         let ret = match &item.sig.output {
             syn::ReturnType::Default => syn::parse_quote!(()),
@@ -76,6 +105,7 @@ impl Signature {
             ident: item.sig.ident.clone(),
             vis: item.vis.clone(),
             cfgs,
+            declared,
             params,
             ret,
             scalar,
@@ -98,9 +128,50 @@ impl Signature {
     /// parameter of the function already has.
     pub(crate) fn fresh(&self, base: &str) -> Ident {
         let mut name = base.to_string();
-        while self.params.iter().any(|p| p.ident.unraw() == name) {
+        while self.params.iter().any(|p| p.ident.unraw() == name)
+            || self.declared.iter().any(|d| d.ident.unraw() == name)
+        {
             name.push('_');
         }
         Ident::new(&name, Span::call_site())
     }
+}
+
+/// The struct of `structs` that `ty` names (`S`, `&S`, `S<'a>`, `&S<'_>`).
+fn struct_named<'s>(ty: &syn::Type, structs: &[&'s syn::ItemStruct]) -> Option<&'s syn::ItemStruct> {
+    match ty {
+        syn::Type::Reference(r) => struct_named(&r.elem, structs),
+        syn::Type::Paren(p) => struct_named(&p.elem, structs),
+        syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            let ident = &p.path.segments[0].ident;
+            structs.iter().copied().find(|s| s.ident.unraw() == ident.unraw())
+        }
+        _ => None,
+    }
+}
+
+/// The IR parameters a Rust parameter of type `ty`, read as `access`, stands for: itself, or
+/// the fields of a struct depth first (as the front end flattens them): (access, name, type).
+fn leaf_params(
+    ty: &syn::Type,
+    access: TokenStream,
+    name: &str,
+    structs: &[&syn::ItemStruct],
+    out: &mut Vec<(TokenStream, String)>,
+    depth: usize,
+) -> Option<()> {
+    let Some(s) = struct_named(ty, structs) else {
+        out.push((access, name.to_string()));
+        return Some(());
+    };
+    if depth > 16 {
+        return None;
+    }
+    let syn::Fields::Named(fields) = &s.fields else { return None };
+    for field in &fields.named {
+        let field_ident = field.ident.as_ref()?;
+        let field_name = format!("{name}_{}", field_ident.unraw());
+        leaf_params(&field.ty, quote!(#access.#field_ident), &field_name, structs, out, depth + 1)?;
+    }
+    Some(())
 }

@@ -43,6 +43,15 @@ pub mod oscillator {
         }
     }
 
+    /// The same with the spring as a struct: its typed handles take `&Spring`, and the
+    /// gradient has one entry per field (then `x0`, `target`).
+    pub fn misfit_of(spring: &Spring, x0: f64, target: f64, steps: usize) -> f64 {
+        let mut s = State::at_rest(x0);
+        s.advance(spring, steps);
+        let miss = s.x - target;
+        miss * miss + 0.2 * s.kinetic()
+    }
+
     /// `params = [k, damping]`; the squared distance of the end state from `target`.
     pub fn misfit(params: &[f64], x0: f64, target: f64, steps: usize) -> f64 {
         let spring = Spring { k: params[0], damping: params[1] };
@@ -71,4 +80,22 @@ fn a_function_over_structs_runs_and_differentiates_as_written() {
     let module = oscillator::module();
     let step = module.func_by_name("step").unwrap();
     assert_eq!((step.params.len(), step.returns.len()), (5, 2));
+}
+
+#[test]
+fn a_struct_parameter_is_one_gradient_entry_per_field() {
+    use oscillator::{Spring, misfit, misfit_of};
+    let spring = Spring { k: 3.0, damping: 0.4 };
+    let want = misfit_of(&spring, 1.2, -0.3, 80);
+    assert_eq!(want.to_bits(), misfit(&[3.0, 0.4], 1.2, -0.3, 80).to_bits());
+    assert_eq!(misfit_of::PARAMS, ["spring_k", "spring_damping", "x0", "target", "steps"]);
+    assert_eq!(misfit_of::primal().unwrap().call(&spring, 1.2, -0.3, 80).unwrap().to_bits(), want.to_bits());
+    let (value, grad) = misfit_of::gradient().unwrap().value_and_grad(&spring, 1.2, -0.3, 80).unwrap();
+    assert_eq!(value.to_bits(), want.to_bits());
+    let (_, flat) = misfit::gradient().unwrap().value_and_grad(&[3.0, 0.4], 1.2, -0.3, 80).unwrap();
+    assert_eq!(grad, flat, "the fields' gradient is the slice's");
+    let g = misfit_of::gradient_wrt(&["spring_k"]).unwrap();
+    let report =
+        check::gradient(g.handle(), &mut misfit_of::args(&spring, 1.2, -0.3, 80), FdOptions::central()).unwrap();
+    assert!(report.passes(1e-6), "{report}");
 }
