@@ -99,3 +99,18 @@ fn a_struct_parameter_is_one_gradient_entry_per_field() {
         check::gradient(g.handle(), &mut misfit_of::args(&spring, 1.2, -0.3, 80), FdOptions::central()).unwrap();
     assert!(report.passes(1e-6), "{report}");
 }
+
+#[allow(dead_code)] // the example's `main`
+#[path = "../../../examples/orbit_fit.rs"]
+mod orbit_fit;
+
+/// `examples/orbit_fit.rs`: vector operators, methods and a struct of unknowns, fitted by
+/// L-BFGS on the gradient with respect to the struct's fields.
+#[test]
+fn the_orbit_fit_example_recovers_the_truth() {
+    let (truth, minimum) = orbit_fit::fit().unwrap();
+    assert!(minimum.value < 1e-20, "{minimum:?}");
+    for (got, want) in minimum.x.iter().zip(truth) {
+        assert!((got - want).abs() < 1e-8, "{:?} vs {truth:?}", minimum.x);
+    }
+}
