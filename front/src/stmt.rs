@@ -126,11 +126,10 @@ impl Lowerer<'_> {
                         self.declare(&name, op.ty, mutable, Some(op.value));
                         Ok(())
                     }
-                    Some(Lowered::Tuple(_)) => Err(unsupported(
-                        pat.span(),
-                        "tuple-typed variables",
-                        "destructure the tuple: `let (a, b) = ...;`",
-                    )),
+                    Some(Lowered::Tuple(items)) => {
+                        self.declare_tuple(&name, &items, mutable);
+                        Ok(())
+                    }
                     Some(Lowered::Unit) => {
                         Err(unsupported(pat.span(), "variables of type `()`", "call the function as a statement"))
                     }
@@ -221,6 +220,22 @@ impl Lowerer<'_> {
         let operand = match value {
             Lowered::Value(op) => op,
             Lowered::Never => return Ok(Lowered::Never),
+            Lowered::Tuple(items) => {
+                // `t = (a, b)` or `t = f(x)` for a tuple variable `t`.
+                let found = Lowered::Tuple(items.clone()).ty();
+                return match self.struct_place(&assign.left)? {
+                    Some((first, place_ty @ Ty::Tuple(_))) if found.fits(&place_ty) => {
+                        self.assign_struct(first, items, assign.left.span(), &assign.right)?;
+                        Ok(Lowered::Unit)
+                    }
+                    _ => Err(invalid(
+                        assign.right.span(),
+                        format!(
+                            "cannot assign a value of type `{found}` here; assign it to a tuple variable of that type, or destructure it"
+                        ),
+                    )),
+                };
+            }
             Lowered::Struct(ty, items) => {
                 let found = Ty::Struct(ty);
                 return match self.struct_place(&assign.left)? {

@@ -231,10 +231,35 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Declare variable `name` holding the tuple `items`: a marker slot of the tuple's type, then
+    /// one slot per element (`t.0`, `t.1`), as for a struct.
+    pub(crate) fn declare_tuple(&mut self, name: &str, items: &[Operand], mutable: bool) {
+        self.scopes.declare(Slot {
+            name: name.to_string(),
+            ty: Ty::Tuple(items.iter().map(|o| o.ty.clone()).collect()),
+            kind: SlotKind::Struct,
+            mutable,
+            state: SlotState { value: None, maybe_init: true },
+            assigned_at: None,
+        });
+        for (k, item) in items.iter().enumerate() {
+            self.declare(&format!("{name}.{k}"), item.ty.clone(), mutable, Some(item.value));
+        }
+    }
+
     /// The value of struct variable `slot` (its fields' slots follow it).
     pub(crate) fn read_struct(&mut self, slot: usize, span: Span) -> Result<Lowered> {
-        let Ty::Struct(ty) = self.scopes.slot(slot).ty.clone() else {
-            return Err(invalid(span, "expected a struct variable here"));
+        let ty = match self.scopes.slot(slot).ty.clone() {
+            Ty::Struct(ty) => ty,
+            // A tuple variable: its elements' slots follow it too.
+            Ty::Tuple(items) => {
+                let mut values = vec![];
+                for k in 0..items.len() {
+                    values.push(self.read_slot(slot + 1 + k, span)?);
+                }
+                return Ok(Lowered::Tuple(values));
+            }
+            _ => return Err(invalid(span, "expected a struct variable here")),
         };
         let mut items = vec![];
         for k in 0..ty.leaves().len() {
@@ -331,7 +356,21 @@ impl Lowerer<'_> {
                 Ok((slot_ref.kind == SlotKind::Struct).then(|| (slot + 1, slot_ref.ty.clone())))
             }
             syn::Expr::Field(f) => {
-                let syn::Member::Named(ident) = &f.member else { return Ok(None) };
+                let ident = match &f.member {
+                    syn::Member::Named(ident) => ident,
+                    // `t.0` of a tuple variable.
+                    syn::Member::Unnamed(index) => {
+                        let Some((first, Ty::Tuple(items))) = self.struct_place(&f.base)? else { return Ok(None) };
+                        let k = index.index as usize;
+                        return match items.get(k) {
+                            Some(ty) => Ok(Some((first + k, ty.clone()))),
+                            None => Err(invalid(
+                                index.span,
+                                format!("this tuple has {} elements, so `.{k}` does not exist", items.len()),
+                            )),
+                        };
+                    }
+                };
                 let Some((first, Ty::Struct(ty))) = self.struct_place(&f.base)? else { return Ok(None) };
                 let name = crate::types::name_of(ident);
                 match ty.field(&name) {

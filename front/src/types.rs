@@ -201,10 +201,10 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
         syn::Type::Group(g) => parse_type(&g.elem, place),
         syn::Type::Tuple(t) if t.elems.is_empty() => Ok(Ty::Unit),
         syn::Type::Tuple(t) => {
-            if place != TypePlace::Result {
+            if !matches!(place, TypePlace::Result | TypePlace::Local) {
                 return Err(unsupported(
                     ty.span(),
-                    "tuple-typed parameters and variables",
+                    "tuple-typed parameters and fields",
                     "pass the components separately, and destructure tuple results with `let (a, b) = f(...)`",
                 ));
             }

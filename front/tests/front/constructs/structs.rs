@@ -318,3 +318,42 @@ fn struct_operators_call_their_std_ops_impls_as_rustc_does() {
         assert!(m.func_by_name(name).is_some(), "{name}");
     }
 }
+
+dual! { TUPLES:
+    fn polar2(x: f64) -> (f64, f64) {
+        (x.sin() * 2.0, x.cos())
+    }
+    fn minmax(v: &[f64]) -> (f64, f64, usize) {
+        let mut best = (v[0], v[0], 0usize);
+        for (i, &e) in v.iter().enumerate() {
+            if e < best.0 {
+                best.0 = e;
+            }
+            if e > best.1 {
+                best = (best.0, e, i);
+            }
+        }
+        best
+    }
+    fn tuples(x: f64, v: &[f64]) -> f64 {
+        let p = polar2(x);
+        let mut acc: (f64, f64) = (0.0, 1.0);
+        for k in 0..4 {
+            acc = (acc.0 + p.0 * k as f64, acc.1 * p.1);
+            if acc.0 > 3.0 {
+                acc.1 += 0.5;
+            }
+        }
+        let m = minmax(v);
+        let q = m;
+        acc.0 + acc.1 + q.0 - q.1 + m.2 as f64
+    }
+}
+
+#[test]
+fn tuple_variables_hold_their_elements() {
+    let m = lower(TUPLES);
+    for (x, v) in [(0.7, vec![0.5, -1.0, 2.5, 0.3]), (-2.0, vec![1.0]), (3.5, vec![-0.5, -0.25, 4.0])] {
+        same!(m, tuples(x, &v));
+    }
+}

@@ -302,15 +302,11 @@ fn f() -> f64 {
         r#"1:20: slice results are not supported; take a `&mut [f64]` parameter and write the result into it"#,
     ),
     (
-        "tuple_var",
-        r#"fn g() -> (f64, f64) {
-    (1.0, 2.0)
-}
-fn f() -> f64 {
-    let t = g();
+        "tuple_param",
+        r#"fn f(t: (f64, f64)) -> f64 {
     t.0
 }"#,
-        r#"5:9: tuple-typed variables are not supported; destructure the tuple: `let (a, b) = ...;`"#,
+        r#"1:9: tuple-typed parameters and fields are not supported; pass the components separately, and destructure tuple results with `let (a, b) = f(...)`"#,
     ),
     (
         "mod",
