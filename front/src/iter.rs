@@ -33,11 +33,13 @@ pub(crate) enum Source<'e> {
     Step(Box<Source<'e>>, &'e syn::Expr),
     Skip(Box<Source<'e>>, &'e syn::Expr),
     Take(Box<Source<'e>>, &'e syn::Expr),
-    /// `x.windows(k)`, `x.chunks(k)`, `x.chunks_exact(k)` of a slice expression.
+    /// `x.windows(k)`, `x.chunks(k)`, `x.chunks_exact(k)` of a slice expression, and
+    /// `chunks_mut`, `chunks_exact_mut` (`mutable`: views the loop body may write through).
     Chunked {
         expr: &'e syn::Expr,
         size: &'e syn::Expr,
         chunking: Chunking,
+        mutable: bool,
     },
 }
 
@@ -53,7 +55,7 @@ pub(crate) struct Chain<'e> {
     pub adapters: Vec<Adapter<'e>>,
 }
 
-const STRUCTURAL: [&str; 15] = [
+const STRUCTURAL: [&str; 17] = [
     "iter",
     "iter_mut",
     "into_iter",
@@ -69,6 +71,8 @@ const STRUCTURAL: [&str; 15] = [
     "windows",
     "chunks",
     "chunks_exact",
+    "chunks_mut",
+    "chunks_exact_mut",
 ];
 
 /// Is `expr` (syntactically) an iterator chain?
@@ -185,9 +189,10 @@ fn parse_source_within(expr: &syn::Expr, depth: usize) -> Result<Source<'_>> {
                     format!("`{name}` adapters before `enumerate`, `zip`, `rev`, `step_by`, `skip` or `take`"),
                     "put `map` and `filter` last in the chain, or use a `for` loop",
                 )),
-                "windows" | "chunks" | "chunks_exact" => {
-                    let chunking = Chunking::from_method(&name).unwrap_or(Chunking::Windows);
-                    Ok(Source::Chunked { expr: &m.receiver, size: arg(1)?, chunking })
+                "windows" | "chunks" | "chunks_exact" | "chunks_mut" | "chunks_exact_mut" => {
+                    let mutable = name.ends_with("_mut");
+                    let chunking = Chunking::from_method(name.trim_end_matches("_mut")).unwrap_or(Chunking::Windows);
+                    Ok(Source::Chunked { expr: &m.receiver, size: arg(1)?, chunking, mutable })
                 }
                 _ => Err(unsupported(
                     m.method.span(),
@@ -228,6 +233,7 @@ pub(crate) enum Stream {
         size: Value,
         chunking: Chunking,
         count: Value,
+        mutable: bool,
     },
 }
 
@@ -329,17 +335,18 @@ impl Lowerer<'_> {
                 let view = self.slice_source(expr, *mutable)?;
                 Stream::Slice { slice: view.slice, offset: Some(view.offset), count: view.len, mutable: view.mutable }
             }
-            Source::Chunked { expr, size, chunking } => {
-                // The elements chunked: a slice, a sub-slice or a window, as for `iter()`.
+            Source::Chunked { expr, size, chunking, mutable } => {
+                // The elements chunked: a slice, a sub-slice or a window, as for `iter()` (or
+                // `iter_mut()`).
                 let Stream::Slice { slice, offset, count: len, .. } =
-                    self.stream(&Source::Slice { expr, mutable: Some(false) })?
+                    self.stream(&Source::Slice { expr, mutable: Some(*mutable) })?
                 else {
                     return Err(invalid(expr.span(), "chunk a slice"));
                 };
                 let base = offset.unwrap_or_else(|| self.ssa.iconst(0));
                 let size = self.usize_arg(size)?;
                 let count = self.chunk_count(*chunking, len, size);
-                Stream::Chunked { slice, base, len, size, chunking: *chunking, count }
+                Stream::Chunked { slice, base, len, size, chunking: *chunking, count, mutable: *mutable }
             }
             Source::Enumerate(inner) => Stream::Enumerate(Box::new(self.stream(inner)?)),
             Source::Rev(inner) => Stream::Rev(Box::new(self.stream(inner)?)),
@@ -420,8 +427,9 @@ impl Lowerer<'_> {
                 self.item_at(inner, at)
             }
             Stream::Take(inner, _) => self.item_at(inner, k),
-            Stream::Chunked { slice, base, len, size, chunking, .. } => {
-                Item::View(self.chunk_at(*chunking, *slice, *base, *len, *size, k))
+            Stream::Chunked { slice, base, len, size, chunking, mutable, .. } => {
+                let view = self.chunk_at(*chunking, *slice, *base, *len, *size, k);
+                Item::View(crate::views::View { mutable: *mutable, ..view })
             }
         }
     }

@@ -64,6 +64,8 @@ impl Lowerer<'_> {
                 | "windows"
                 | "chunks"
                 | "chunks_exact"
+                | "chunks_mut"
+                | "chunks_exact_mut"
         ) {
             return Err(unsupported(
                 m.span(),

@@ -278,6 +278,40 @@ fn windows_and_chunks() {
     }
 }
 
+dual! { CHUNKS_MUT:
+    fn fill_blocks(x: &[f64], out: &mut [f64], k: usize) -> f64 {
+        for (i, c) in out.chunks_mut(k).enumerate() {
+            for j in 0..c.len() {
+                c[j] = x[i * k + j] * (j as f64 + 1.0);
+            }
+            c[0] += 1.0;
+        }
+        for (c, src) in out.chunks_exact_mut(2).zip(x.chunks_exact(2)) {
+            c[1] = c[1] * 0.5 + src[0];
+        }
+        let mut s = 0.0;
+        for c in out.chunks(3) {
+            s += c[c.len() - 1];
+        }
+        s
+    }
+}
+
+#[test]
+fn chunks_mut_write_the_slice_in_place() {
+    let m = lower(CHUNKS_MUT);
+    let mut rng = Rng::new(19);
+    for (n, k) in [(7usize, 3usize), (4, 2), (1, 1), (6, 4)] {
+        let x = rng.normals(n);
+        let mut native = vec![0.0; n];
+        let want = fill_blocks(&x, &mut native, k);
+        let mut args = [ArgValue::Slice(x), ArgValue::SliceMut(vec![0.0; n]), ArgValue::I64(k as i64)];
+        let got = crate::support::run(&m, "fill_blocks", &mut args);
+        assert_eq!(got, vec![RuntimeValue::F64(want)], "n = {n}, k = {k}");
+        assert_eq!(args[1], ArgValue::SliceMut(native));
+    }
+}
+
 #[test]
 fn windows_and_chunks_fault_where_rust_panics() {
     let m = lower(
