@@ -5,8 +5,9 @@
 //! the ones in scope *where it was written*, with their values there: a later `let` that
 //! shadows a name does not change what the closure sees, and neither does a later assignment
 //! (which Rust allows only for a `move` closure, whose copy is taken at the definition). A
-//! closure may not assign the enclosing function's variables (an `FnMut`), call itself, or be
-//! used other than by a call.
+//! closure that assigns a captured variable (an `FnMut`, not `move`) assigns the enclosing
+//! function's variable: Rust lets nothing else touch it while the closure lives. A closure may
+//! not call itself, or be used other than by a call.
 
 use crate::error::{Result, invalid, unsupported};
 use crate::iter::Item;
@@ -70,10 +71,27 @@ impl Lowerer<'_> {
         let definition = std::mem::take(&mut self.closures[index].states);
         let now = self.scopes.snapshot();
         let hidden = self.scopes.hide_from(slot);
-        self.scopes.restore(&definition);
+        // A `move` closure reads its copies, taken at the definition. Any other reads the
+        // variables as they are now: Rust lets no one but the closure assign what it captures
+        // while it lives, so they hold what they held at the definition — or what earlier calls
+        // of an `FnMut` closure assigned.
+        let moves = closure.capture.is_some();
+        if moves {
+            self.scopes.restore(&definition);
+        }
         let value = self.apply_closure(&closure, items, None);
+        // What the body assigned stays assigned; the rest of the scope comes back as it was at
+        // the call.
+        let after = self.scopes.snapshot();
         self.scopes.unhide(hidden);
         self.scopes.restore(&now);
+        if !moves {
+            for (k, state) in after.iter().enumerate() {
+                if now.get(k) != Some(state) {
+                    self.scopes.slot_mut(k).state = *state;
+                }
+            }
+        }
         self.closures[index].states = definition;
         value
     }

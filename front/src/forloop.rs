@@ -327,6 +327,7 @@ impl Lowerer<'_> {
         let floor = self.scopes.len();
         self.scopes.push();
         let outer_floor = self.closure_floor.replace(floor);
+        let outer_moves = std::mem::replace(&mut self.closure_moves, closure.capture.is_some());
         let outer_loops = std::mem::take(&mut self.loops);
         let mut result = Ok(());
         for (pat, item) in closure.inputs.iter().zip(args) {
@@ -335,6 +336,7 @@ impl Lowerer<'_> {
         let value = result.and_then(|()| self.lower_expr(&closure.body, expect.as_ref()));
         self.loops = outer_loops;
         self.closure_floor = outer_floor;
+        self.closure_moves = outer_moves;
         self.scopes.truncate(floor);
         self.scopes.pop();
         let value = value?;

@@ -77,6 +77,8 @@ pub(crate) struct Lowerer<'a> {
     /// While lowering a closure body: the slots that belong to the enclosing function (they may
     /// be read, not assigned).
     pub closure_floor: Option<usize>,
+    /// Whether the closure being lowered is a `move` closure.
+    pub closure_moves: bool,
     depth: usize,
     /// Constants being inlined (a constant that refers to itself is an error, not a loop).
     pub const_stack: Vec<String>,
@@ -104,6 +106,7 @@ impl<'a> Lowerer<'a> {
             loops: vec![],
             ret: sig.ret.clone(),
             closure_floor: None,
+            closure_moves: false,
             depth: 0,
             const_stack: vec![],
             closures: vec![],

@@ -468,8 +468,14 @@ impl Lowerer<'_> {
         rhs: Option<&syn::Expr>,
     ) -> Result<()> {
         let slot = self.scopes.slot(index).clone();
-        if self.closure_floor.is_some_and(|floor| index < floor) {
-            return Err(unsupported(span, "closures that capture a mutable variable", "use a `for` loop"));
+        // A closure lowered inline assigns the enclosing function's variable itself, as an
+        // `FnMut` does; a `move` closure would assign its own copy, kept between its calls.
+        if self.closure_moves && self.closure_floor.is_some_and(|floor| index < floor) {
+            return Err(unsupported(
+                span,
+                "`move` closures that assign a captured variable",
+                "drop `move` (the closure then updates the variable itself), or use a `for` loop",
+            ));
         }
         if let SlotKind::Element { slice, index: i } = slot.kind {
             if !value.ty.fits(&Ty::F64) {

@@ -249,7 +249,7 @@ impl Generator {
     /// Windows, chunks, sub-slices and a `move` closure bound with `let`.
     fn slice_statement(&mut self, indent: usize) {
         let v = self.any_float();
-        match self.pick(6) {
+        match self.pick(7) {
             5 => {
                 let (k, e) = (self.int_expr(1), self.float_expr(1));
                 let call = match self.pick(3) {
@@ -287,6 +287,13 @@ impl Generator {
                     indent,
                     &format!("{v} += x[({k}) % 3..].iter().zip(&x[..{m}]).map(|(p, q)| p * q).sum::<f64>();"),
                 );
+            }
+            6 => {
+                // An `FnMut` closure updating `v` (its arguments literals: `v` is borrowed).
+                let c = self.name("c");
+                let (a, b) = (self.rng.range(-2.0, 2.0), self.rng.range(-2.0, 2.0));
+                self.line(indent, &format!("let mut {c} = |t: f64| {{ {v} = {v} * 0.5 + t; }};"));
+                self.line(indent, &format!("{c}({a:.2}_f64); {c}({b:.2}_f64);"));
             }
             _ => {
                 let c = self.name("c");

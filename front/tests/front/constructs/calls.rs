@@ -263,3 +263,46 @@ fn view_reads_at_a_loop_counter_skip_the_range_check_the_loop_makes() {
     // over_b reads a[2] of the two-element view: a fault, though w has the element.
     assert_eq!(interp.call("f", &mut args(vec![0.0; 3])).unwrap_err().kind_name(), "OutOfBounds");
 }
+
+dual! { FNMUT:
+    fn fnmut(x: &[f64], k: usize) -> f64 {
+        let mut total = 0.0;
+        let mut count = 0usize;
+        let mut add = |v: f64| {
+            total += v * v;
+            count += 1;
+            if count > k {
+                total *= 0.5;
+            }
+        };
+        for &v in x {
+            if v > 0.0 {
+                add(v);
+            }
+        }
+        add(1.0);
+        let s: f64 = x
+            .iter()
+            .map(|v| {
+                total += 0.5;
+                v * 2.0
+            })
+            .sum();
+        let mut last = 0.0;
+        let mut keep = |v: f64| last = v;
+        for &v in x {
+            keep(v);
+        }
+        total + count as f64 + s + last
+    }
+}
+
+#[test]
+fn closures_that_assign_captured_variables_update_them() {
+    let m = lower(FNMUT);
+    let mut rng = Rng::new(23);
+    for (n, k) in [(5usize, 2usize), (0, 0), (8, 3)] {
+        let x = rng.normals(n);
+        same!(m, fnmut(&x[..], k));
+    }
+}

@@ -153,16 +153,16 @@ fn h(a: f64, x: f64) -> f64 {
         r#"3:13: closures used other than by a call (here `g`) are not supported; call it where it is needed: `g(...)`, or write a `fn` item"#,
     ),
     (
-        "closure_mut",
+        "closure_move_mut",
         r#"fn f(x: &[f64]) -> f64 {
     let mut count = 0.0;
-    let s: f64 = x.iter().map(|v| {
+    let s: f64 = x.iter().map(move |v| {
         count += 1.0;
         v * 2.0
     }).sum();
     s + count
 }"#,
-        r#"4:9: closures that capture a mutable variable are not supported; use a `for` loop"#,
+        r#"4:9: `move` closures that assign a captured variable are not supported; drop `move` (the closure then updates the variable itself), or use a `for` loop"#,
     ),
     (
         "ref_local",
