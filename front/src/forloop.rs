@@ -11,10 +11,21 @@ use syn::spanned::Spanned;
 
 /// What the loop does with each item.
 enum Consumer<'e> {
-    For { pat: &'e syn::Pat, body: &'e syn::Block },
-    Sum { product: bool, turbofish: Option<Ty> },
-    Fold { init: &'e syn::Expr, closure: &'e syn::ExprClosure },
+    For {
+        pat: &'e syn::Pat,
+        body: &'e syn::Block,
+    },
+    Sum {
+        product: bool,
+        turbofish: Option<Ty>,
+    },
+    Fold {
+        init: &'e syn::Expr,
+        closure: &'e syn::ExprClosure,
+    },
     Count,
+    /// `for_each(|v| ...)`: the closure applied to each item, for its effects.
+    ForEach(&'e syn::ExprClosure),
 }
 
 impl Lowerer<'_> {
@@ -68,11 +79,22 @@ impl Lowerer<'_> {
                 arity(0)?;
                 Consumer::Count
             }
+            "for_each" => {
+                arity(1)?;
+                let syn::Expr::Closure(closure) = &m.args[0] else {
+                    return Err(unsupported(
+                        m.args[0].span(),
+                        "`for_each` calls without a closure written in place",
+                        "write the closure in the call: `.for_each(|v| total += v)`",
+                    ));
+                };
+                Consumer::ForEach(closure)
+            }
             other => {
                 return Err(unsupported(
                     m.method.span(),
                     format!("iterator methods such as `{other}`"),
-                    "consume iterators with `sum`, `product`, `fold`, `count` or a `for` loop",
+                    "consume iterators with `sum`, `product`, `fold`, `count`, `for_each` or a `for` loop",
                 ));
             }
         };
@@ -91,7 +113,7 @@ impl Lowerer<'_> {
         self.scopes.push();
         // The accumulator of sum/product/fold/count: a variable user code cannot name.
         let accumulator = match &consumer {
-            Consumer::For { .. } => None,
+            Consumer::For { .. } | Consumer::ForEach(_) => None,
             Consumer::Sum { product, turbofish } => {
                 let ty = turbofish.clone().unwrap_or(Ty::F64);
                 let value = match (&ty, product) {
@@ -237,6 +259,9 @@ impl Lowerer<'_> {
             Consumer::For { pat, body } => {
                 self.bind_item(pat, item)?;
                 self.lower_block(body, Some(&Ty::Unit))?;
+            }
+            Consumer::ForEach(closure) => {
+                self.apply_closure(closure, vec![item], Some(&Ty::Unit))?;
             }
             Consumer::Sum { product, .. } => {
                 let slot = accumulator.unwrap_or_default();

@@ -295,6 +295,18 @@ dual! { FNMUT:
         }
         total + count as f64 + s + last
     }
+    fn each(x: &[f64], out: &mut [f64]) -> f64 {
+        let mut last = 0.0;
+        let mut n = 0usize;
+        x.iter().for_each(|v| last = *v);
+        x.iter().enumerate().filter(|(_, v)| **v > 0.0).for_each(|(i, v)| {
+            n += i;
+            last += v;
+        });
+        out.iter_mut().zip(x.iter()).for_each(|(o, v)| *o = v * 2.0);
+        (0..3).for_each(|k| last *= 1.0 + k as f64);
+        last + n as f64
+    }
 }
 
 #[test]
@@ -304,5 +316,10 @@ fn closures_that_assign_captured_variables_update_them() {
     for (n, k) in [(5usize, 2usize), (0, 0), (8, 3)] {
         let x = rng.normals(n);
         same!(m, fnmut(&x[..], k));
+        let mut native = vec![0.0; n];
+        let want = each(&x, &mut native);
+        let mut args = [ArgValue::Slice(x), ArgValue::SliceMut(vec![0.0; n])];
+        assert_eq!(crate::support::run(&m, "each", &mut args), vec![RuntimeValue::F64(want)]);
+        assert_eq!(args[1], ArgValue::SliceMut(native));
     }
 }
