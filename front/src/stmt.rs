@@ -135,6 +135,14 @@ impl Lowerer<'_> {
                     }
                 }
             }
+            syn::Pat::Struct(pattern) => match init {
+                Some(Lowered::Struct(ty, items)) => self.bind_struct_pattern(pattern, &ty, &items),
+                Some(Lowered::Never) => Ok(()),
+                other => Err(invalid(
+                    pat.span(),
+                    format!("a struct pattern needs a struct value, found `{}`", other.map_or(Ty::Unit, |v| v.ty())),
+                )),
+            },
             syn::Pat::Tuple(tuple) => {
                 let items = match init {
                     Some(Lowered::Tuple(items)) => items,

@@ -247,6 +247,61 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `let State { x, v: speed, inner: Inner { a, .. }, .. } = value;`: bind each field named
+    /// (a nested struct pattern binds its fields in turn; `..` skips the rest).
+    pub(crate) fn bind_struct_pattern(
+        &mut self,
+        pattern: &syn::PatStruct,
+        ty: &StructTy,
+        items: &[Operand],
+    ) -> Result<()> {
+        let written = crate::types::path_text(&pattern.path);
+        if written != ty.name && written != "Self" {
+            return Err(invalid(pattern.path.span(), format!("this value is a `{}`, not a `{written}`", ty.name)));
+        }
+        let mut seen = vec![];
+        for field in &pattern.fields {
+            let syn::Member::Named(ident) = &field.member else {
+                return Err(invalid(field.member.span(), format!("`{}` has named fields", ty.name)));
+            };
+            let name = crate::types::name_of(ident);
+            let Some((offset, field_ty)) = ty.field(&name) else {
+                return Err(no_field(ty, &name, ident.span()));
+            };
+            seen.push(name);
+            let count = leaf_count(&field_ty);
+            let parts = &items[offset..offset + count];
+            match (&*field.pat, &field_ty) {
+                (syn::Pat::Struct(inner), Ty::Struct(inner_ty)) => self.bind_struct_pattern(inner, inner_ty, parts)?,
+                (pat, Ty::Struct(inner_ty)) => {
+                    let (binding, mutable) = crate::stmt::binding(pat)?;
+                    if binding != "_" {
+                        let values: Vec<Value> = parts.iter().map(|o| o.value).collect();
+                        self.declare_struct(&binding, inner_ty, mutable, &values);
+                    }
+                }
+                (pat, _) => {
+                    let (binding, mutable) = crate::stmt::binding(pat)?;
+                    if binding != "_" {
+                        self.declare(&binding, parts[0].ty.clone(), mutable, Some(parts[0].value));
+                    }
+                }
+            }
+        }
+        if pattern.rest.is_none()
+            && let Some((missing, _)) = ty.fields.iter().find(|(f, _)| !seen.contains(f))
+        {
+            return Err(invalid(
+                pattern.span(),
+                format!(
+                    "field `{missing}` of `{}` is not in the pattern; name it, or end the pattern with `..`",
+                    ty.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The value of struct variable `slot` (its fields' slots follow it).
     pub(crate) fn read_struct(&mut self, slot: usize, span: Span) -> Result<Lowered> {
         let ty = match self.scopes.slot(slot).ty.clone() {

@@ -357,3 +357,34 @@ fn tuple_variables_hold_their_elements() {
         same!(m, tuples(x, &v));
     }
 }
+
+dual! { PATTERNS:
+    #[derive(Clone, Copy)]
+    struct In {
+        a: f64,
+        b: f64,
+    }
+    #[derive(Clone, Copy)]
+    struct S {
+        x: f64,
+        v: f64,
+        inner: In,
+        n: usize,
+    }
+    fn destructure(p: f64, q: f64) -> f64 {
+        let s = S { x: p, v: q, inner: In { a: p * q, b: 2.0 }, n: 3 };
+        let S { x, v: speed, inner: In { a, .. }, .. } = s;
+        let S { mut n, inner, .. } = s;
+        n += 1;
+        let In { b, a: _ } = inner;
+        x + speed * a + n as f64 + b + inner.a
+    }
+}
+
+#[test]
+fn struct_patterns_bind_fields() {
+    let m = lower(PATTERNS);
+    for (p, q) in [(0.7, -1.3), (0.0, 2.5), (-3.0, 0.125)] {
+        same!(m, destructure(p, q));
+    }
+}

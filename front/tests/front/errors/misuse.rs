@@ -3,6 +3,15 @@
 
 pub(crate) const CASES: &[(&str, &str, &str)] = &[
     (
+        "struct_pattern_incomplete",
+        r#"struct P { x: f64, y: f64 }
+fn f(p: P) -> f64 {
+    let P { x } = p;
+    x
+}"#,
+        r#"3:9: field `y` of `P` is not in the pattern; name it, or end the pattern with `..`"#,
+    ),
+    (
         "operator_without_impl",
         r#"#[derive(Clone, Copy)]
 struct P { x: f64 }
