@@ -27,6 +27,13 @@ pub(crate) struct FnSig {
     pub callee: Callee,
 }
 
+impl FnSig {
+    /// The signature of a free function or extern (not a method), shown by its own name.
+    fn plain(name: String, params: Vec<Ty>, ret: Ty, callee: Callee) -> FnSig {
+        FnSig { shown: name.clone(), name, method: false, updates_receiver: false, params, ret, callee }
+    }
+}
+
 /// A module-level `const`.
 pub(crate) struct ConstDef {
     pub ty: Ty,
@@ -151,16 +158,7 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
                 let (params, ret) = signature(&f.sig)?;
                 let name = crate::types::name_of(&f.sig.ident);
                 let id = module.push_function(Function::new(&name, ret.ir_results()));
-                let sig = FnSig {
-                    shown: name.clone(),
-                    name,
-                    method: false,
-                    updates_receiver: false,
-                    params,
-                    ret,
-                    callee: Callee::Func(id),
-                };
-                ctx.functions.insert(sig.name.clone(), sig);
+                ctx.functions.insert(name.clone(), FnSig::plain(name, params, ret, Callee::Func(id)));
                 bodies.push((f, id));
             }
             syn::Item::ForeignMod(block) => {
@@ -185,16 +183,7 @@ pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<
                         derivative: None,
                     };
                     let id = module.push_extern(decl);
-                    let sig = FnSig {
-                        shown: name.clone(),
-                        name,
-                        method: false,
-                        updates_receiver: false,
-                        params,
-                        ret,
-                        callee: Callee::Extern(id),
-                    };
-                    ctx.functions.insert(sig.name.clone(), sig);
+                    ctx.functions.insert(name.clone(), FnSig::plain(name, params, ret, Callee::Extern(id)));
                 }
             }
             syn::Item::Const(c) => {

@@ -209,17 +209,7 @@ impl FuncLowerer<'_, '_> {
         self.branch_unless_short(need, cap, cont, grow);
         self.b.seal_block(grow);
         self.b.switch_to_block(grow);
-        // The helper reads `len` from the state (the entries it must keep) and writes `base`
-        // and `cap`.
-        self.sync_tape_vars();
-        let helper = self.m.tape_grow_preserving_id()?;
-        let helper = self.func_ref(helper);
-        let tape = self.tape;
-        self.b.ins().call(helper, &[tape, need]);
-        let base = self.b.ins().load(abi::PTR, tape_flags(), tape, BASE_OFFSET);
-        let cap = self.b.ins().load(types::I64, tape_flags(), tape, CAP_OFFSET);
-        self.b.def_var(vars.base, base);
-        self.b.def_var(vars.cap, cap);
+        let cap = self.grow_to(vars, need)?;
         let failed = self.b.create_block();
         self.b.set_cold_block(failed);
         self.branch_unless_short(need, cap, cont, failed);
@@ -253,6 +243,16 @@ impl FuncLowerer<'_, '_> {
         self.b.ins().brif(fits, room, args, grow, &[]);
         self.b.seal_block(grow);
         self.b.switch_to_block(grow);
+        let cap = self.grow_to(vars, need)?;
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
+        self.b.ins().brif(fits, room, args, short, args);
+        Ok(())
+    }
+
+    /// In a cold block: have the helper grow the buffer until `need` entries fit (or it cannot)
+    /// and take the new `base` and `cap`; returns `cap`. The helper reads `len` from the state
+    /// (the entries it must keep) and writes `base` and `cap`.
+    fn grow_to(&mut self, vars: TapeVars, need: clif::Value) -> Result<clif::Value, JitError> {
         self.sync_tape_vars();
         let helper = self.m.tape_grow_preserving_id()?;
         let helper = self.func_ref(helper);
@@ -262,9 +262,7 @@ impl FuncLowerer<'_, '_> {
         let cap = self.b.ins().load(types::I64, tape_flags(), tape, CAP_OFFSET);
         self.b.def_var(vars.base, base);
         self.b.def_var(vars.cap, cap);
-        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, cap);
-        self.b.ins().brif(fits, room, args, short, args);
-        Ok(())
+        Ok(cap)
     }
 
     /// The dispatch of a versioned loop that pops: does the tape hold `entries` below the
