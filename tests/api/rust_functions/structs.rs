@@ -52,6 +52,17 @@ pub mod oscillator {
         miss * miss + 0.2 * s.kinetic()
     }
 
+    /// A struct holding a struct and a count.
+    pub struct Setup {
+        pub spring: Spring,
+        pub steps: usize,
+    }
+
+    /// [`misfit_of`] with the spring and the step count in one struct.
+    pub fn misfit_setup(setup: &Setup, x0: f64, target: f64) -> f64 {
+        misfit_of(&setup.spring, x0, target, setup.steps)
+    }
+
     /// `params = [k, damping]`; the squared distance of the end state from `target`.
     pub fn misfit(params: &[f64], x0: f64, target: f64, steps: usize) -> f64 {
         let spring = Spring { k: params[0], damping: params[1] };
@@ -113,4 +124,16 @@ fn the_orbit_fit_example_recovers_the_truth() {
     for (got, want) in minimum.x.iter().zip(truth) {
         assert!((got - want).abs() < 1e-8, "{:?} vs {truth:?}", minimum.x);
     }
+}
+
+#[test]
+fn nested_struct_parameters_flatten_depth_first() {
+    use oscillator::{Setup, Spring, misfit_of, misfit_setup};
+    let setup = Setup { spring: Spring { k: 2.5, damping: 0.1 }, steps: 40 };
+    assert_eq!(misfit_setup::PARAMS, ["setup_spring_k", "setup_spring_damping", "setup_steps", "x0", "target"]);
+    let want = misfit_setup(&setup, 0.8, 0.2);
+    assert_eq!(misfit_setup::primal().unwrap().call(&setup, 0.8, 0.2).unwrap().to_bits(), want.to_bits());
+    let (value, grad) = misfit_setup::gradient().unwrap().value_and_grad(&setup, 0.8, 0.2).unwrap();
+    let (_, flat) = misfit_of::gradient().unwrap().value_and_grad(&setup.spring, 0.8, 0.2, 40).unwrap();
+    assert_eq!((value.to_bits(), grad), (want.to_bits(), flat));
 }
