@@ -90,18 +90,30 @@ pub fn is_view_variant(name: &str) -> bool {
         .is_some_and(|(_, mask)| !mask.is_empty() && mask.bytes().all(|b| b == b'0' || b == b'1'))
 }
 
-/// The function of the source a function of the lowered module stands for: `name` itself, or
-/// for a [view variant](is_view_variant) the function it was lowered from (what messages to
-/// the user name).
+/// The function of the source a function of the lowered module stands for, as the source
+/// spells it (what messages to the user name): `name` itself; for a
+/// [view variant](is_view_variant) the function it was lowered from; for a method or operator
+/// of a struct (`State__energy`, `V__add__V`: a capitalised type, two underscores) `State::energy`,
+/// `V::add`.
 ///
 /// ```
 /// assert_eq!(jitdiff_front::source_function_name("total__views_10"), "total");
 /// assert_eq!(jitdiff_front::source_function_name("total"), "total");
+/// assert_eq!(jitdiff_front::source_function_name("State__energy__views_1"), "State::energy");
+/// assert_eq!(jitdiff_front::source_function_name("V__mul__f64"), "V::mul");
+/// assert_eq!(jitdiff_front::source_function_name("f64__mul__V"), "f64::mul");
 /// ```
-pub fn source_function_name(name: &str) -> &str {
-    match name.rsplit_once("__views_") {
+pub fn source_function_name(name: &str) -> std::borrow::Cow<'_, str> {
+    let source = match name.rsplit_once("__views_") {
         Some((source, _)) if is_view_variant(name) => source,
         _ => name,
+    };
+    match source.split_once("__") {
+        Some((ty, rest)) if (ty == "f64" || ty.starts_with(|c: char| c.is_ascii_uppercase())) && !rest.is_empty() => {
+            let method = rest.split("__").next().unwrap_or(rest);
+            std::borrow::Cow::Owned(format!("{ty}::{method}"))
+        }
+        _ => std::borrow::Cow::Borrowed(source),
     }
 }
 

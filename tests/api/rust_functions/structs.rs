@@ -137,3 +137,22 @@ fn nested_struct_parameters_flatten_depth_first() {
     let (_, flat) = misfit_of::gradient().unwrap().value_and_grad(&setup.spring, 0.8, 0.2, 40).unwrap();
     assert_eq!((value.to_bits(), grad), (want.to_bits(), flat));
 }
+
+/// A fault inside a method names it as the source spells it (`D::at`), not the IR function
+/// (`D__at`), through the primal and the gradient.
+#[test]
+fn a_fault_inside_a_method_names_the_method() {
+    use jitdiff::front::lower_source_as_written;
+    use jitdiff::{Arg, GradientFn, PrimalFn};
+    let source = "struct D<'a> { x: &'a [f64] }\nimpl D<'_> {\n    fn at(&self, i: usize) -> f64 {\n        self.x[i]\n    }\n}\n\
+                  fn f(x: &[f64], i: usize) -> f64 {\n    let d = D { x };\n    d.at(i) * 2.0\n}\n";
+    let lowered = lower_source_as_written(source).unwrap();
+    let m = &lowered.module;
+    let x = [1.0, 2.0];
+    let primal = PrimalFn::builder(m, "f").rust_source(&lowered).build().unwrap();
+    let e = primal.call(&mut [Arg::from(&x[..]), Arg::I64(5)]).unwrap_err().to_string();
+    assert!(e.contains("at line 4, column 9 of @D::at, which it calls"), "{e}");
+    let grad = GradientFn::builder(m, "f").wrt(["x"]).rust_source(&lowered).build().unwrap();
+    let e = grad.value_and_grad(&mut [Arg::from(&x[..]), Arg::I64(5)], &mut [0.0; 2]).unwrap_err().to_string();
+    assert!(e.contains("of @D::at, which it calls") && !e.contains("D__at"), "{e}");
+}
