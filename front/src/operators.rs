@@ -81,8 +81,28 @@ impl Lowerer<'_> {
     }
 
     fn lower_compare(&mut self, b: &syn::ExprBinary, cond: CondCode) -> Result<Lowered> {
-        let (lhs, rhs, ty) = self.operands(b, None)?;
-        let value = match ty {
+        let left = self.lower_expr(&b.left, None)?;
+        if let Lowered::Struct(..) = left {
+            return self.lower_struct_compare(b, cond, left);
+        }
+        let lhs = self.scalar_value(left, &b.left, None)?;
+        let rhs_expect = if lhs.ty == Ty::Int(IntKind::Literal) { None } else { Some(lhs.ty.clone()) };
+        let rhs = self.scalar(&b.right, rhs_expect.as_ref())?;
+        let ty = self.common_type(b, &lhs, &rhs)?;
+        let value = self.compare_scalars(b, cond, &lhs, &rhs, &ty)?;
+        Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
+    }
+
+    /// `lhs cond rhs` of two scalars of type `ty`.
+    pub(crate) fn compare_scalars(
+        &mut self,
+        b: &syn::ExprBinary,
+        cond: CondCode,
+        lhs: &Operand,
+        rhs: &Operand,
+        ty: &Ty,
+    ) -> Result<jitdiff_ir::Value> {
+        Ok(match ty {
             Ty::F64 => self.ssa.fcmp(cond, lhs.value, rhs.value),
             Ty::Int(_) => self.ssa.icmp(cond, lhs.value, rhs.value),
             Ty::Bool if matches!(cond, CondCode::Eq | CondCode::Ne) => {
@@ -95,8 +115,7 @@ impl Lowerer<'_> {
                 }
             }
             _ => return Err(unsupported(b.op.span(), format!("ordering comparisons of `{ty}`"), "compare numbers")),
-        };
-        Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
+        })
     }
 
     /// `&`, `|`, `^` on `bool` (evaluating both sides, as Rust does) or on integers (`bits.rs`).

@@ -19,6 +19,7 @@ use crate::error::{Result, invalid};
 use crate::lower::{Lowered, Lowerer, Operand};
 use crate::structs::StructTy;
 use crate::types::Ty;
+use jitdiff_ir::CondCode;
 use syn::spanned::Spanned;
 
 /// The `std::ops` traits an `impl` block may implement: (trait, method, has a right operand).
@@ -168,6 +169,45 @@ impl Lowerer<'_> {
             self.assign_slot(first + k, item, expr.left.span(), Some(&expr.right))?;
         }
         Ok(Lowered::Unit)
+    }
+
+    /// `a == b`, `a != b` of two structs of one type, as `#[derive(PartialEq)]` compares them:
+    /// every field equal (`!=`: some field not equal). Ordering comparisons, and structs
+    /// holding slices (whose derived `==` compares contents), are errors.
+    pub(crate) fn lower_struct_compare(
+        &mut self,
+        b: &syn::ExprBinary,
+        cond: CondCode,
+        left: Lowered,
+    ) -> Result<Lowered> {
+        let right = self.lower_expr(&b.right, None)?;
+        let (Lowered::Struct(ty, a), Lowered::Struct(other, c)) = (&left, &right) else {
+            if matches!(right, Lowered::Never) {
+                return Ok(Lowered::Never);
+            }
+            return Err(crate::expr::type_error(b.right.span(), &left.ty(), &right.ty(), Some(&b.right)));
+        };
+        if ty != other {
+            return Err(crate::expr::type_error(b.right.span(), &left.ty(), &right.ty(), Some(&b.right)));
+        }
+        if !matches!(cond, CondCode::Eq | CondCode::Ne) || ty.holds_slices() {
+            return Err(crate::error::unsupported(
+                b.op.span(),
+                format!("comparisons of `{}` other than `==` and `!=` of structs without slices", ty.name),
+                "compare the fields",
+            ));
+        }
+        let mut all = None;
+        for (x, y) in a.iter().zip(c) {
+            let same = self.compare_scalars(b, CondCode::Eq, x, y, &x.ty)?;
+            all = Some(match all {
+                None => same,
+                Some(so_far) => self.ssa.op(jitdiff_ir::Opcode::And, &[so_far, same]),
+            });
+        }
+        let all = all.unwrap_or_else(|| self.ssa.bconst(true));
+        let value = if cond == CondCode::Eq { all } else { self.ssa.op(jitdiff_ir::Opcode::Not, &[all]) };
+        Ok(Lowered::Value(Operand { value, ty: Ty::Bool }))
     }
 
     /// Call `sig` with its arguments' IR values, and its result as a value of its type.

@@ -388,3 +388,40 @@ fn struct_patterns_bind_fields() {
         same!(m, destructure(p, q));
     }
 }
+
+dual! { EQUALITY:
+    #[derive(Clone, Copy, PartialEq)]
+    struct Q {
+        x: f64,
+        n: usize,
+        on: bool,
+    }
+    fn eqs(a: f64, b: f64) -> f64 {
+        let p = Q { x: a, n: 2, on: true };
+        let q = Q { x: b, n: 2, on: true };
+        let r = Q { x: a, n: 3, on: false };
+        let mut s = 0.0;
+        if p == q {
+            s += 1.0;
+        }
+        if p != r {
+            s += 10.0;
+        }
+        if p == p {
+            s += 100.0;
+        }
+        let nan = Q { x: a / 0.0 * 0.0, n: 0, on: false };
+        if nan != nan {
+            s += 1000.0;
+        }
+        s
+    }
+}
+
+#[test]
+fn struct_equality_compares_every_field() {
+    let m = lower(EQUALITY);
+    for (a, b) in [(1.5, 1.5), (1.5, 2.0), (0.0, -0.0), (f64::NAN, f64::NAN)] {
+        same!(m, eqs(a, b));
+    }
+}
