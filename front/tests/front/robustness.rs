@@ -82,6 +82,9 @@ fn corpus() -> (Vec<String>, Vec<String>) {
             crate::constructs::structs::METHODS,
             crate::constructs::structs::SLICES,
             crate::constructs::structs::OPERATORS,
+            crate::constructs::structs::TUPLES,
+            crate::constructs::structs::PATTERNS,
+            crate::constructs::structs::EQUALITY,
         ]
         .map(String::from),
     )
