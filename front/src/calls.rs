@@ -29,6 +29,10 @@ impl Lowerer<'_> {
         let args: Vec<&syn::Expr> = call.args.iter().collect();
         if let Some(ident) = path.path.get_ident() {
             let name = crate::types::name_of(ident);
+            // `V(a, b)` (or `Self(a, b)`) builds a tuple struct.
+            if let Some(ty) = crate::structs::lookup(&name).filter(|t| t.tuple) {
+                return self.lower_tuple_struct_literal(ty, &args, call.span());
+            }
             if let Some(slot) = self.scopes.lookup(&name) {
                 if matches!(self.scopes.slot(slot).kind, crate::scope::SlotKind::Closure(_)) {
                     return self.call_closure(slot, &args, call.span());

@@ -266,6 +266,9 @@ impl Lowerer<'_> {
             }
         };
         match self.lower_expr(&field.base, None)? {
+            Lowered::Struct(ty, items) if ty.tuple => {
+                self.struct_field(&ty, items, &index.index.to_string(), index.span)
+            }
             Lowered::Tuple(items) => match items.get(index.index as usize) {
                 Some(item) => Ok(Lowered::Value(item.clone())),
                 None => Err(invalid(

@@ -135,6 +135,17 @@ impl Lowerer<'_> {
                     }
                 }
             }
+            syn::Pat::TupleStruct(pattern) => match init {
+                Some(Lowered::Struct(ty, items)) if ty.tuple => self.bind_tuple_struct_pattern(pattern, &ty, &items),
+                Some(Lowered::Never) => Ok(()),
+                other => Err(invalid(
+                    pat.span(),
+                    format!(
+                        "a tuple struct pattern needs a tuple struct value, found `{}`",
+                        other.map_or(Ty::Unit, |v| v.ty())
+                    ),
+                )),
+            },
             syn::Pat::Struct(pattern) => match init {
                 Some(Lowered::Struct(ty, items)) => self.bind_struct_pattern(pattern, &ty, &items),
                 Some(Lowered::Never) => Ok(()),

@@ -1,9 +1,9 @@
-//! Structs with named fields of numbers, `bool`s and other such structs. A struct value is its
-//! scalar fields, flattened in declaration order (nested structs depth first): a variable of a
-//! struct type is one slot per scalar field (after a marker slot that carries the type), a
-//! parameter or result one IR parameter or result per scalar field, and a struct literal, a
-//! field access and an assignment to a field are plain scalar operations on those. Nothing of
-//! a struct reaches the IR, so derivatives see ordinary scalar code.
+//! Structs with named fields (or tuple structs) of numbers, `bool`s, `f64` slices and other such
+//! structs. A struct value is its scalar fields, flattened in declaration order (nested structs
+//! depth first): a variable of a struct type is one slot per scalar field (after a marker slot
+//! that carries the type), a parameter or result one IR parameter or result per scalar field, and
+//! a struct literal, a field access and an assignment to a field are plain scalar operations on
+//! those. Nothing of a struct reaches the IR, so derivatives see ordinary scalar code.
 //!
 //! ```
 //! let src = "struct State { x: f64, v: f64 }
@@ -32,7 +32,10 @@ use syn::spanned::Spanned;
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct StructTy {
     pub name: String,
+    /// In declaration order; a tuple struct's are named `0`, `1`, ...
     pub fields: Vec<(String, Ty)>,
+    /// A tuple struct (`struct V(f64, f64);`): built as `V(a, b)`, read as `v.0`.
+    pub tuple: bool,
 }
 
 impl StructTy {
@@ -178,17 +181,21 @@ fn resolve(
     if !item.generics.params.iter().all(|p| matches!(p, syn::GenericParam::Lifetime(_))) {
         return Err(unsupported(item.generics.span(), "generic structs", "write the struct with `f64` fields"));
     }
-    let syn::Fields::Named(named) = &item.fields else {
-        return Err(unsupported(
-            item.span(),
-            "tuple structs and unit structs",
-            "give the struct named fields: `struct P { x: f64, y: f64 }`",
-        ));
+    let (declared, tuple) = match &item.fields {
+        syn::Fields::Named(named) => (&named.named, false),
+        syn::Fields::Unnamed(unnamed) if !unnamed.unnamed.is_empty() => (&unnamed.unnamed, true),
+        _ => {
+            return Err(unsupported(
+                item.span(),
+                "unit structs (structs without fields)",
+                "give the struct fields, or use constants",
+            ));
+        }
     };
     within.push(name.clone());
     let mut fields = vec![];
-    for field in &named.named {
-        let field_name = field.ident.as_ref().map(crate::types::name_of).unwrap_or_default();
+    for (k, field) in declared.iter().enumerate() {
+        let field_name = field.ident.as_ref().map_or_else(|| k.to_string(), crate::types::name_of);
         let inner = match &field.ty {
             syn::Type::Path(p) if p.qself.is_none() => {
                 p.path.get_ident().and_then(|i| written.get(&crate::types::name_of(i)).copied())
@@ -209,7 +216,7 @@ fn resolve(
         fields.push((field_name, ty));
     }
     within.pop();
-    let defined = Rc::new(StructTy { name: name.clone(), fields });
+    let defined = Rc::new(StructTy { name: name.clone(), fields, tuple });
     STRUCTS.with(|s| s.borrow_mut().insert(name, defined.clone()));
     Ok(defined)
 }
@@ -270,23 +277,7 @@ impl Lowerer<'_> {
             };
             seen.push(name);
             let count = leaf_count(&field_ty);
-            let parts = &items[offset..offset + count];
-            match (&*field.pat, &field_ty) {
-                (syn::Pat::Struct(inner), Ty::Struct(inner_ty)) => self.bind_struct_pattern(inner, inner_ty, parts)?,
-                (pat, Ty::Struct(inner_ty)) => {
-                    let (binding, mutable) = crate::stmt::binding(pat)?;
-                    if binding != "_" {
-                        let values: Vec<Value> = parts.iter().map(|o| o.value).collect();
-                        self.declare_struct(&binding, inner_ty, mutable, &values);
-                    }
-                }
-                (pat, _) => {
-                    let (binding, mutable) = crate::stmt::binding(pat)?;
-                    if binding != "_" {
-                        self.declare(&binding, parts[0].ty.clone(), mutable, Some(parts[0].value));
-                    }
-                }
-            }
+            self.bind_field(&field.pat, &field_ty, &items[offset..offset + count])?;
         }
         if pattern.rest.is_none()
             && let Some((missing, _)) = ty.fields.iter().find(|(f, _)| !seen.contains(f))
@@ -298,6 +289,61 @@ impl Lowerer<'_> {
                     ty.name
                 ),
             ));
+        }
+        Ok(())
+    }
+
+    /// Bind `pat` to a field of type `ty` whose values are `parts`: a name, `_`, or a nested
+    /// struct or tuple struct pattern.
+    fn bind_field(&mut self, pat: &syn::Pat, ty: &Ty, parts: &[Operand]) -> Result<()> {
+        match (pat, ty) {
+            (syn::Pat::Struct(inner), Ty::Struct(inner_ty)) => self.bind_struct_pattern(inner, inner_ty, parts),
+            (syn::Pat::TupleStruct(inner), Ty::Struct(inner_ty)) if inner_ty.tuple => {
+                self.bind_tuple_struct_pattern(inner, inner_ty, parts)
+            }
+            (pat, _) => {
+                let (binding, mutable) = crate::stmt::binding(pat)?;
+                if binding == "_" {
+                    return Ok(());
+                }
+                match ty {
+                    Ty::Struct(inner_ty) => {
+                        let values: Vec<Value> = parts.iter().map(|o| o.value).collect();
+                        self.declare_struct(&binding, inner_ty, mutable, &values);
+                    }
+                    _ => {
+                        self.declare(&binding, parts[0].ty.clone(), mutable, Some(parts[0].value));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// `let V(a, _, mut c) = v;` or `let V(a, ..) = v;` of a tuple struct.
+    pub(crate) fn bind_tuple_struct_pattern(
+        &mut self,
+        pattern: &syn::PatTupleStruct,
+        ty: &StructTy,
+        items: &[Operand],
+    ) -> Result<()> {
+        let written = crate::types::path_text(&pattern.path);
+        if written != ty.name && written != "Self" {
+            return Err(invalid(pattern.path.span(), format!("this value is a `{}`, not a `{written}`", ty.name)));
+        }
+        let rest = pattern.elems.iter().any(|p| matches!(p, syn::Pat::Rest(_)));
+        let named: Vec<&syn::Pat> = pattern.elems.iter().take_while(|p| !matches!(p, syn::Pat::Rest(_))).collect();
+        if named.len() > ty.fields.len() || (!rest && named.len() != ty.fields.len()) {
+            return Err(invalid(
+                pattern.span(),
+                format!("`{}` has {} fields; name each (or end the pattern with `..`)", ty.name, ty.fields.len()),
+            ));
+        }
+        let mut offset = 0;
+        for (pat, (_, field_ty)) in named.into_iter().zip(&ty.fields) {
+            let count = leaf_count(field_ty);
+            self.bind_field(pat, field_ty, &items[offset..offset + count])?;
+            offset += count;
         }
         Ok(())
     }
@@ -364,6 +410,34 @@ impl Lowerer<'_> {
         Ok(Lowered::Struct(ty, slots.into_iter().flatten().collect()))
     }
 
+    /// `V(a, b)` of a tuple struct, the fields evaluated in order.
+    pub(crate) fn lower_tuple_struct_literal(
+        &mut self,
+        ty: Rc<StructTy>,
+        args: &[&syn::Expr],
+        span: Span,
+    ) -> Result<Lowered> {
+        if args.len() != ty.fields.len() {
+            return Err(invalid(
+                span,
+                format!(
+                    "`{}` has {} fields, but {} values are given; give one per field",
+                    ty.name,
+                    ty.fields.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let mut items = vec![];
+        for (arg, (_, field_ty)) in args.iter().zip(ty.fields.clone()) {
+            match self.lower_expr(arg, Some(&field_ty))? {
+                Lowered::Never => return Ok(Lowered::Never),
+                value => items.extend(self.parts_of(value, &field_ty, arg)?),
+            }
+        }
+        Ok(Lowered::Struct(ty, items))
+    }
+
     /// The scalars of `value`, which must have type `ty` (a scalar or a struct).
     pub(crate) fn parts_of(&mut self, value: Lowered, ty: &Ty, expr: &syn::Expr) -> Result<Vec<Operand>> {
         match value {
@@ -413,6 +487,16 @@ impl Lowerer<'_> {
             syn::Expr::Field(f) => {
                 let ident = match &f.member {
                     syn::Member::Named(ident) => ident,
+                    // `v.0` of a tuple struct variable.
+                    syn::Member::Unnamed(index) if matches!(self.struct_place(&f.base)?, Some((_, Ty::Struct(ref s))) if s.tuple) =>
+                    {
+                        let Some((first, Ty::Struct(ty))) = self.struct_place(&f.base)? else { return Ok(None) };
+                        let name = index.index.to_string();
+                        return match ty.field(&name) {
+                            Some((offset, field_ty)) => Ok(Some((first + offset, field_ty))),
+                            None => Err(no_field(&ty, &name, index.span)),
+                        };
+                    }
                     // `t.0` of a tuple variable.
                     syn::Member::Unnamed(index) => {
                         let Some((first, Ty::Tuple(items))) = self.struct_place(&f.base)? else { return Ok(None) };

@@ -167,11 +167,16 @@ fn leaf_params(
     if depth > 16 {
         return None;
     }
-    let syn::Fields::Named(fields) = &s.fields else { return None };
-    for field in &fields.named {
-        let field_ident = field.ident.as_ref()?;
-        let field_name = format!("{name}_{}", field_ident.unraw());
-        leaf_params(&field.ty, quote!(#access.#field_ident), &field_name, structs, out, depth + 1)?;
+    for (k, field) in s.fields.iter().enumerate() {
+        // `p.x` of a struct with named fields, `p.0` of a tuple struct.
+        let (member, field_name) = match &field.ident {
+            Some(ident) => (quote!(#ident), format!("{name}_{}", ident.unraw())),
+            None => {
+                let index = syn::Index::from(k);
+                (quote!(#index), format!("{name}_{k}"))
+            }
+        };
+        leaf_params(&field.ty, quote!(#access.#member), &field_name, structs, out, depth + 1)?;
     }
     Some(())
 }

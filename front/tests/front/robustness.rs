@@ -85,6 +85,7 @@ fn corpus() -> (Vec<String>, Vec<String>) {
             crate::constructs::structs::TUPLES,
             crate::constructs::structs::PATTERNS,
             crate::constructs::structs::EQUALITY,
+            crate::constructs::structs::TUPLE_STRUCTS,
         ]
         .map(String::from),
     )

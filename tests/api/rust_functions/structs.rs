@@ -52,6 +52,16 @@ pub mod oscillator {
         miss * miss + 0.2 * s.kinetic()
     }
 
+    /// A tuple struct.
+    #[derive(Clone, Copy)]
+    pub struct Pt(pub f64, pub f64);
+
+    /// The squared norm of a point scaled by `k`.
+    pub fn norm2(p: &Pt, k: f64) -> f64 {
+        let q = Pt(p.0 * k, p.1 * k);
+        q.0 * q.0 + q.1 * q.1
+    }
+
     /// A struct holding a struct and a count.
     pub struct Setup {
         pub spring: Spring,
@@ -155,4 +165,13 @@ fn a_fault_inside_a_method_names_the_method() {
     let grad = GradientFn::builder(m, "f").wrt(["x"]).rust_source(&lowered).build().unwrap();
     let e = grad.value_and_grad(&mut [Arg::from(&x[..]), Arg::I64(5)], &mut [0.0; 2]).unwrap_err().to_string();
     assert!(e.contains("of @D::at, which it calls") && !e.contains("D__at"), "{e}");
+}
+
+#[test]
+fn tuple_struct_parameters_are_numbered_fields() {
+    use oscillator::{Pt, norm2};
+    assert_eq!(norm2::PARAMS, ["p_0", "p_1", "k"]);
+    let (value, grad) = norm2::gradient().unwrap().value_and_grad(&Pt(3.0, 4.0), 2.0).unwrap();
+    assert_eq!(value, norm2(&Pt(3.0, 4.0), 2.0));
+    assert_eq!(grad, vec![24.0, 32.0, 100.0]);
 }

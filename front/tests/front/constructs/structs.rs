@@ -425,3 +425,43 @@ fn struct_equality_compares_every_field() {
         same!(m, eqs(a, b));
     }
 }
+
+dual! { TUPLE_STRUCTS:
+    #[derive(Clone, Copy)]
+    struct W2(f64, f64);
+    impl W2 {
+        fn dot(&self, o: &W2) -> f64 {
+            self.0 * o.0 + self.1 * o.1
+        }
+        fn scale(self, k: f64) -> Self {
+            Self(self.0 * k, self.1 * k)
+        }
+    }
+    impl std::ops::Add for W2 {
+        type Output = W2;
+        fn add(self, o: W2) -> W2 {
+            W2(self.0 + o.0, self.1 + o.1)
+        }
+    }
+    struct Duo(W2, usize);
+    fn tuple_structs(a: f64, b: f64) -> f64 {
+        let mut v = W2(a, b);
+        v.0 += 1.0;
+        let w = v.scale(2.0) + W2(b, a);
+        let p = Duo(w, 3);
+        let mut q = p.0;
+        q.1 = q.0 - q.1;
+        let W2(x, mut y) = q;
+        y *= 2.0;
+        let Duo(W2(_, last), ..) = p;
+        v.dot(&w) + q.1 + p.1 as f64 + (p.0).0 + x + y + last
+    }
+}
+
+#[test]
+fn tuple_structs_are_structs_with_numbered_fields() {
+    let m = lower(TUPLE_STRUCTS);
+    for (a, b) in [(0.7, -1.3), (0.0, 2.5), (-3.0, 0.125)] {
+        same!(m, tuple_structs(a, b));
+    }
+}

@@ -16,9 +16,9 @@ pub(crate) const CASES: &[(&str, &str, &str)] = &[
         r#"1:1: enums and unions are not supported; use a struct with named fields, or an integer tag and a `match`"#,
     ),
     (
-        "tuple_struct",
-        r#"struct P(f64, f64);"#,
-        r#"1:1: tuple structs and unit structs are not supported; give the struct named fields: `struct P { x: f64, y: f64 }`"#,
+        "unit_struct",
+        r#"struct P;"#,
+        r#"1:1: unit structs (structs without fields) are not supported; give the struct fields, or use constants"#,
     ),
     (
         "generic_struct",
