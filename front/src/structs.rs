@@ -262,10 +262,7 @@ impl Lowerer<'_> {
         ty: &StructTy,
         items: &[Operand],
     ) -> Result<()> {
-        let written = crate::types::path_text(&pattern.path);
-        if written != ty.name && written != "Self" {
-            return Err(invalid(pattern.path.span(), format!("this value is a `{}`, not a `{written}`", ty.name)));
-        }
+        check_pattern_path(&pattern.path, ty)?;
         let mut seen = vec![];
         for field in &pattern.fields {
             let syn::Member::Named(ident) = &field.member else {
@@ -327,10 +324,7 @@ impl Lowerer<'_> {
         ty: &StructTy,
         items: &[Operand],
     ) -> Result<()> {
-        let written = crate::types::path_text(&pattern.path);
-        if written != ty.name && written != "Self" {
-            return Err(invalid(pattern.path.span(), format!("this value is a `{}`, not a `{written}`", ty.name)));
-        }
+        check_pattern_path(&pattern.path, ty)?;
         let rest = pattern.elems.iter().any(|p| matches!(p, syn::Pat::Rest(_)));
         let named: Vec<&syn::Pat> = pattern.elems.iter().take_while(|p| !matches!(p, syn::Pat::Rest(_))).collect();
         if named.len() > ty.fields.len() || (!rest && named.len() != ty.fields.len()) {
@@ -534,6 +528,15 @@ impl Lowerer<'_> {
         }
         Ok(())
     }
+}
+
+/// A pattern's struct name must be the value's (or `Self`).
+fn check_pattern_path(path: &syn::Path, ty: &StructTy) -> Result<()> {
+    let written = crate::types::path_text(path);
+    if written != ty.name && written != "Self" {
+        return Err(invalid(path.span(), format!("this value is a `{}`, not a `{written}`", ty.name)));
+    }
+    Ok(())
 }
 
 /// The error for a field `name` that `ty` does not have.
