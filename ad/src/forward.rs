@@ -13,6 +13,7 @@ use super::activity::Activity;
 use super::calls::derived_call;
 use super::custom::CustomRules;
 use super::error::AdError;
+use super::preaccumulate::{LaneOp, preaccumulate};
 use super::request::{checked_function, derive_from_source, optimize_derived};
 use super::singular::Singular;
 use jitdiff_ir::{
@@ -21,6 +22,7 @@ use jitdiff_ir::{
 };
 use jitdiff_rules::{BlockEmitter, Coef, Emit, Linearization, RuleSet, linearize};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cell::RefCell;
 
 /// A derived forward-mode function inside a module that also holds the original functions.
 #[derive(Clone, Debug)]
@@ -108,6 +110,7 @@ fn derive_forward_unguarded(
             constant_tape,
             singular: Singular::analyse(source, &custom, id),
             custom,
+            lane_ops: RefCell::default(),
         };
         let derived = deriver.derive(id, wrt)?;
         Ok((derived, deriver.out))
@@ -133,6 +136,9 @@ struct Deriver<'m> {
     /// Where partials can be infinite, and so which products need strong zeros.
     singular: Singular,
     custom: CustomRules<'m>,
+    /// The tangent arithmetic emitted into the function being derived, for
+    /// [`preaccumulate`] (saved and restored around a callee's derivation).
+    lane_ops: RefCell<HashMap<Value, LaneOp>>,
 }
 
 impl Deriver<'_> {
@@ -165,7 +171,12 @@ impl Deriver<'_> {
         let new_id = self.out.push_function(derived);
         self.cache.insert((id, wrt.to_vec()), new_id);
 
-        let body = self.transform_body(id, wrt, new_id, tangent_params)?;
+        let callers_ops = self.lane_ops.take();
+        let body = self.transform_body(id, wrt, new_id, tangent_params);
+        let lane_ops = self.lane_ops.replace(callers_ops);
+        let mut body = body?;
+        preaccumulate(&mut body, &lane_ops);
+        body.canonicalize();
         self.out.functions[new_id.index()] = body;
         Ok(new_id)
     }
@@ -271,7 +282,6 @@ impl Deriver<'_> {
             let new_term = self.transform_terminator(&mut func, b, source, &term, &primal, &tangent, &activity);
             func.block_mut(b).term = Some(new_term);
         }
-        func.canonicalize();
         Ok(func)
     }
 }
@@ -296,6 +306,12 @@ struct Site<'a> {
 }
 
 impl Deriver<'_> {
+    /// Note how the tangent arithmetic computed `v`; returns `v`.
+    fn record(&self, v: Value, op: LaneOp) -> Value {
+        self.lane_ops.borrow_mut().insert(v, op);
+        v
+    }
+
     /// A zero tangent emitted at the current position.
     fn zero(&self, em: &mut BlockEmitter<'_>) -> Value {
         let z = em.fconst(0.0);
@@ -307,7 +323,7 @@ impl Deriver<'_> {
     /// in a block that does not dominate later uses. CSE merges repeats within a block.)
     fn tangent_or_zero(&self, em: &mut BlockEmitter<'_>, tangent: &Tangents, v: Value) -> Value {
         match tangent.values.get(&v) {
-            Some(&t) if tangent.negated.contains(&v) => em.un(Opcode::FNeg, t),
+            Some(&t) if tangent.negated.contains(&v) => self.record(em.un(Opcode::FNeg, t), LaneOp::Neg(t)),
             Some(&t) => t,
             None => self.zero(em),
         }
@@ -322,11 +338,15 @@ impl Deriver<'_> {
         };
         match coef {
             Coef::One => t,
-            Coef::MinusOne => em.un(Opcode::FNeg, t),
+            Coef::MinusOne => self.record(em.un(Opcode::FNeg, t), LaneOp::Neg(t)),
             Coef::Scale(p) | Coef::ScaleStrong(p) => {
                 let strong = self.singular.guards_every_product() || (singular && matches!(coef, Coef::ScaleStrong(_)));
-                let p = broadcast(em, p);
-                em.bin(if strong { Opcode::FMulSz } else { Opcode::FMul }, p, t)
+                let lanes = broadcast(em, p);
+                if strong {
+                    em.bin(Opcode::FMulSz, lanes, t)
+                } else {
+                    self.record(em.bin(Opcode::FMul, lanes, t), LaneOp::Scale { coef: p, lane: t })
+                }
             }
             Coef::When(c) => {
                 let zero = self.zero(em);
@@ -462,10 +482,14 @@ impl Deriver<'_> {
                             sum = Some(match sum {
                                 None => (part, part_negated),
                                 Some((acc, acc_negated)) if acc_negated == part_negated => {
-                                    (em.bin(Opcode::FAdd, acc, part), acc_negated)
+                                    (self.record(em.bin(Opcode::FAdd, acc, part), LaneOp::Add(acc, part)), acc_negated)
                                 }
-                                Some((acc, false)) => (em.bin(Opcode::FSub, acc, part), false),
-                                Some((acc, true)) => (em.bin(Opcode::FSub, part, acc), false),
+                                Some((acc, false)) => {
+                                    (self.record(em.bin(Opcode::FSub, acc, part), LaneOp::Sub(acc, part)), false)
+                                }
+                                Some((acc, true)) => {
+                                    (self.record(em.bin(Opcode::FSub, part, acc), LaneOp::Sub(part, acc)), false)
+                                }
                             });
                         }
                         let (t, negated) = match sum {

@@ -20,6 +20,7 @@ mod fuse;
 mod liveness;
 mod loops;
 mod nested;
+mod preaccumulate;
 mod request;
 mod reverse;
 mod shape;
