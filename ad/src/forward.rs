@@ -359,6 +359,22 @@ impl Deriver<'_> {
         }
     }
 
+    /// The factor of a term whose product is a plain `fmul` (see [`Deriver::scaled`]).
+    fn plain_factor(&self, coef: Coef, singular: bool) -> Option<Value> {
+        match coef {
+            Coef::Scale(p) if !self.singular.guards_every_product() => Some(p),
+            Coef::ScaleStrong(p) if !self.singular.guards_every_product() && !singular => Some(p),
+            _ => None,
+        }
+    }
+
+    /// `acc + p·t` with one rounding (`p` broadcast to the lanes).
+    fn multiply_add(&self, em: &mut BlockEmitter<'_>, p: Value, t: Value, acc: Value) -> Value {
+        let lanes = if self.width == 1 { p } else { em.emit(Opcode::Splat, &[p], Imm::Type(self.tangent_type())) };
+        let v = em.emit(Opcode::Fma, &[lanes, t, acc], Imm::None);
+        self.record(v, LaneOp::MulAdd { coef: p, lane: t, acc })
+    }
+
     /// Emit the tangent computation of one instruction (after its primal copy).
     #[allow(clippy::too_many_arguments)]
     fn tangent_of_inst(
@@ -441,6 +457,9 @@ impl Deriver<'_> {
                     return Err(unsupported());
                 }
             }
+            Opcode::Fma if source.ty(inst.args[0]) != Type::F64 && active.iter().any(|&a| a) => {
+                return Err(unsupported());
+            }
             _ => {
                 if inst.results.len() != 1 || !activity.is_active(inst.results[0]) {
                     return Ok(());
@@ -471,9 +490,23 @@ impl Deriver<'_> {
                         // Each part carries a sign: negations are folded into `fsub`s and only
                         // materialised where a tangent leaves (see `Tangents`).
                         let mut sum: Option<(Value, bool)> = None;
+                        let mut terms_seen: smallvec::SmallVec<[Value; 3]> = smallvec::SmallVec::new();
                         for term in terms {
                             let operand = inst.args[term.operand];
                             let (t, negated) = (tangent.values[&operand], tangent.negated.contains(&operand));
+                            // A product after the first term is added with one rounding, keeping
+                            // the sum's sign: `acc ± p·t` is `fma ±p, t, acc`. Not for a tangent
+                            // summed twice (`x · x`): `p·t + p·t` stays two equal products, which
+                            // `preaccumulate` merges into `2p·t`.
+                            let repeated = terms_seen.contains(&t);
+                            terms_seen.push(t);
+                            if let (Some((acc, acc_negated)), Some(p), false) =
+                                (sum, self.plain_factor(term.coef, singular), repeated)
+                            {
+                                let p = if acc_negated == negated { p } else { em.un(Opcode::FNeg, p) };
+                                sum = Some((self.multiply_add(em, p, t, acc), acc_negated));
+                                continue;
+                            }
                             let (part, part_negated) = match term.coef {
                                 Coef::One => (t, negated),
                                 Coef::MinusOne => (t, !negated),

@@ -6,8 +6,8 @@
 //! scalar operation one. So within a block, a tree of tangent operations whose inner values
 //! have no other use is rewritten as `Σ c_k · leaf_k`: the coefficients `c_k` are products and
 //! sums of scalars (partials), computed once, and each leaf — a tangent the tree starts from —
-//! is scaled once however often it appears. Rosenbrock's term goes from ten lane operations to
-//! four.
+//! is scaled once however often it appears, each term after the first as a fused multiply-add
+//! (`fma`) onto the sum. Rosenbrock's loop body goes from ten lane operations to three.
 //!
 //! The rewrite only reassociates products and sums of the tangent arithmetic, never the primal,
 //! and only where it saves work by a cost that does not depend on W (a lane operation counts two,
@@ -15,7 +15,7 @@
 //! compute, as before.
 
 use jitdiff_ir::{Function, Imm, InstData, Opcode, Type, Value};
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// How the forward transform computed one value of its tangent arithmetic (W lanes, or one
 /// `f64` at W = 1), recorded as it emitted it.
@@ -29,6 +29,8 @@ pub(crate) enum LaneOp {
     Neg(Value),
     /// `coef · lane`, `coef` a scalar (`f64`), broadcast at W > 1.
     Scale { coef: Value, lane: Value },
+    /// `fma coef, lane, acc`: `acc + coef · lane` with one rounding.
+    MulAdd { coef: Value, lane: Value, acc: Value },
 }
 
 /// Most leaves of a rewritten tree, monomials of one coefficient and factors of a monomial: a
@@ -91,12 +93,35 @@ impl Form {
         (self.terms.len() <= MAX_LEAVES).then_some(self)
     }
 
-    /// Lane operations to compute the form: a product per coefficient other than ±1, a sum per
-    /// further term, a negation when every term is subtracted.
-    fn lane_ops(&self) -> usize {
-        let products = self.terms.iter().filter(|(_, c)| unit_sign(c).is_none()).count();
-        let all_negative = self.terms.iter().all(|(_, c)| sign_of(c) < 0.0);
-        products + self.terms.len() - 1 + usize::from(all_negative)
+    /// The terms in the order they are summed: ±1 coefficients first (the sum starts from a
+    /// tangent, not a product), then the rest, each a fused multiply-add onto the sum; block
+    /// parameters last of all, so that a tangent carried around a loop (`d_acc` of `acc + …`)
+    /// waits for one operation per iteration, not one per term.
+    fn ordered(&self, carried: &HashSet<Value>) -> Vec<&(Value, Vec<Monomial>)> {
+        let rank = |(leaf, c): &&(Value, Vec<Monomial>)| (carried.contains(leaf), unit_sign(c).is_none());
+        let mut ordered: Vec<_> = self.terms.iter().collect();
+        ordered.sort_by_key(rank);
+        ordered
+    }
+
+    /// Lane operations to compute the form: one per term after the first (a sum or a fused
+    /// multiply-add), one for a first term with a coefficient other than ±1, and a negation when
+    /// every ±1 term is subtracted and one comes first.
+    fn lane_ops(&self, carried: &HashSet<Value>) -> usize {
+        let ordered = self.ordered(carried);
+        let first_scaled = ordered.first().is_some_and(|(_, c)| unit_sign(c).is_none());
+        // The sum is held negated from a subtracted first term until a ±1 term of the other
+        // sign (a product keeps the sign it finds).
+        let mut negated = None;
+        for (_, c) in &ordered {
+            if let Some(sign) = unit_sign(c) {
+                negated = Some(match negated {
+                    None => sign < 0.0,
+                    Some(n) => n && sign < 0.0,
+                });
+            }
+        }
+        ordered.len() - 1 + usize::from(first_scaled) + usize::from(negated == Some(true) && !first_scaled)
     }
 
     /// Scalar operations to compute the coefficients.
@@ -106,7 +131,7 @@ impl Form {
             .filter(|(_, c)| unit_sign(c).is_none())
             .map(|(_, c)| {
                 let products: usize =
-                    c.iter().map(|m| m.factors.len().saturating_sub(1) + usize::from(m.constant.abs() != 1.0)).sum();
+                    c.iter().map(|m| m.factors.len().saturating_sub(1) + usize::from(m.constant != 1.0)).sum();
                 products + c.len() - 1
             })
             .sum()
@@ -118,14 +143,6 @@ fn unit_sign(coefficient: &[Monomial]) -> Option<f64> {
     match coefficient {
         [m] if m.factors.is_empty() && m.constant.abs() == 1.0 => Some(m.constant),
         _ => None,
-    }
-}
-
-/// The sign a coefficient is added with: −1 only for one monomial with a negative constant.
-fn sign_of(coefficient: &[Monomial]) -> f64 {
-    match coefficient {
-        [m] if m.constant < 0.0 => -1.0,
-        _ => 1.0,
     }
 }
 
@@ -171,6 +188,7 @@ pub(crate) fn preaccumulate(func: &mut Function, ops: &HashMap<Value, LaneOp>) {
         }
     }
     let trees = Trees { ops, constants: &constants, uses: &uses, where_defined: &where_defined };
+    let carried: HashSet<Value> = func.blocks.iter().flat_map(|b| b.params.iter().copied()).collect();
     // Each value's form once, operands first (block order is definition order): a value whose
     // form passes the limits has none and is a leaf of its user's form.
     let mut forms: HashMap<Value, Option<Form>> = HashMap::default();
@@ -189,7 +207,9 @@ pub(crate) fn preaccumulate(func: &mut Function, ops: &HashMap<Value, LaneOp>) {
     let mut rewrites: HashMap<Value, Form> = HashMap::default();
     while let Some(root) = roots.pop() {
         match &forms[&root] {
-            Some(form) if form.lane_ops() > 0 && 2 * form.lane_ops() + form.scalar_ops() < 2 * form.nodes => {
+            Some(form)
+                if form.lane_ops(&carried) > 0 && 2 * form.lane_ops(&carried) + form.scalar_ops() < 2 * form.nodes =>
+            {
                 rewrites.insert(root, form.clone());
                 // Values the tree stopped at keep their instructions: their own trees may pay.
                 let mut inside = vec![root];
@@ -217,7 +237,7 @@ pub(crate) fn preaccumulate(func: &mut Function, ops: &HashMap<Value, LaneOp>) {
             match inst.results.as_slice() {
                 [r] if rewrites.contains_key(r) => {
                     let form = &rewrites[r];
-                    emit_form(func, &mut out, *r, form);
+                    emit_form(func, &mut out, *r, form, &carried);
                 }
                 _ => out.push(inst),
             }
@@ -243,6 +263,7 @@ fn merge_repeats(func: &mut Function, ops: &HashMap<Value, LaneOp>) -> HashMap<V
                 LaneOp::Sub(a, b) => LaneOp::Sub(to(a), to(b)),
                 LaneOp::Neg(a) => LaneOp::Neg(to(a)),
                 LaneOp::Scale { coef, lane } => LaneOp::Scale { coef, lane: to(lane) },
+                LaneOp::MulAdd { coef, lane, acc } => LaneOp::MulAdd { coef, lane: to(lane), acc: to(acc) },
             };
             match first.get(&(b, op)) {
                 Some(&earlier) => {
@@ -291,6 +312,14 @@ impl Trees<'_> {
             LaneOp::Add(a, b) | LaneOp::Sub(a, b) => vec![a, b],
             LaneOp::Neg(a) => vec![a],
             LaneOp::Scale { lane, .. } => vec![lane],
+            LaneOp::MulAdd { lane, acc, .. } => vec![acc, lane],
+        }
+    }
+
+    fn scaled(&self, form: Form, coef: Value) -> Option<Form> {
+        match self.constants.get(&coef) {
+            Some(&c) => form.scale(c, None),
+            None => form.scale(1.0, Some(coef)),
         }
     }
 
@@ -305,10 +334,8 @@ impl Trees<'_> {
             LaneOp::Add(a, b) => operand(a).add(operand(b)),
             LaneOp::Sub(a, b) => operand(a).add(operand(b).scale(-1.0, None)?),
             LaneOp::Neg(a) => operand(a).scale(-1.0, None),
-            LaneOp::Scale { coef, lane } => match self.constants.get(&coef) {
-                Some(&c) => operand(lane).scale(c, None),
-                None => operand(lane).scale(1.0, Some(coef)),
-            },
+            LaneOp::Scale { coef, lane } => self.scaled(operand(lane), coef),
+            LaneOp::MulAdd { coef, lane, acc } => operand(acc).add(self.scaled(operand(lane), coef)?),
         };
         form.map(|mut f| {
             f.nodes += 1;
@@ -318,56 +345,67 @@ impl Trees<'_> {
 }
 
 /// Emit `Σ c_k · leaf_k` into `out`, its last instruction defining `result`.
-fn emit_form(func: &mut Function, out: &mut Vec<InstData>, result: Value, form: &Form) {
+fn emit_form(func: &mut Function, out: &mut Vec<InstData>, result: Value, form: &Form, carried: &HashSet<Value>) {
     let lane_type = func.ty(result);
     let push = |func: &mut Function, out: &mut Vec<InstData>, op: Opcode, args: &[Value], imm: Imm, ty: Type| {
         let r = func.new_value(ty);
         out.push(InstData { op, args: args.into(), imm, results: [r].as_slice().into() });
         r
     };
+    // `sign · coefficient`, broadcast to the lanes.
+    let coefficient = |func: &mut Function, out: &mut Vec<InstData>, monomials: &[Monomial], sign: f64| {
+        let mut scalar: Option<Value> = None;
+        for m in monomials {
+            let constant = m.constant * sign;
+            let mut product: Option<Value> = None;
+            for &f in &m.factors {
+                product = Some(match product {
+                    None => f,
+                    Some(p) => push(func, out, Opcode::FMul, &[p, f], Imm::None, Type::F64),
+                });
+            }
+            let monomial = match product {
+                Some(p) if constant == 1.0 => p,
+                Some(p) if constant == -1.0 => push(func, out, Opcode::FNeg, &[p], Imm::None, Type::F64),
+                Some(p) => {
+                    let c = push(func, out, Opcode::FConst, &[], Imm::F64(constant), Type::F64);
+                    push(func, out, Opcode::FMul, &[c, p], Imm::None, Type::F64)
+                }
+                None => push(func, out, Opcode::FConst, &[], Imm::F64(constant), Type::F64),
+            };
+            scalar = Some(match scalar {
+                None => monomial,
+                Some(s) => push(func, out, Opcode::FAdd, &[s, monomial], Imm::None, Type::F64),
+            });
+        }
+        let scalar = scalar.expect("a coefficient has a monomial");
+        if lane_type == Type::F64 {
+            scalar
+        } else {
+            push(func, out, Opcode::Splat, &[scalar], Imm::Type(lane_type), lane_type)
+        }
+    };
+    // The sum so far and whether it holds its negation.
     let mut sum: Option<(Value, bool)> = None;
-    for (leaf, coefficient) in &form.terms {
-        let (part, negative) = match unit_sign(coefficient) {
-            Some(sign) => (*leaf, sign < 0.0),
-            None => {
-                let sign = sign_of(coefficient);
-                let mut scalar: Option<Value> = None;
-                for m in coefficient {
-                    let constant = m.constant * sign;
-                    let mut product: Option<Value> = None;
-                    for &f in &m.factors {
-                        product = Some(match product {
-                            None => f,
-                            Some(p) => push(func, out, Opcode::FMul, &[p, f], Imm::None, Type::F64),
-                        });
-                    }
-                    let monomial = match product {
-                        Some(p) if constant == 1.0 => p,
-                        Some(p) => {
-                            let c = push(func, out, Opcode::FConst, &[], Imm::F64(constant), Type::F64);
-                            push(func, out, Opcode::FMul, &[c, p], Imm::None, Type::F64)
-                        }
-                        None => push(func, out, Opcode::FConst, &[], Imm::F64(constant), Type::F64),
-                    };
-                    scalar = Some(match scalar {
-                        None => monomial,
-                        Some(s) => push(func, out, Opcode::FAdd, &[s, monomial], Imm::None, Type::F64),
-                    });
-                }
-                let mut scalar = scalar.expect("a coefficient has a monomial");
-                if lane_type != Type::F64 {
-                    scalar = push(func, out, Opcode::Splat, &[scalar], Imm::Type(lane_type), lane_type);
-                }
-                (push(func, out, Opcode::FMul, &[scalar, *leaf], Imm::None, lane_type), sign < 0.0)
+    for (leaf, monomials) in form.ordered(carried) {
+        sum = Some(match (unit_sign(monomials), sum) {
+            (Some(sign), None) => (*leaf, sign < 0.0),
+            (Some(sign), Some((acc, acc_negative))) if (sign < 0.0) == acc_negative => {
+                (push(func, out, Opcode::FAdd, &[acc, *leaf], Imm::None, lane_type), acc_negative)
             }
-        };
-        sum = Some(match sum {
-            None => (part, negative),
-            Some((acc, acc_negative)) if acc_negative == negative => {
-                (push(func, out, Opcode::FAdd, &[acc, part], Imm::None, lane_type), negative)
+            (Some(_), Some((acc, false))) => {
+                (push(func, out, Opcode::FSub, &[acc, *leaf], Imm::None, lane_type), false)
             }
-            Some((acc, false)) => (push(func, out, Opcode::FSub, &[acc, part], Imm::None, lane_type), false),
-            Some((acc, true)) => (push(func, out, Opcode::FSub, &[part, acc], Imm::None, lane_type), false),
+            (Some(_), Some((acc, true))) => (push(func, out, Opcode::FSub, &[*leaf, acc], Imm::None, lane_type), false),
+            (None, None) => {
+                let c = coefficient(func, out, monomials, 1.0);
+                (push(func, out, Opcode::FMul, &[c, *leaf], Imm::None, lane_type), false)
+            }
+            // A negated sum takes the term negated, and stays negated.
+            (None, Some((acc, acc_negative))) => {
+                let c = coefficient(func, out, monomials, if acc_negative { -1.0 } else { 1.0 });
+                (push(func, out, Opcode::Fma, &[c, *leaf, acc], Imm::None, lane_type), acc_negative)
+            }
         });
     }
     let (value, negative) = sum.expect("a rewritten form has a term");
@@ -376,9 +414,8 @@ fn emit_form(func: &mut Function, out: &mut Vec<InstData>, result: Value, form: 
     }
     // The last instruction defines the root itself, so its uses stay as they are.
     let last = out.last_mut().expect("a rewritten form emits an operation");
-    let temporary = last.results[0];
+    debug_assert!(last.results[0] != result);
     last.results[0] = result;
-    debug_assert!(temporary != result);
 }
 
 #[cfg(test)]
@@ -401,10 +438,10 @@ entry:
 }
 ";
 
-    /// Lane arithmetic (`fadd`, `fsub`, `fmul`, `fneg` of `f64xW`) of the derived function.
+    /// Lane arithmetic (`fadd`, `fsub`, `fmul`, `fneg`, `fma` of `f64xW`) of the derived function.
     fn lane_ops(module: &Module, name: &str) -> usize {
         let f = module.func_by_name(name).expect("the derived function exists");
-        let linear = [Opcode::FAdd, Opcode::FSub, Opcode::FMul, Opcode::FNeg];
+        let linear = [Opcode::FAdd, Opcode::FSub, Opcode::FMul, Opcode::FNeg, Opcode::Fma];
         f.blocks
             .iter()
             .flat_map(|b| &b.insts)
@@ -441,13 +478,13 @@ entry:
     }
 
     #[test]
-    fn rosenbrock_term_takes_three_lane_operations_and_lanes_equal_scalar_sweeps() {
+    fn rosenbrock_term_takes_two_lane_operations_and_lanes_equal_scalar_sweeps() {
         let directions = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![0.5, -2.0], vec![-1.25, 3.0]];
         let (x, y) = (-1.2, 1.0);
         let (lanes, singles, module, name) = sweeps(ROSENBROCK_TERM, &[x, y], &directions);
-        // c_x·dx + c_y·dy, where the transform emits nine: x·dx twice summed, dy minus that,
-        // valley·d_valley twice summed, 100·that, offset·dx twice summed, the difference.
-        assert_eq!(lane_ops(&module, &name), 3, "{}", jitdiff_ir::print_module(&module));
+        // fma(c_x, dx, c_y·dy), where the transform emits nine: x·dx twice summed, dy minus
+        // that, valley·d_valley twice summed, 100·that, offset·dx twice summed, the difference.
+        assert_eq!(lane_ops(&module, &name), 2, "{}", jitdiff_ir::print_module(&module));
         let (dfdx, dfdy) = (-400.0 * x * (y - x * x) - 2.0 * (1.0 - x), 200.0 * (y - x * x));
         for (lane, d) in directions.iter().enumerate() {
             assert_eq!(lanes[lane].to_bits(), singles[lane].to_bits(), "lane {lane}");
@@ -462,13 +499,16 @@ entry:
 
     #[test]
     fn a_tree_the_rewrite_would_grow_is_left_as_it_is() {
-        // d(q·(x − m)) = (x − m)·dq + q·(dx − dm): four lane operations, where the rewrite
-        // would take five (three products, two sums).
+        // d(q·(x − m)) = (x − m)·dq + q·(dx − dm): three lane operations (a difference, a
+        // product, a fused multiply-add), where the rewrite would take three as well and three
+        // scalar products besides.
         let text =
             "func @f(q: f64, x: f64, m: f64) -> f64 {\nentry:\n    c = fsub x, m\n    r = fmul q, c\n    ret r\n}\n";
         let directions = vec![vec![1.0, 2.0, 3.0], vec![-1.0, 0.5, 0.25]];
         let (lanes, singles, module, name) = sweeps(text, &[2.0, 5.0, 1.5], &directions);
-        assert_eq!(lane_ops(&module, &name), 4);
+        assert_eq!(lane_ops(&module, &name), 3);
+        let text = jitdiff_ir::print_module(&module);
+        assert!(text.contains("fsub") && text.contains("fma"), "{text}");
         for (lane, d) in directions.iter().enumerate() {
             assert_eq!(lanes[lane].to_bits(), singles[lane].to_bits());
             assert_eq!(lanes[lane], 3.5 * d[0] + 2.0 * (d[1] - d[2]));

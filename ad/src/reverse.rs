@@ -766,6 +766,9 @@ impl Deriver<'_> {
             Opcode::VLoad | Opcode::VStore | Opcode::Splat | Opcode::Extract | Opcode::Insert => {
                 if active.iter().any(|&a| a) { Err(unsupported()) } else { Ok(Plan::Inactive) }
             }
+            // Lanes carry no derivatives (forward mode's own tangent arithmetic, differentiated
+            // again, is refused where its lanes are made).
+            Opcode::Fma if source.ty(inst.args[0]) != Type::F64 && active.iter().any(|&a| a) => Err(unsupported()),
             _ if inst.results.len() == 1 && activity.is_active(inst.results[0]) => {
                 let linearization = match (rule, inst.imm) {
                     (Some(rule), Imm::Callee(callee)) => self.custom.linearize_call(

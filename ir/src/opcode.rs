@@ -22,7 +22,7 @@ pub enum Shape {
         /// Whether `f64xW` operands are allowed.
         lanes: bool,
     },
-    /// `(f64, f64, f64) -> f64`.
+    /// `(F, F, F) -> F`, `F` one of `f64` and `f64xW`.
     FloatTernary,
     /// `(f64, i64) -> f64`.
     Powi,
@@ -175,7 +175,7 @@ op_table! {
     Hypot => "hypot", FloatBinary { lanes: false }, B(math::hypot), "sqrt(x^2 + y^2) without overflow.";
     FRem => "frem", FloatBinary { lanes: false }, B(math::frem), "Remainder x - trunc(x / y) y, exact (Rust's `%`, C's `fmod`).";
     Powi => "powi", Powi, MathFn::Powi(math::powi), "x^n for integer n.";
-    Fma => "fma", FloatTernary, MathFn::Ternary(math::fma), "`fma a, b, c`: a * b + c with one rounding.";
+    Fma => "fma", FloatTernary, MathFn::Ternary(math::fma), "`fma a, b, c`: a * b + c with one rounding (lane-wise for f64xW).";
     IAdd => "iadd", IntBinary, N, "Integer addition (wrapping).";
     ISub => "isub", IntBinary, N, "Integer subtraction (wrapping).";
     IMul => "imul", IntBinary, N, "Integer multiplication (wrapping).";
@@ -314,7 +314,13 @@ impl Opcode {
                 Some(a)
             }
             Powi => (arity_ok(2) && t(0)? == Type::F64 && t(1)? == Type::I64).then_some(Some(Type::F64))?,
-            FloatTernary => (arity_ok(3) && args.iter().all(|&a| a == Type::F64)).then_some(Some(Type::F64))?,
+            FloatTernary => {
+                let a = t(0)?;
+                if !arity_ok(3) || args.iter().any(|&b| b != a) || !matches!(a, Type::F64 | Type::F64x(_)) {
+                    return None;
+                }
+                Some(a)
+            }
             IntUnary => (arity_ok(1) && t(0)? == Type::I64).then_some(Some(Type::I64))?,
             IntBinary => (arity_ok(2) && t(0)? == Type::I64 && t(1)? == Type::I64).then_some(Some(Type::I64))?,
             BoolUnary => (arity_ok(1) && t(0)? == Type::Bool).then_some(Some(Type::Bool))?,

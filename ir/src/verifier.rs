@@ -774,7 +774,7 @@ fn shape_description(shape: Shape) -> &'static str {
         Shape::FloatBinary { lanes: true } => "two operands of the same type, f64 or f64xW",
         Shape::FloatBinary { lanes: false } => "two f64 operands",
         Shape::Powi => "operands (f64, i64)",
-        Shape::FloatTernary => "three f64 operands",
+        Shape::FloatTernary => "three operands of the same type, f64 or f64xW",
         Shape::IntUnary => "one i64 operand",
         Shape::IntBinary => "two i64 operands",
         Shape::BoolUnary => "one bool operand",

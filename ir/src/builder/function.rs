@@ -341,7 +341,7 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
         Shape::FloatBinary { lanes: true } => "two operands of one type, f64 or f64xW",
         Shape::FloatBinary { lanes: false } => "two f64 operands",
         Shape::Powi => "(f64, i64)",
-        Shape::FloatTernary => "(f64, f64, f64)",
+        Shape::FloatTernary => "(f64, f64, f64) or (f64xW, f64xW, f64xW)",
         Shape::IntUnary => "(i64)",
         Shape::IntBinary => "(i64, i64)",
         Shape::BoolUnary => "(bool)",

@@ -151,6 +151,13 @@ pub(super) enum CInst {
         b: u32,
         w: u8,
     },
+    VFma {
+        dst: u32,
+        a: u32,
+        b: u32,
+        c: u32,
+        w: u8,
+    },
     VLoad {
         dst: u32,
         s: u32,
@@ -369,7 +376,10 @@ impl Compiler<'_> {
                 _ => CInst::FBinary { op, dst, a: r(0), b: r(1) },
             },
             Shape::Powi => CInst::Powi { dst, a: r(0), b: r(1) },
-            Shape::FloatTernary => CInst::Fma { dst, a: r(0), b: r(1), c: r(2) },
+            Shape::FloatTernary => match arg_types[0] {
+                Type::F64x(w) => CInst::VFma { dst: dst_lanes, a: l(0), b: l(1), c: l(2), w },
+                _ => CInst::Fma { dst, a: r(0), b: r(1), c: r(2) },
+            },
             Shape::IntUnary => CInst::IUnary { op, dst, a: r(0) },
             Shape::IntBinary => CInst::IBinary { op, dst, a: r(0), b: r(1) },
             Shape::BoolUnary => CInst::BUnary { op, dst, a: r(0) },

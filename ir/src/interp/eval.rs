@@ -173,6 +173,9 @@ pub fn eval_pure(op: Opcode, imm: &Imm, args: &[RuntimeValue]) -> Option<Runtime
         },
         Shape::FloatTernary => match args {
             [V::F64(a), V::F64(b), V::F64(c)] => Some(V::F64(fma(*a, *b, *c))),
+            [V::Vector(a), V::Vector(b), V::Vector(c)] if a.len() == b.len() && a.len() == c.len() => {
+                Some(V::Vector(a.iter().zip(b.iter()).zip(c.iter()).map(|((a, b), c)| fma(*a, *b, *c)).collect()))
+            }
             _ => None,
         },
         Shape::IntUnary => match args {

@@ -351,6 +351,12 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                             lanes[dst as usize + k] = eval::float_binary(op, x, y).map_err(wrong_op)?;
                         }
                     }
+                    CInst::VFma { dst, a, b, c, w } => {
+                        for k in 0..w as usize {
+                            let (x, y, z) = (lanes[a as usize + k], lanes[b as usize + k], lanes[c as usize + k]);
+                            lanes[dst as usize + k] = eval::fma(x, y, z);
+                        }
+                    }
                     CInst::VLoad { dst, s, i, w } => {
                         let sl = slices.get(regs[s as usize] as usize).ok_or_else(|| bad_handle(here(frame.pc)))?;
                         let (index, len) = (i!(i), sl.data.len());

@@ -101,11 +101,14 @@ impl FuncLowerer<'_, '_> {
             // Cranelift's `fma` is one fused instruction with the host's FMA, else the "fma"
             // libcall, registered as the same fused `mul_add` the interpreter computes.
             Fma => {
-                let args: Vec<clif::Value> = inst.args.iter().map(|&v| self.scalar(v)).collect();
-                let &[x, y, z] = args.as_slice() else {
+                let &[x, y, z] = inst.args.as_slice() else {
                     return Err(self.internal("fma without three operands".into()));
                 };
-                Some(Parts::new(&[self.b.ins().fma(x, y, z)]))
+                // f64xW: one fused multiply-add per pair of lanes.
+                let (x, y, z) = (self.get(x), self.get(y), self.get(z));
+                let parts: Vec<clif::Value> =
+                    x.iter().zip(y.iter()).zip(z.iter()).map(|((&x, &y), &z)| self.b.ins().fma(x, y, z)).collect();
+                Some(Parts::new(&parts))
             }
             op if matches!(op.info().math, MathFn::Unary(_) | MathFn::Binary(_)) => {
                 let args: Vec<clif::Value> = inst.args.iter().map(|&v| self.scalar(v)).collect();

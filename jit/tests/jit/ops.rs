@@ -126,6 +126,31 @@ fn lane_wise_arithmetic_on_every_vector_width() {
 }
 
 #[test]
+fn fused_multiply_add_of_every_vector_width_is_one_rounding_per_lane() {
+    for w in [2usize, 4, 8, 16] {
+        let text = format!(
+            "func @t(a: f64x{w}, b: f64x{w}, c: f64x{w}) -> f64x{w} {{\nentry:\n    y = fma a, b, c\n    ret y\n}}\n"
+        );
+        let lanes = |k: usize| (0..w).map(|j| EDGE_F64[(j * 7 + k) % EDGE_F64.len()]).collect::<Vec<_>>();
+        let mut cases: Vec<_> = (0..8)
+            .map(|k| vec![ArgValue::Vector(lanes(k)), ArgValue::Vector(lanes(k + 2)), ArgValue::Vector(lanes(k + 5))])
+            .collect();
+        // 0.1 · 10 − 1 is 5.55e-17 fused and 0 unfused: every lane must be the fused one.
+        cases.push(vec![
+            ArgValue::Vector(vec![0.1; w]),
+            ArgValue::Vector(vec![10.0; w]),
+            ArgValue::Vector(vec![-1.0; w]),
+        ]);
+        let m = jitdiff_ir::parse_module(&text).unwrap();
+        let out = jitdiff_ir::Interpreter::new(&m).call("t", &mut cases[8].clone()).unwrap();
+        assert_eq!(out, vec![jitdiff_ir::RuntimeValue::Vector(vec![0.1f64.mul_add(10.0, -1.0); w])]);
+        // The compiled function computes what the interpreter does, bit for bit.
+        check(&text, "t", &cases);
+        assert_ne!(0.1f64.mul_add(10.0, -1.0), 0.1 * 10.0 - 1.0);
+    }
+}
+
+#[test]
 fn iszero_tests_every_lane_of_every_width() {
     check(
         "func @t(x: f64) -> bool {\nentry:\n    z = iszero x\n    ret z\n}\n",
