@@ -3,9 +3,9 @@
 use super::func::FuncLowerer;
 use crate::abi;
 use crate::error::JitError;
-use cranelift_codegen::ir::condcodes::{CondCode as _, IntCC};
+use cranelift_codegen::ir::condcodes::{CondCode as _, FloatCC, IntCC};
 use cranelift_codegen::ir::{self as clif, BlockArg, InstBuilder};
-use jitdiff_ir::{BlockCall, Opcode, Terminator, Value};
+use jitdiff_ir::{BlockCall, CondCode, Opcode, Terminator, Value};
 
 impl FuncLowerer<'_, '_> {
     pub(super) fn lower_terminator(&mut self, term: &Terminator) -> Result<(), JitError> {
@@ -24,6 +24,9 @@ impl FuncLowerer<'_, '_> {
             Terminator::Branch { cond, then_dest, else_dest } => {
                 let (then_block, then_args) = self.block_call(then_dest)?;
                 let (else_block, else_args) = self.block_call(else_dest)?;
+                if then_block == else_block && self.lower_select_jump(*cond, then_block, &then_args, &else_args) {
+                    return Ok(());
+                }
                 let depth = |b: jitdiff_ir::Block| self.loop_depth.get(b.index()).copied().unwrap_or(0);
                 if depth(else_dest.block) > depth(then_dest.block) {
                     let c = self.scalar(*cond);
@@ -49,6 +52,62 @@ impl FuncLowerer<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// `br cond, B(a..), B(b..)` — both sides into one block, so only the arguments depend on
+    /// the condition — as `jump B(select(cond, a, b)..)` where every select is branch-free on
+    /// the host: integer and boolean arguments (`cmov`), and an `f64` pair that is the compare's
+    /// own operands under `lt` or `gt` — a running minimum or maximum, `if d < m { m = d }`,
+    /// which becomes one `minsd`/`maxsd` (`x < y ? x : y` is exactly `minsd x, y`, NaN and ±0
+    /// included). Any other `f64` select would be lowered by Cranelift as a branch around a move,
+    /// so those keep the branch. Returns `false` (nothing emitted) when the branch stays.
+    fn lower_select_jump(
+        &mut self,
+        cond: Value,
+        block: clif::Block,
+        then_args: &[BlockArg],
+        else_args: &[BlockArg],
+    ) -> bool {
+        let min_max = match self.compares.get(&cond) {
+            Some(&(at, Opcode::FCmp, cc @ (CondCode::Lt | CondCode::Gt), a, b)) if at == self.at_block => {
+                // `a > b` is `b < a`, NaN included: name the pair (smaller-side, larger-side).
+                let (a, b) = (self.scalar(a), self.scalar(b));
+                Some(if cc == CondCode::Lt { (a, b) } else { (b, a) })
+            }
+            _ => None,
+        };
+        let mut picks = Vec::with_capacity(then_args.len());
+        for (&t, &e) in then_args.iter().zip(else_args) {
+            let (BlockArg::Value(t), BlockArg::Value(e)) = (t, e) else { return false };
+            let ty = self.b.func.dfg.value_type(t);
+            let pick = if t == e {
+                Pick::Same(t)
+            } else if ty.is_int()
+                || ty == clif::types::F64 && min_max.is_some_and(|(lo, hi)| (t, e) == (lo, hi) || (t, e) == (hi, lo))
+            {
+                Pick::Select(t, e)
+            } else {
+                return false;
+            };
+            picks.push(pick);
+        }
+        let c = self.scalar(cond);
+        let mut args = Vec::with_capacity(picks.len());
+        for pick in picks {
+            args.push(BlockArg::from(match pick {
+                Pick::Same(v) => v,
+                // For an `f64` pair, a fresh `lt` in the order Cranelift's `minsd`/`maxsd` rules
+                // match (`select (fcmp lt x y) x y` is `minsd x, y`; with `y < x`, `maxsd`).
+                Pick::Select(t, e) if self.b.func.dfg.value_type(t) == clif::types::F64 => {
+                    let (lo, hi) = min_max.unwrap_or((t, e));
+                    let less = self.b.ins().fcmp(FloatCC::LessThan, lo, hi);
+                    self.b.ins().select(less, t, e)
+                }
+                Pick::Select(t, e) => self.b.ins().select(c, t, e),
+            }));
+        }
+        self.b.ins().jump(block, &args);
+        true
     }
 
     /// The negation of a boolean IR value: the inverted comparison when the value is a compare
@@ -101,4 +160,12 @@ impl FuncLowerer<'_, '_> {
         }
         Ok((block, args))
     }
+}
+
+/// One argument of a branch whose two sides go into one block.
+enum Pick {
+    /// The same value on both sides.
+    Same(clif::Value),
+    /// `(then, else)`: chosen by the condition.
+    Select(clif::Value, clif::Value),
 }

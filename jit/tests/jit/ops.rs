@@ -311,6 +311,50 @@ fn comparisons_booleans_select_and_conversions() {
     check(&text, "t", &cases);
 }
 
+/// `br c, B(x..), B(y..)` into one block is lowered as selects of the arguments (a running
+/// minimum becomes `minsd`): every compare, both operand orders, arguments shared by the two
+/// sides, integer, boolean and vector arguments, at edge values (NaN, ±0, infinities).
+#[test]
+fn branches_into_one_block_pick_arguments_like_the_interpreter() {
+    let (mut blocks, mut rets, mut types) = (String::new(), vec![], vec![]);
+    for cc in ["eq", "ne", "lt", "le", "gt", "ge"] {
+        for (first, second) in [("a", "b"), ("b", "a"), ("a", "a"), ("b", "m_f")] {
+            // With and without a vector argument (which keeps the branch).
+            for vectors in [false, true] {
+                let n = rets.len();
+                let (vt, ve, vp) = if vectors { (", va", ", vb", ", w{n}: f64x4") } else { ("", "", "") };
+                let vp = vp.replace("{n}", &n.to_string());
+                blocks.push_str(&format!(
+                    "    c{n} = fcmp {cc} a, b\n    br c{n}, j{n}({first}, m, c{n}{vt}), j{n}({second}, m, t{ve})\n\
+                     j{n}(r{n}: f64, s{n}: i64, q{n}: bool{vp}):\n"
+                ));
+                rets.push(if vectors { format!("r{n}, s{n}, q{n}, w{n}") } else { format!("r{n}, s{n}, q{n}") });
+                types.push(if vectors { "f64, i64, bool, f64x4" } else { "f64, i64, bool" });
+            }
+        }
+    }
+    let types = types.join(", ");
+    let text = format!(
+        "func @t(a: f64, b: f64, m: i64) -> {types} {{\nentry:\n    t = fcmp eq a, a\n    m_f = itof m\n    \
+         va = splat.f64x4 a\n    vb = splat.f64x4 b\n{blocks}    ret {}\n}}\n",
+        rets.join(", ")
+    );
+    let mut cases = vec![];
+    for (k, &a) in EDGE_F64.iter().enumerate() {
+        for &b in &EDGE_F64 {
+            cases.push(vec![f(a), f(b), i(EDGE_I64[k % 9])]);
+        }
+    }
+    check(&text, "t", &cases);
+    // A running minimum over a slice, the loop shape `if v < best { best = v }` lowers to.
+    let text = "func @m(x: slice) -> f64 {\nentry:\n    zero = iconst 0\n    one = iconst 1\n    n = len x\n    \
+         inf = fconst inf\n    jump h(zero, inf)\nh(i: i64, best: f64):\n    c = icmp lt i, n\n    \
+         br c, b, done\nb:\n    v = load x, i\n    less = fcmp lt v, best\n    br less, h1(v), h1(best)\n\
+         h1(next: f64):\n    i1 = iadd i, one\n    jump h(i1, next)\ndone:\n    ret best\n}\n";
+    let slices = [vec![3.0, -0.0, 0.0, f64::NAN, -7.5, 2.0], vec![f64::NAN, 1.0], vec![0.0, -0.0], vec![]];
+    check(text, "m", &slices.map(|x| vec![ArgValue::Slice(x)]));
+}
+
 #[test]
 fn slice_memory_is_bounds_checked_with_the_interpreters_index_and_length() {
     let text = "func @t(x: slice, y: mslice, k: i64) -> f64, i64 {
