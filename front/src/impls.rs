@@ -100,6 +100,7 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Result<Vec<Method>> {
                 }
                 let right = right.clone().unwrap_or_else(|| self_ty.clone());
                 let binary = crate::overload::OPERATOR_TRAITS.iter().any(|&(_, m, b)| m == *method_name && b);
+                check_operator_signature(&f.sig, method_name, binary, &right)?;
                 let name = crate::overload::operator_function(&self_ty, method_name, binary.then_some(right.as_str()));
                 m.item.sig.ident = syn::Ident::new(&name, f.sig.ident.span());
             }
@@ -107,6 +108,34 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Result<Vec<Method>> {
         }
     }
     Ok(methods)
+}
+
+/// An operator's function takes what its `std::ops` trait declares: `self` by value (`add`,
+/// `neg`, ...) or `&mut self` (`add_assign`, ...), and one right operand when binary. A call
+/// of the operator assumes that shape (an `_assign` call writes the receiver back).
+fn check_operator_signature(sig: &syn::Signature, method: &str, binary: bool, right: &str) -> Result<()> {
+    let assign = method.ends_with("_assign");
+    let receiver = match sig.inputs.first() {
+        Some(syn::FnArg::Receiver(r)) => Some(r),
+        _ => None,
+    };
+    let receiver_ok = receiver
+        .is_some_and(|r| if assign { r.reference.is_some() && r.mutability.is_some() } else { r.reference.is_none() });
+    let arity_ok = sig.inputs.len() == if binary { 2 } else { 1 };
+    if receiver_ok && arity_ok {
+        return Ok(());
+    }
+    let expected = match (assign, binary) {
+        (true, _) => format!("fn {method}(&mut self, rhs: {right})"),
+        (false, true) => format!("fn {method}(self, rhs: {right}) -> Self::Output"),
+        (false, false) => format!("fn {method}(self) -> Self::Output"),
+    };
+    let span = match receiver {
+        Some(r) if !receiver_ok => r.span(),
+        _ if sig.inputs.is_empty() => sig.ident.span(),
+        _ => sig.inputs.span(),
+    };
+    Err(invalid(span, format!("`{method}` must have the signature its `std::ops` trait declares: `{expected}`")))
 }
 
 /// The `std::ops` trait `path` names (`Add`, `std::ops::Mul<f64>`): its method and the right

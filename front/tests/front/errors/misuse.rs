@@ -51,6 +51,47 @@ impl std::ops::Add for P {
         r#"5:8: this `impl` implements `add`; no other function belongs in it"#,
     ),
     (
+        "operator_assign_by_value",
+        r#"#[derive(Clone, Copy)]
+struct P { x: f64 }
+impl std::ops::MulAssign<f64> for P {
+    fn mul_assign(mut self, k: f64) { self.x *= k; }
+}
+fn f(a: P) -> f64 {
+    let mut b = a;
+    b *= 2.0;
+    b.x
+}"#,
+        r#"4:19: `mul_assign` must have the signature its `std::ops` trait declares: `fn mul_assign(&mut self, rhs: f64)`"#,
+    ),
+    (
+        "operator_by_reference",
+        r#"struct P { x: f64 }
+impl std::ops::Add for P {
+    type Output = P;
+    fn add(&self, o: P) -> P { P { x: self.x + o.x } }
+}"#,
+        r#"4:12: `add` must have the signature its `std::ops` trait declares: `fn add(self, rhs: P) -> Self::Output`"#,
+    ),
+    (
+        "operator_missing_operand",
+        r#"struct P { x: f64 }
+impl std::ops::Sub for P {
+    type Output = P;
+    fn sub(self) -> P { self }
+}"#,
+        r#"4:12: `sub` must have the signature its `std::ops` trait declares: `fn sub(self, rhs: P) -> Self::Output`"#,
+    ),
+    (
+        "operator_unary_with_operand",
+        r#"struct P { x: f64 }
+impl std::ops::Neg for P {
+    type Output = P;
+    fn neg(self, o: P) -> P { o }
+}"#,
+        r#"4:12: `neg` must have the signature its `std::ops` trait declares: `fn neg(self) -> Self::Output`"#,
+    ),
+    (
         "method_unknown",
         r#"struct P { x: f64 }
 fn f(p: P) -> f64 {
