@@ -122,6 +122,8 @@
 //! twice: a fast copy without the checks of those accesses, entered when a check before the loop
 //! proves them in bounds at both ends of the iteration range, and the checked copy otherwise, so
 //! results and errors never change (`JITDIFF_NO_VERSIONING` turns this off, for comparisons).
+//! Loops tested at their top are rotated, their test copied to the end of the body
+//! (`JITDIFF_NO_ROTATION` turns that off; see docs/jit.md).
 //! Cranelift's own IR verifier checks every lowered function in debug builds (all tests
 //! run with it) and is skipped in release builds, where it costs 10-15% of compile time. Setting
 //! the environment variable `JITDIFF_DISASM` prints the Cranelift IR and machine code of every

@@ -30,7 +30,8 @@ pub(crate) struct Shadow {
 
 /// How many slice-access bounds checks the JIT emitted in one function, and how many it left out
 /// because an earlier check (on the same slice or, through a [`ShadowSlice`] declaration, on its
-/// primal or shadow) already proved the access in bounds; and the loops it versioned.
+/// primal or shadow) already proved the access in bounds; the loops it versioned, and those it
+/// rotated (which changes no check).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BoundsCheckStats {
     /// Accesses compiled with a bounds check.
@@ -43,6 +44,9 @@ pub struct BoundsCheckStats {
     /// Accesses of those fast copies compiled without a check (the counts above are of the
     /// checked code only).
     pub unchecked_in_fast_copies: usize,
+    /// Loops of the compiled code (each copy of a versioned loop counts) whose header's test was
+    /// copied to the end of the loop, so that an iteration ends in one conditional branch back.
+    pub rotated_loops: usize,
 }
 
 /// Check every declaration against `module` and group them by function index.

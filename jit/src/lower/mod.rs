@@ -25,6 +25,7 @@ mod parallel;
 mod tables;
 mod tape;
 pub(crate) use tape::uses_tape;
+mod rotate;
 mod trig;
 pub(crate) use trig::SIN_COS_SYMBOL;
 mod versioning;

@@ -8,6 +8,7 @@ mod externs;
 mod inline;
 mod ops;
 mod random;
+mod rotation;
 mod safety_comments;
 mod shadow;
 mod tape;
