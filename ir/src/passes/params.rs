@@ -13,7 +13,11 @@ use crate::function::{Function, Value};
 /// parameters (Braun et al., *Simple and Efficient Construction of SSA Form*, 2013), so a value
 /// carried unchanged through several blocks of a loop — as reverse mode carries adjoints that a
 /// loop does not change — is found too. `v` is defined on every path into the group, so it
-/// dominates every block of the group and the rewritten function stays in SSA form.
+/// dominates every block of the group and the rewritten function stays in SSA form. A group
+/// bound to several values from outside is not redundant, but the parameters in it bound only
+/// within it may be, among themselves: their own components are examined next (Braun et al.'s
+/// recursion), so a value carried unchanged around an inner loop becomes the outer loop's
+/// parameter it always equals (a running minimum's, in k-means).
 ///
 /// Removing them matters beyond tidiness: an adjoint carried through a loop as a parameter looks
 /// loop-variant, so everything computed from it stays inside the loop; replaced by its value it
@@ -93,19 +97,25 @@ pub fn remove_redundant_params(func: &mut Function) {
     let mut any_removed = false;
     let mut member = vec![false; params.len()];
     // Tarjan emits a component after every component it depends on, so the values bound from
-    // outside are already resolved when a component is examined.
-    for group in strongly_connected(params.len(), |k| {
+    // outside are already resolved when a component is examined. A stack holds the components
+    // still to examine, the next on top.
+    let mut pending: Vec<Vec<u32>> = strongly_connected(params.len(), |k| {
         bound_to(k).iter().filter_map(|a| node.get(a.index()).copied().filter(|&n| n != NONE))
-    }) {
+    });
+    pending.reverse();
+    let mut local = vec![NONE; params.len()];
+    while let Some(group) = pending.pop() {
         for &k in &group {
             member[k as usize] = true;
         }
+        let in_group =
+            |a: Value, member: &[bool]| node.get(a.index()).is_some_and(|&n| n != NONE && member[n as usize]);
         let mut outside: Option<Value> = None;
         let mut unique = true;
         for &k in &group {
             for &a in bound_to(k as usize) {
                 let a = aliases.resolve(a);
-                if node.get(a.index()).is_some_and(|&n| n != NONE && member[n as usize]) {
+                if in_group(a, &member) {
                     continue;
                 }
                 match outside {
@@ -115,8 +125,37 @@ pub fn remove_redundant_params(func: &mut Function) {
                 }
             }
         }
+        // Bound to two values or more from outside: the parameters bound only within the group
+        // may still be redundant among themselves (Braun et al.: a value carried unchanged
+        // around an inner loop is the outer loop's parameter, though the outer one is not
+        // redundant). Their own components are examined next, before the rest.
+        let inner: Vec<u32> = if unique {
+            vec![]
+        } else {
+            let all_inside = |k: u32| bound_to(k as usize).iter().all(|&a| in_group(aliases.resolve(a), &member));
+            group.iter().copied().filter(|&k| all_inside(k)).collect()
+        };
         for &k in &group {
             member[k as usize] = false;
+        }
+        if !inner.is_empty() && inner.len() < group.len() {
+            for (i, &k) in inner.iter().enumerate() {
+                local[k as usize] = i as u32;
+            }
+            let mut components = strongly_connected(inner.len(), |i| {
+                bound_to(inner[i] as usize).iter().filter_map(|a| {
+                    let k = node.get(aliases.resolve(*a).index()).copied().filter(|&n| n != NONE)?;
+                    Some(local[k as usize]).filter(|&l| l != NONE)
+                })
+            });
+            for &k in &inner {
+                local[k as usize] = NONE;
+            }
+            for component in components.iter_mut() {
+                component.iter_mut().for_each(|i| *i = inner[*i as usize]);
+            }
+            pending.extend(components.into_iter().rev());
+            continue;
         }
         // No binding from outside: the group is unreachable; leave it to dead-code elimination.
         let (true, Some(v)) = (unique, outside) else { continue };
