@@ -103,6 +103,24 @@ pub enum AdError {
         /// `tpush` or `tpop`.
         op: &'static str,
     },
+    /// A differentiated function (or one it calls) passes one `mslice` both to a read-only
+    /// `slice` parameter of a callee and to one of its `mslice` parameters: derivatives read a
+    /// `slice` again after the call, assuming nothing writes it.
+    #[error(
+        "@{func}, block {block}, inst {inst}: call @{callee} passes the mutable slice `{slice}` both to a read-only slice parameter and to a mutable one; derivatives read a `slice` again after writes (and merge repeated reads of it), assuming nothing writes it through another parameter — pass a copy to the read-only parameter"
+    )]
+    AliasedSlices {
+        /// The function holding the call.
+        func: String,
+        /// The block label.
+        block: String,
+        /// The instruction index.
+        inst: usize,
+        /// The called function.
+        callee: String,
+        /// The slice passed twice, as the caller names it.
+        slice: String,
+    },
     /// A derivative declared in the module (`extern @name(...) = grad ...`) cannot be derived.
     #[error("the derivative @{name} declared in the module cannot be derived: {reason}")]
     NestedDerivative {

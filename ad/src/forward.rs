@@ -14,7 +14,7 @@ use super::calls::derived_call;
 use super::custom::CustomRules;
 use super::error::AdError;
 use super::preaccumulate::{LaneOp, preaccumulate};
-use super::request::{checked_function, derive_from_source, optimize_derived};
+use super::request::{check_no_aliased_slices, checked_function, derive_from_source, optimize_derived};
 use super::singular::Singular;
 use jitdiff_ir::{
     Block, BlockCall, Callee, FuncId, Function, Imm, InstData, Module, Opcode, Terminator, Type, Value, verify_module,
@@ -99,6 +99,7 @@ fn derive_forward_unguarded(
         return Err(AdError::BadWidth(width));
     }
     let id = checked_function(module, func, wrt)?;
+    check_no_aliased_slices(module, id, rules)?;
     let (derived, mut out) = derive_from_source(module, |source| {
         let custom = CustomRules::new(rules);
         let mut deriver = Deriver {

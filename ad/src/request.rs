@@ -22,6 +22,47 @@ pub(super) fn checked_function(module: &Module, func: &str, wrt: &[bool]) -> Res
     Ok(id)
 }
 
+/// Derivatives read a `slice` parameter again after the code that might write memory (the
+/// pullback reads the primal's inputs; passes merge repeated loads of a `slice`), which holds
+/// only if nothing writes it: reject a call, in `@id` or any function it may call (but callees
+/// with a custom rule), that passes one `mslice` both to a `slice` parameter and to an `mslice`
+/// parameter — an in-place call the interpreter and the JIT run, but no derivative follows.
+pub(super) fn check_no_aliased_slices(module: &Module, id: FuncId, rules: &RuleSet) -> Result<(), AdError> {
+    let mut seen = vec![false; module.functions.len()];
+    let mut stack = vec![id];
+    while let Some(f) = stack.pop() {
+        if std::mem::replace(&mut seen[f.index()], true) {
+            continue;
+        }
+        let func = module.func(f);
+        for block in &func.blocks {
+            for (inst, data) in block.insts.iter().enumerate() {
+                let (Opcode::Call, Imm::Callee(Callee::Func(callee))) = (data.op, data.imm) else { continue };
+                if !rules.is_empty() && rules.lookup(&module.func(callee).name).is_some() {
+                    continue;
+                }
+                let target = module.func(callee);
+                let param_ty = |k: usize| target.params.get(k).map(|&p| target.ty(p));
+                for (k, &arg) in data.args.iter().enumerate() {
+                    let read_only = func.ty(arg) == Type::SliceMut && param_ty(k) == Some(Type::Slice);
+                    let written = |j: usize| data.args[j] == arg && param_ty(j) == Some(Type::SliceMut);
+                    if read_only && (0..data.args.len()).any(written) {
+                        return Err(AdError::AliasedSlices {
+                            func: func.name.clone(),
+                            block: block.name.clone(),
+                            inst,
+                            callee: target.name.clone(),
+                            slice: func.value_label(arg).to_string(),
+                        });
+                    }
+                }
+                stack.push(callee);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reverse mode keeps the pullback state on the call's tape: reject `tpush`/`tpop` in `@id` or
 /// any function it may call, naming the first one (as written). A callee with a custom rule is
 /// not differentiated, so what it does inside does not matter.

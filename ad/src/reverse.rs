@@ -22,7 +22,9 @@ use super::calls::derived_call;
 use super::custom::CustomRules;
 use super::error::AdError;
 use super::loops::Loops;
-use super::request::{check_no_tape_use, checked_function, derive_from_source, optimize_derived};
+use super::request::{
+    check_no_aliased_slices, check_no_tape_use, checked_function, derive_from_source, optimize_derived,
+};
 use super::shape::Shape;
 use super::singular::Singular;
 use super::state::StatePlan;
@@ -200,6 +202,7 @@ fn derive_reverse_unguarded(
     let module = unguarded.as_ref();
     let id = checked_function(module, func, wrt)?;
     check_no_tape_use(module, id, rules)?;
+    check_no_aliased_slices(module, id, rules)?;
     let f = module.func(id);
     // A `slice` parameter cannot be written by `f` or anything it calls (only `mslice` can), and
     // the safe API cannot alias it with an `mslice`: it is stable, and the pullback reads it again.

@@ -46,6 +46,23 @@ entry:
     ret x
 }
 
+func @scale_into(src: slice, dst: mslice, k: f64) {
+entry:
+    zero = iconst 0
+    v = load src, zero
+    w = fmul v, k
+    store dst, zero, w
+    ret
+}
+
+func @in_place(y: mslice, k: f64) -> f64 {
+entry:
+    call @scale_into(y, y, k)
+    zero = iconst 0
+    r = load y, zero
+    ret r
+}
+
 func @tape_user(x: f64) -> f64 {
 entry:
     y = call @pop()
@@ -315,6 +332,15 @@ fn table() -> Vec<Row> {
         }),
         row("derive_reverse", "TapeInReverseMode", &["@pop, block entry, inst 0", "`tpop`", "reverse mode"], || {
             fails!(derive_reverse(&programs(), "tape_user", &[true]))
+        }),
+        row(
+            "derive_reverse",
+            "AliasedSlices",
+            &["@in_place, block entry, inst 0", "@scale_into", "`y`", "copy"],
+            || fails!(derive_reverse(&programs(), "in_place", &[true, true])),
+        ),
+        row("derive_forward", "AliasedSlices", &["@scale_into", "`y`", "read-only"], || {
+            fails!(derive_forward(&programs(), "in_place", &[true, false], 1))
         }),
         row("GradientFn::builder", "TapeInReverseMode", &["@pop", "`tpop`", "local array"], || {
             fails!(GradientFn::builder(&programs(), "tape_user").wrt_mask(&[true]).build())
