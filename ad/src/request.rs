@@ -22,12 +22,15 @@ pub(super) fn checked_function(module: &Module, func: &str, wrt: &[bool]) -> Res
     Ok(id)
 }
 
-/// Derivatives read a `slice` parameter again after the code that might write memory (the
-/// pullback reads the primal's inputs; passes merge repeated loads of a `slice`), which holds
-/// only if nothing writes it: reject a call, in `@id` or any function it may call (but callees
-/// with a custom rule), that passes one `mslice` both to a `slice` parameter and to an `mslice`
-/// parameter — an in-place call the interpreter and the JIT run, but no derivative follows.
-pub(super) fn check_no_aliased_slices(module: &Module, id: FuncId, rules: &RuleSet) -> Result<(), AdError> {
+/// Call `check` on `@id` and every function it may call, each once — the functions a derivative
+/// of `@id` differentiates (a callee with a custom rule is not differentiated, so neither it nor
+/// what it calls is visited) — stopping at the first error.
+fn for_each_differentiated(
+    module: &Module,
+    id: FuncId,
+    rules: &RuleSet,
+    mut check: impl FnMut(&Function) -> Result<(), AdError>,
+) -> Result<(), AdError> {
     let mut seen = vec![false; module.functions.len()];
     let mut stack = vec![id];
     while let Some(f) = stack.pop() {
@@ -35,13 +38,32 @@ pub(super) fn check_no_aliased_slices(module: &Module, id: FuncId, rules: &RuleS
             continue;
         }
         let func = module.func(f);
+        check(func)?;
+        for data in func.blocks.iter().flat_map(|b| &b.insts) {
+            if let (Opcode::Call, Imm::Callee(Callee::Func(callee))) = (data.op, data.imm)
+                && (rules.is_empty() || rules.lookup(&module.func(callee).name).is_none())
+            {
+                stack.push(callee);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Derivatives read a `slice` parameter again after the code that might write memory (the
+/// pullback reads the primal's inputs; passes merge repeated loads of a `slice`), which holds
+/// only if nothing writes it: reject a call, in `@id` or any function it may call (but callees
+/// with a custom rule), that passes one `mslice` both to a `slice` parameter and to an `mslice`
+/// parameter — an in-place call the interpreter and the JIT run, but no derivative follows.
+pub(super) fn check_no_aliased_slices(module: &Module, id: FuncId, rules: &RuleSet) -> Result<(), AdError> {
+    for_each_differentiated(module, id, rules, |func| {
         for block in &func.blocks {
             for (inst, data) in block.insts.iter().enumerate() {
                 let (Opcode::Call, Imm::Callee(Callee::Func(callee))) = (data.op, data.imm) else { continue };
-                if !rules.is_empty() && rules.lookup(&module.func(callee).name).is_some() {
+                let target = module.func(callee);
+                if !rules.is_empty() && rules.lookup(&target.name).is_some() {
                     continue;
                 }
-                let target = module.func(callee);
                 let param_ty = |k: usize| target.params.get(k).map(|&p| target.ty(p));
                 for (k, &arg) in data.args.iter().enumerate() {
                     let read_only = func.ty(arg) == Type::SliceMut && param_ty(k) == Some(Type::Slice);
@@ -56,30 +78,23 @@ pub(super) fn check_no_aliased_slices(module: &Module, id: FuncId, rules: &RuleS
                         });
                     }
                 }
-                stack.push(callee);
             }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Reverse mode keeps the pullback state on the call's tape: reject `tpush`/`tpop` in `@id` or
 /// any function it may call, naming the first one (as written). A callee with a custom rule is
 /// not differentiated, so what it does inside does not matter.
 pub(super) fn check_no_tape_use(module: &Module, id: FuncId, rules: &RuleSet) -> Result<(), AdError> {
-    let mut seen = vec![false; module.functions.len()];
-    let mut stack = vec![id];
-    while let Some(f) = stack.pop() {
-        if std::mem::replace(&mut seen[f.index()], true) {
-            continue;
-        }
-        let func = module.func(f);
+    for_each_differentiated(module, id, rules, |func| {
         for (b, block) in func.blocks.iter().enumerate() {
             for (inst, data) in block.insts.iter().enumerate() {
-                match (data.op, data.imm) {
+                match data.op {
                     // The fence nested AD puts around a recorded gradient (`nested.rs`) that no
                     // rule covers: say so in those terms, not as tape traffic the user wrote.
-                    (Opcode::TSplit, _)
+                    Opcode::TSplit
                         if b == 0 && inst == 0 && func.value_label(data.results[0]) == crate::nested::FENCE =>
                     {
                         return Err(AdError::NestedDerivative {
@@ -91,7 +106,7 @@ pub(super) fn check_no_tape_use(module: &Module, id: FuncId, rules: &RuleSet) ->
                                 .into(),
                         });
                     }
-                    (Opcode::TPush | Opcode::TPop | Opcode::TSplit | Opcode::TRejoin, _) => {
+                    Opcode::TPush | Opcode::TPop | Opcode::TSplit | Opcode::TRejoin => {
                         return Err(AdError::TapeInReverseMode {
                             func: func.name.clone(),
                             block: block.name.clone(),
@@ -99,17 +114,12 @@ pub(super) fn check_no_tape_use(module: &Module, id: FuncId, rules: &RuleSet) ->
                             op: data.op.spelling(),
                         });
                     }
-                    (Opcode::Call, Imm::Callee(Callee::Func(callee)))
-                        if rules.is_empty() || rules.lookup(&module.func(callee).name).is_none() =>
-                    {
-                        stack.push(callee)
-                    }
                     _ => {}
                 }
             }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Optimise the derived functions of `out` (those from index `first_derived` on) and the
