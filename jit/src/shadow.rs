@@ -47,6 +47,9 @@ pub struct BoundsCheckStats {
     /// Loops of the compiled code (each copy of a versioned loop counts) whose header's test was
     /// copied to the end of the loop, so that an iteration ends in one conditional branch back.
     pub rotated_loops: usize,
+    /// Values copied at the edge of a loop that makes no call, so that the loop keeps them in
+    /// registers while the code after it keeps them on the stack across its calls.
+    pub copied_loop_values: usize,
 }
 
 /// Check every declaration against `module` and group them by function index.

@@ -222,6 +222,13 @@ pub(crate) fn lower_function(
             stats.rotated_loops = rotated;
         }
     }
+    // Likewise where Cranelift optimises; `JITDIFF_NO_LOOP_COPIES=1` turns it off.
+    if !m.exits_follow_checks && std::env::var_os("JITDIFF_NO_LOOP_COPIES").is_none() {
+        let copied = super::loop_copies::copy_loop_values(func);
+        if let Some(stats) = m.check_stats.get_mut(fid.index()) {
+            stats.copied_loop_values = copied;
+        }
+    }
     Ok(())
 }
 

@@ -21,6 +21,7 @@ mod entry;
 mod func;
 mod inst;
 mod local_arrays;
+mod loop_copies;
 mod parallel;
 mod tables;
 mod tape;

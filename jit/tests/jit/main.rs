@@ -6,6 +6,7 @@ mod bad_input;
 mod doubling;
 mod externs;
 mod inline;
+mod loop_copies;
 mod ops;
 mod random;
 mod rotation;
