@@ -123,7 +123,8 @@
 //! proves them in bounds at both ends of the iteration range, and the checked copy otherwise, so
 //! results and errors never change (`JITDIFF_NO_VERSIONING` turns this off, for comparisons).
 //! Loops tested at their top are rotated, their test copied to the end of the body
-//! (`JITDIFF_NO_ROTATION` turns that off; see docs/jit.md).
+//! (`JITDIFF_NO_ROTATION` turns that off; see docs/jit.md), and values a call-free loop shares
+//! with code that calls are copied at its edges (`JITDIFF_NO_LOOP_COPIES` turns that off).
 //! Cranelift's own IR verifier checks every lowered function in debug builds (all tests
 //! run with it) and is skipped in release builds, where it costs 10-15% of compile time. Setting
 //! the environment variable `JITDIFF_DISASM` prints the Cranelift IR and machine code of every
