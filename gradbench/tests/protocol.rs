@@ -220,6 +220,16 @@ fn llsq_lse_and_ode_match_closed_forms() {
     assert_close(&[s.scalar("lse", "primal", json!({ "x": x }))], &[z.ln()], 1e-12, "lse primal");
     let want: Vec<f64> = x.iter().map(|v| v.exp() / z).collect();
     assert_close(&floats(&s.output("lse", "gradient", json!({ "x": x }))), &want, 1e-12, "lse");
+    // Long enough for the loops' fast copies (and the copies at their edges), the maximum in the
+    // middle and a second element equal to it.
+    let x: Vec<f64> = (0..1000).map(|k| ((k as f64) * 0.37).sin() * 3.0 - if k == 500 { -5.0 } else { 0.0 }).collect();
+    let top = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let mut x = x;
+    x[700] = top;
+    let z: f64 = x.iter().map(|v| (v - top).exp()).sum();
+    assert_close(&[s.scalar("lse", "primal", json!({ "x": x }))], &[z.ln() + top], 1e-12, "lse primal, n = 1000");
+    let want: Vec<f64> = x.iter().map(|v| (v - top).exp() / z).collect();
+    assert_close(&floats(&s.output("lse", "gradient", json!({ "x": x }))), &want, 1e-12, "lse, n = 1000");
 
     // ode: y_{n-1}(2) = Π x_i 2^n / n! exactly (RK4 integrates cubics exactly for n = 3).
     s.define("ode");
