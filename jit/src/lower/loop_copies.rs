@@ -21,6 +21,7 @@
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::dominator_tree::DominatorTree;
+use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::{Block, Function, Inst, InstBuilder, MemFlagsData, Opcode, Value, ValueDef, types};
 use cranelift_codegen::loop_analysis::{Loop, LoopAnalysis};
@@ -28,6 +29,46 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// An instruction using a value, and its block.
 type Use = (Inst, Block);
+
+/// Every use of every value, grouped by value (counted, then filled: no map, no allocation per
+/// value).
+struct Uses {
+    start: Vec<u32>,
+    all: Vec<Use>,
+}
+
+impl Uses {
+    fn new(func: &Function) -> Self {
+        let count = func.dfg.num_values();
+        let mut start = vec![0u32; count + 1];
+        for block in func.layout.blocks() {
+            for inst in func.layout.block_insts(block) {
+                for v in func.dfg.inst_values(inst) {
+                    start[v.index() + 1] += 1;
+                }
+            }
+        }
+        for k in 0..count {
+            start[k + 1] += start[k];
+        }
+        let mut next = start.clone();
+        let mut all = vec![(Inst::from_u32(0), Block::from_u32(0)); start[count] as usize];
+        for block in func.layout.blocks() {
+            for inst in func.layout.block_insts(block) {
+                for v in func.dfg.inst_values(inst) {
+                    all[next[v.index()] as usize] = (inst, block);
+                    next[v.index()] += 1;
+                }
+            }
+        }
+        Uses { start, all }
+    }
+
+    fn of(&self, v: Value) -> &[Use] {
+        let k = v.index();
+        &self.all[self.start[k] as usize..self.start[k + 1] as usize]
+    }
+}
 
 /// Where a copy goes: at the top of a block (after a loop) or before its terminator (ahead of
 /// a loop).
@@ -75,16 +116,7 @@ pub(super) fn copy_loop_values(func: &mut Function) -> usize {
     let in_chosen: HashSet<Block> =
         func.layout.blocks().filter(|&b| chosen.iter().any(|&lp| loops.is_in_loop(b, lp))).collect();
     remove_constant_params(func, &in_chosen);
-    let mut uses: HashMap<Value, Vec<Use>> = HashMap::default();
-    for block in func.layout.blocks() {
-        for inst in func.layout.block_insts(block) {
-            for v in func.dfg.inst_values(inst) {
-                if matches!(func.dfg.value_type(v), types::F64 | types::I64) {
-                    uses.entry(v).or_default().push((inst, block));
-                }
-            }
-        }
-    }
+    let uses = Uses::new(func);
     let plan = Planner {
         func,
         domtree: &domtree,
@@ -148,7 +180,8 @@ fn remove_constant_params(func: &mut Function, blocks: &HashSet<Block>) {
     let mut conflicting: HashSet<Value> = HashSet::default();
     let entry = func.layout.entry_block();
     for block in func.layout.blocks() {
-        for inst in func.layout.block_insts(block) {
+        // Branches end blocks.
+        if let Some(inst) = func.layout.last_inst(block) {
             let dfg = &func.dfg;
             for call in dfg.insts[inst].branch_destination(&dfg.jump_tables, &dfg.exception_tables) {
                 let target = call.block(&dfg.value_lists);
@@ -198,10 +231,9 @@ fn remove_constant_params(func: &mut Function, blocks: &HashSet<Block>) {
         return;
     }
     // Drop the parameters' arguments from every branch, then the parameters.
-    let blocks: Vec<Block> = func.layout.blocks().collect();
-    for &block in &blocks {
-        let insts: Vec<Inst> = func.layout.block_insts(block).collect();
-        for inst in insts {
+    let all_blocks: Vec<Block> = func.layout.blocks().collect();
+    for &block in &all_blocks {
+        if let Some(inst) = func.layout.last_inst(block) {
             let dfg = &mut func.dfg;
             let targets: Vec<Block> = dfg.insts[inst]
                 .branch_destination(&dfg.jump_tables, &dfg.exception_tables)
@@ -220,7 +252,7 @@ fn remove_constant_params(func: &mut Function, blocks: &HashSet<Block>) {
             }
         }
     }
-    for &block in &blocks {
+    for &block in blocks {
         let params: Vec<Value> = func.dfg.block_params(block).to_vec();
         for param in params.into_iter().rev() {
             if let Some(&value) = replace.get(&param) {
@@ -242,7 +274,7 @@ struct Planner<'a> {
     loops: &'a LoopAnalysis,
     calling: &'a HashSet<Block>,
     calling_loops: &'a HashSet<Loop>,
-    uses: &'a HashMap<Value, Vec<Use>>,
+    uses: &'a Uses,
 }
 
 impl Planner<'_> {
@@ -268,7 +300,7 @@ impl Planner<'_> {
             if func.dfg.value_type(v) != types::F64 {
                 continue;
             }
-            let Some(list) = self.uses.get(&v) else { continue };
+            let list = self.uses.of(v);
             let outside: Vec<Use> = list.iter().copied().filter(|&(_, b)| !loops.is_in_loop(b, lp)).collect();
             let Some(mut at) = outside.iter().map(|&(_, b)| b).reduce(|a, b| common_dominator(self.domtree, a, b))
             else {
@@ -302,7 +334,8 @@ impl Planner<'_> {
         for block in func.layout.blocks().filter(|&b| loops.is_in_loop(b, lp)) {
             for inst in func.layout.block_insts(block) {
                 for v in func.dfg.inst_values(inst) {
-                    if !seen.insert(v) {
+                    // Only 64-bit values: the copy is a bitcast to the other 64-bit type.
+                    if !seen.insert(v) || !matches!(func.dfg.value_type(v), types::F64 | types::I64) {
                         continue;
                     }
                     let def_block = match func.dfg.value_def(v) {
@@ -319,7 +352,7 @@ impl Planner<'_> {
                     if loops.is_in_loop(def_block, lp) {
                         continue;
                     }
-                    let Some(list) = self.uses.get(&v) else { continue };
+                    let list = self.uses.of(v);
                     let (inside, outside): (Vec<Use>, Vec<Use>) =
                         list.iter().copied().partition(|&(_, b)| loops.is_in_loop(b, lp));
                     // A loop at the top level runs once per call: its copies cost nothing, and
@@ -387,7 +420,7 @@ impl Planner<'_> {
             let target = call.block(&dfg.value_lists);
             dfg.block_params(target)
                 .iter()
-                .any(|param| self.uses.get(param).is_some_and(|uses| self.kept_across_call_within(target, uses, depth)))
+                .any(|&param| self.kept_across_call_within(target, self.uses.of(param), depth))
         })
     }
 }

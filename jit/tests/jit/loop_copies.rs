@@ -74,6 +74,33 @@ done:
     ret s
 }
 
+; a flag (not 64 bits: not copied) and a float computed before the loop, used in it and after a
+; call
+func @flag(x: slice, t: f64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    n = len x
+    z = fconst 0.0
+    pos = fcmp gt t, z
+    half = fmul t, t
+    jump h(zero, z)
+h(i: i64, s: f64):
+    c = icmp lt i, n
+    br c, b, done
+b:
+    xi = load x, i
+    y = select pos, xi, half
+    s2 = fadd s, y
+    i2 = iadd i, one
+    jump h(i2, s2)
+done:
+    e = exp s
+    f = select pos, e, half
+    g = fadd f, s
+    ret g
+}
+
 ; a call-free loop inside a loop that calls: left alone (its copies would run per entry)
 func @inner(x: slice, k: i64) -> f64 {
 entry:
@@ -130,6 +157,8 @@ fn only_call_free_loops_at_the_top_level_of_calling_code_get_copies() {
     // slice's base and length (before the loop).
     assert!(copied("lse") >= 2, "{:?}", compiled.function("lse").unwrap().bounds_check_stats());
     assert_eq!(copied("no_calls"), 0);
+    // `half`, the slice's base and length; not the flag.
+    assert!(copied("flag") >= 1, "{:?}", compiled.function("flag").unwrap().bounds_check_stats());
     assert_eq!(copied("inner"), 0);
 }
 
@@ -154,6 +183,11 @@ fn values_pass_the_copies_bit_for_bit() {
     assert_eq!(check("no_calls", &cases), (total, 0));
     // An empty slice: the fault at `load x, 0`, as in the interpreter.
     assert_eq!(check("lse", &[vec![ArgValue::Slice(vec![])]]), (0, 1));
+    let flag: Vec<Vec<ArgValue>> = [-1.5, 0.0, -0.0, 2.0, f64::NAN]
+        .iter()
+        .flat_map(|&t| [0usize, 1, 40].map(|n| vec![ArgValue::Slice(wave(n)), ArgValue::F64(t)]))
+        .collect();
+    assert_eq!(check("flag", &flag), (15, 0));
     let inner: Vec<Vec<ArgValue>> =
         [0i64, 1, 4].iter().map(|&k| vec![ArgValue::Slice(wave(9)), ArgValue::I64(k)]).collect();
     assert_eq!(check("inner", &inner), (3, 0));
