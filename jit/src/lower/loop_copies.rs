@@ -329,6 +329,11 @@ impl Planner<'_> {
         let (func, loops) = (self.func, self.loops);
         let header = loops.loop_header(lp);
         let Some(before) = self.domtree.idom(header) else { return vec![] };
+        if loops.innermost_loop(before).is_some() {
+            // Reached from inside another loop (its header exits straight into this one):
+            // a copy there would run on every iteration of that loop.
+            return vec![];
+        }
         let mut seen: HashSet<Value> = HashSet::default();
         let mut plans = vec![];
         for block in func.layout.blocks().filter(|&b| loops.is_in_loop(b, lp)) {
