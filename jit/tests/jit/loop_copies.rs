@@ -2,8 +2,8 @@
 //! that values pass through them bit for bit — NaN payloads, signed zeros and infinities of a
 //! running maximum, slice bases and lengths — with results and faults exactly the interpreter's.
 
-use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, parse_module};
-use jitdiff_jit::{Agreement, JitOptions, compile, differential_call};
+use jitdiff_ir::{ArgValue, ExternRegistry, parse_module};
+use jitdiff_jit::{JitOptions, compile};
 
 const LOOPS: &str = "\
 ; GradBench's log-sum-exp: a running maximum, then a loop calling exp that uses it, the slice
@@ -133,19 +133,7 @@ done:
 ";
 
 fn check(name: &str, cases: &[Vec<ArgValue>]) -> (usize, usize) {
-    let module = parse_module(LOOPS).unwrap();
-    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
-    let interp = Interpreter::new(&module).with_step_limit(10_000_000);
-    let (mut returned, mut failed) = (0, 0);
-    for args in cases {
-        match differential_call(&compiled, &interp, name, args) {
-            Ok(Agreement::Returned(_)) => returned += 1,
-            Ok(Agreement::Failed(_)) => failed += 1,
-            Ok(Agreement::Skipped) => panic!("@{name}: step limit"),
-            Err(d) => panic!("@{name} {args:?}: {d}"),
-        }
-    }
-    (returned, failed)
+    super::agree(LOOPS, name, cases)
 }
 
 #[test]

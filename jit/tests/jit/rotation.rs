@@ -4,8 +4,8 @@
 //! must still be reported at its own site and iteration: results, errors and final `mslice`
 //! contents exactly the interpreter's.
 
-use jitdiff_ir::{ArgValue, ExternRegistry, Interpreter, parse_module};
-use jitdiff_jit::{Agreement, JitOptions, compile, differential_call};
+use jitdiff_ir::{ArgValue, ExternRegistry, parse_module};
+use jitdiff_jit::{JitOptions, compile};
 
 const LOOPS: &str = "\
 ; the header's parameters and a value it computes, used in the body and after the loop
@@ -111,19 +111,7 @@ fn slice(n: usize) -> ArgValue {
 }
 
 fn check(name: &str, cases: &[Vec<ArgValue>]) -> (usize, usize) {
-    let module = parse_module(LOOPS).unwrap();
-    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
-    let interp = Interpreter::new(&module).with_step_limit(10_000_000);
-    let (mut returned, mut failed) = (0, 0);
-    for args in cases {
-        match differential_call(&compiled, &interp, name, args) {
-            Ok(Agreement::Returned(_)) => returned += 1,
-            Ok(Agreement::Failed(_)) => failed += 1,
-            Ok(Agreement::Skipped) => panic!("@{name}: step limit"),
-            Err(d) => panic!("@{name} {args:?}: {d}"),
-        }
-    }
-    (returned, failed)
+    super::agree(LOOPS, name, cases)
 }
 
 #[test]
