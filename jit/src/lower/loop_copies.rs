@@ -417,7 +417,9 @@ impl Planner<'_> {
         })
     }
 
-    /// Does branch `inst` pass a value to a block parameter that is kept across a call?
+    /// Does branch `inst` pass a value to a block parameter that is kept across a call? Any
+    /// parameter of a target counts, not only the one receiving the value: a loose test that
+    /// can only add copies (measured as above with it).
     fn passed_on_across_call(&self, inst: Inst, depth: usize) -> bool {
         let dfg = &self.func.dfg;
         let destinations = dfg.insts[inst].branch_destination(&dfg.jump_tables, &dfg.exception_tables);
