@@ -9,7 +9,7 @@ use crate::error::{Buffer, Error};
 use crate::gradient::with_rule_externs;
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
-use jitdiff_ir::passes::retain_reachable;
+use jitdiff_ir::passes::{self, retain_reachable};
 use jitdiff_ir::{Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, CompiledFn, CompiledModule, compile};
 use smallvec::SmallVec;
@@ -65,12 +65,14 @@ impl Build for HvpFn {
         // Only what `f_value_and_grad` calls: the primal itself, no longer needed, would be
         // cleaned up and analysed for nothing (a third of the work for straight-line code).
         let source = retain_reachable(&reverse.module, &[vg]);
-        let derived = derive_forward_with_rules(&source, vg, &forward_wrt, width, &rules)?;
+        let mut derived = derive_forward_with_rules(&source, vg, &forward_wrt, width, &rules)?;
+        let vg_returns = reverse.module.func_by_name(vg).map(|f| f.returns.clone()).unwrap_or_default();
+        let scalar_cotangents = user.params.iter().zip(wrt).filter(|(t, on)| **on && **t == Type::F64).count();
+        drop_value_tangents(&mut derived, &vg_returns, vg_returns.len() - scalar_cotangents);
         let needed = retain_reachable(&derived.module, &[&derived.name]);
         let compiled = compile(&needed, &with_rule_externs(&user.externs, &rules), &options)
             .map_err(|e| Error::compile(&user.name, e))?;
         let native = compiled.function(&derived.name).map_err(|e| Error::compile(&user.name, e))?;
-        let vg_returns = reverse.module.func_by_name(vg).map(|f| f.returns.clone()).unwrap_or_default();
         Ok(HvpFn { user, derived: Arc::new(derived), _compiled: compiled, native, vg_returns, width: width as usize })
     }
 }
@@ -92,7 +94,9 @@ impl HvpFn {
         &self.user.wrt
     }
 
-    /// The derived IR (forward mode of `f_value_and_grad`).
+    /// The derived IR (forward mode of `f_value_and_grad`). The tangents of `f`'s own results
+    /// (`∇f · v`, which no product needs) are returned as zeros, so that the work feeding only
+    /// them is gone.
     pub fn derivative(&self) -> &ForwardDerivative {
         &self.derived
     }
@@ -240,6 +244,28 @@ impl HvpFn {
         }
         Ok(hessian)
     }
+}
+
+/// Return zeros for the tangents of `f`'s own `f64` results from the derived function (those of
+/// the first `f_results` results of `f_value_and_grad`, whose results are `vg_returns`; the
+/// tangents follow the results, one per `f64` result), and remove what only they needed, in the
+/// callees too. A product is the tangent of the gradient; the tangent of the value, `∇f · v`,
+/// is never read, and the work feeding only it can be much: for a cost `Σ_i min_j ‖x_i − c_j‖²`
+/// it is the tangent of every distance, where the gradient's tangents need only the nearest
+/// centroid's.
+fn drop_value_tangents(derived: &mut ForwardDerivative, vg_returns: &[Type], f_results: usize) {
+    let Some(top) = derived.module.func_id(&derived.name) else { return };
+    let function = &mut derived.module.functions[top.index()];
+    let positions: Vec<usize> = (0..f_results.min(vg_returns.len()))
+        .filter(|&r| vg_returns[r] == Type::F64)
+        .map(|r| vg_returns.len() + vg_returns[..r].iter().filter(|t| **t == Type::F64).count())
+        .collect();
+    if positions.is_empty() {
+        return;
+    }
+    passes::zero_results(function, &positions);
+    passes::optimize_function(function);
+    passes::zero_unused_results(&mut derived.module, &[top]);
 }
 
 fn lanes_of(v: &RuntimeValue) -> Vec<f64> {

@@ -245,3 +245,72 @@ entry:
     // Direction 0 is x1, direction 1 is x0 + w0 (w0 is overwritten: no second derivatives).
     assert_eq!(hv, [6.0, 0.0, 0.0, 10.0, 6.0, 0.0]);
 }
+
+/// The k-means cost `Σ_i min_j ‖x_i − c_j‖²`: the Hessian is diagonal, `2 n_j` for the
+/// coordinates of a centroid nearest to `n_j` points, and one product with all ones gives it.
+/// The product reads the tangents of the gradient only, so the derived code keeps no tangent of
+/// the distances it compares (the tangent of the value, which is all they feed): the forward
+/// part multiplies as often as the primal does.
+#[test]
+fn hvp_computes_no_tangent_of_the_value() {
+    let src = "fn kmeans(points: &[f64], centroids: &[f64], d: usize) -> f64 {
+    let n = points.len() / d;
+    let k = centroids.len() / d;
+    let mut cost = 0.0;
+    for i in 0..n {
+        let mut closest = f64::INFINITY;
+        for j in 0..k {
+            let mut dist = 0.0;
+            for l in 0..d {
+                let e = points[i * d + l] - centroids[j * d + l];
+                dist += e * e;
+            }
+            if dist < closest {
+                closest = dist;
+            }
+        }
+        cost += closest;
+    }
+    cost
+}";
+    let m = jitdiff::front::lower_source(src).unwrap();
+    let (d, k, n) = (3, 4, 50);
+    let mut rng = SplitMix64::new(11);
+    let points: Vec<f64> = (0..n * d).map(|_| rng.uniform()).collect();
+    let centroids: Vec<f64> = (0..k * d).map(|_| rng.uniform()).collect();
+    let nearest = |i: usize| {
+        let dist = |j: usize| (0..d).map(|l| (points[i * d + l] - centroids[j * d + l]).powi(2)).sum::<f64>();
+        (0..k).min_by(|&a, &b| dist(a).total_cmp(&dist(b))).unwrap()
+    };
+    let mut expected_diag = vec![0.0; k * d];
+    let mut expected_grad = vec![0.0; k * d];
+    for i in 0..n {
+        let j = nearest(i);
+        for l in 0..d {
+            expected_diag[j * d + l] += 2.0;
+            expected_grad[j * d + l] += 2.0 * (centroids[j * d + l] - points[i * d + l]);
+        }
+    }
+    for width in [1, 2] {
+        let h = HvpFn::builder(&m, "kmeans").wrt(["centroids"]).width(width).build().unwrap();
+        let directions = vec![1.0; width as usize * k * d];
+        let (mut grad, mut products) = (vec![0.0; k * d], vec![0.0; width as usize * k * d]);
+        let mut call = [Arg::Slice(&points), Arg::Slice(&centroids), Arg::I64(d as i64)];
+        h.hvp_with_gradient(&mut call, &directions, &mut grad, &mut products).unwrap();
+        for lane in products.chunks(k * d) {
+            assert_eq!(lane, expected_diag.as_slice(), "W = {width}");
+        }
+        for (g, e) in grad.iter().zip(&expected_grad) {
+            assert!((g - e).abs() <= 1e-12 * (1.0 + e.abs()), "W = {width}: {grad:?} vs {expected_grad:?}");
+        }
+        let derived = &h.derivative().module;
+        let forward = derived
+            .functions
+            .iter()
+            .find(|f| f.name.starts_with("kmeans_fwd") && f.name.contains("_jvp"))
+            .expect("the forward function's tangent function");
+        let multiplies =
+            forward.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.op == jitdiff::ir::Opcode::FMul).count();
+        assert_eq!(multiplies, 1, "W = {width}: {}", jitdiff::ir::print_function(derived, forward));
+    }
+}

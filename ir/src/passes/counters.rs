@@ -57,9 +57,14 @@ pub fn eliminate_counters(func: &mut Function) {
     // made a function of many loops cost loops × blocks per change (1,000 loops in a row: the
     // reverse derivation took 3.4 s).
     for _ in 0..func.blocks.len() {
+        if !has_back_edge(func) {
+            return;
+        }
         let cfg = ControlFlow::new(func);
         let def = definitions(func);
-        let uses = Uses::of(func);
+        // Built at the first loop with two counters in lockstep: most loops have none, and the
+        // use lists are the costliest part of the analysis.
+        let uses = std::cell::OnceCell::new();
         let mut claimed = vec![false; func.blocks.len()];
         let mut changes = vec![];
         for l in cfg.natural_loops() {
@@ -82,6 +87,15 @@ pub fn eliminate_counters(func: &mut Function) {
         // taking a kept variable for a counter of a removed one.
         super::dce(func);
     }
+}
+
+/// Does some block jump to itself or to a block before it? Every cycle has such an edge (indices
+/// cannot increase all the way round), so without one the function has no loop.
+fn has_back_edge(func: &Function) -> bool {
+    func.blocks
+        .iter()
+        .enumerate()
+        .any(|(b, data)| data.term.as_ref().is_some_and(|t| t.successors().iter().any(|call| call.block.index() <= b)))
 }
 
 /// Where each value is defined: the block and, for instruction results, the instruction.
@@ -165,7 +179,7 @@ fn plan(
     func: &Function,
     cfg: &ControlFlow,
     def: &[Option<(Block, Option<usize>)>],
-    uses: &Uses,
+    uses: &std::cell::OnceCell<Uses>,
     l: &NaturalLoop,
 ) -> Option<Change> {
     let in_loop = |b: Block| l.body.get(b.index()).copied().unwrap_or(false);
@@ -219,6 +233,7 @@ fn plan(
         let lockstep =
             |k: usize| k != counter && steps[k].is_some_and(|other| other == step || Some(other) == step.checked_neg());
         let Some(kept) = (0..steps.len()).find(|&k| lockstep(k)) else { continue };
+        let uses = uses.get_or_init(|| Uses::of(func));
         let opposite = steps[kept] != Some(step);
         // Every use: its own step (feeding only its back-edge slots), an equality test against
         // an invariant, or a block after the loop.

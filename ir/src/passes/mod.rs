@@ -34,6 +34,7 @@ mod sink;
 mod tables;
 mod tape;
 mod unused_params;
+mod unused_results;
 
 pub use counters::eliminate_counters;
 pub use cse::cse;
@@ -52,6 +53,7 @@ pub use sink::sink;
 pub use tables::fold_table_reads;
 pub use tape::forward_tape_entries;
 pub use unused_params::remove_unused_params;
+pub use unused_results::{zero_results, zero_unused_results};
 
 use crate::function::{Function, Module, Table, Value};
 

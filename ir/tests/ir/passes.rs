@@ -851,3 +851,65 @@ done:
     // Each sum leaves one operation in the loop (`c - r + b` as `(c + b) - r`), beside `r + 1`.
     assert_eq!(body.matches("iadd").count() + body.matches("isub").count(), 4 + 1, "{text}");
 }
+
+/// `zero_unused_results` zeroes a float result only where no call site reads it: a result one
+/// caller reads is kept for all, the entries and functions nobody calls keep theirs, a callee's
+/// result read only to compute a zeroed one is zeroed in the next round, and the callers
+/// compute the same values as before.
+#[test]
+fn zero_unused_results_zeroes_only_what_no_caller_reads() {
+    let src = "func @top(x: f64) -> f64, f64 {
+entry:
+    a, b = call @g(x)
+    c, e = call @h(x)
+    ret a, c
+}
+func @other(x: f64) -> f64 {
+entry:
+    a, b = call @h(x)
+    ret b
+}
+func @g(x: f64) -> f64, f64 {
+entry:
+    y = fmul x, x
+    z, w = call @inner(x)
+    ret y, z
+}
+func @h(x: f64) -> f64, f64 {
+entry:
+    p = sin x
+    q = cos x
+    ret p, q
+}
+func @inner(x: f64) -> f64, f64 {
+entry:
+    s = exp x
+    t = ln x
+    ret s, t
+}
+func @alone(x: f64) -> f64 {
+entry:
+    u = tanh x
+    ret u
+}
+";
+    let original = module(src);
+    let mut m = original.clone();
+    let top = m.func_id("top").unwrap();
+    let other = m.func_id("other").unwrap();
+    assert!(passes::zero_unused_results(&mut m, &[top, other]));
+    verify_module(&m).unwrap();
+    let text = print_module(&m);
+    // g's second result (exp of inner) is unread; then inner's first result, which fed it, and
+    // inner's second, read by nobody; h's two results are each read by one caller.
+    for gone in ["exp", "ln"] {
+        assert!(!text.contains(gone), "{gone} left in\n{text}");
+    }
+    for kept in ["fmul", "sin", "cos", "tanh"] {
+        assert!(text.contains(kept), "{kept} removed from\n{text}");
+    }
+    for (f, x) in [("top", 0.7), ("other", 0.7)] {
+        assert_eq!(observe(&original, f, &[ArgValue::F64(x)]), observe(&m, f, &[ArgValue::F64(x)]), "{f}");
+    }
+    assert!(!passes::zero_unused_results(&mut m, &[top, other]), "a second run changes nothing");
+}
