@@ -3,10 +3,28 @@
 use jitdiff::{GradientFn, PrimalFn, args};
 use serde_json::Value;
 
-use super::{Eval, first_f64, json_number, json_vector, lower, unknown};
+use super::{Eval, build_both, first_f64, json_number, json_vector, lower, unknown};
 use crate::ToolError;
 use crate::input::{Runs, count, field, require, vector};
 use crate::protocol::{Evaluation, repeat};
+
+/// The compiled `primal` and the gradient of `gradient` with respect to its slice `x`, built on
+/// two threads (`define` is timed).
+fn primal_and_gradient(
+    m: &jitdiff::ir::Module,
+    primal: &str,
+    gradient: &str,
+) -> Result<(PrimalFn, GradientFn), ToolError> {
+    build_both(
+        || Ok(PrimalFn::builder(m, primal).build()?),
+        || {
+            let gradient = GradientFn::builder(m, gradient).wrt(["x"]).build()?;
+            // Compiled here, as `define` is timed (Auto mode would compile at the first call).
+            gradient.prepare()?;
+            Ok(gradient)
+        },
+    )
+}
 
 /// `llsq`: `primal` and `gradient` of the least-squares objective.
 pub struct Llsq {
@@ -18,10 +36,7 @@ impl Llsq {
     /// Lowers and compiles `models/llsq.rs`.
     pub fn new() -> Result<Llsq, ToolError> {
         let m = lower(include_str!("../../models/llsq.rs"))?;
-        let primal = PrimalFn::builder(&m, "llsq").build()?;
-        let gradient = GradientFn::builder(&m, "llsq").wrt(["x"]).build()?;
-        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
-        gradient.prepare()?;
+        let (primal, gradient) = primal_and_gradient(&m, "llsq", "llsq")?;
         Ok(Llsq { primal, gradient })
     }
 }
@@ -64,10 +79,7 @@ impl Lse {
     /// Lowers and compiles `models/lse.rs`.
     pub fn new() -> Result<Lse, ToolError> {
         let m = lower(include_str!("../../models/lse.rs"))?;
-        let primal = PrimalFn::builder(&m, "lse").build()?;
-        let gradient = GradientFn::builder(&m, "lse").wrt(["x"]).build()?;
-        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
-        gradient.prepare()?;
+        let (primal, gradient) = primal_and_gradient(&m, "lse", "lse")?;
         Ok(Lse { primal, gradient })
     }
 }
@@ -109,10 +121,7 @@ impl Ode {
     /// Lowers and compiles `models/ode.rs`.
     pub fn new() -> Result<Ode, ToolError> {
         let m = lower(include_str!("../../models/ode.rs"))?;
-        let primal = PrimalFn::builder(&m, "ode").build()?;
-        let gradient = GradientFn::builder(&m, "ode_last").wrt(["x"]).build()?;
-        // Compiled here, as `define` is timed (Auto mode would compile at the first call).
-        gradient.prepare()?;
+        let (primal, gradient) = primal_and_gradient(&m, "ode", "ode_last")?;
         Ok(Ode { primal, gradient })
     }
 }
