@@ -30,6 +30,8 @@ mod checks;
 mod minimise;
 #[path = "harness/nested.rs"]
 mod nested;
+#[path = "harness/probe.rs"]
+mod probe;
 #[path = "harness/scaling.rs"]
 mod scaling;
 #[path = "harness/singular.rs"]

@@ -8,6 +8,7 @@
 //! declared gradient of the program, and second derivatives through it).
 
 use super::case::{Case, Kind};
+use super::probe;
 use jitdiff::ad::{AdError, derive_forward, derive_reverse};
 use jitdiff::ir::arbitrary::{ArgSpec, standard_extern_registry};
 use jitdiff::ir::{ArgValue, ExternRegistry, Interpreter, Module, RuntimeValue, Tape, Type, verify_module};
@@ -699,8 +700,9 @@ fn handles(
 /// where reverse mode passes that input no cotangent at all, or a strong zero absorbs the NaN
 /// cotangent (tests/regressions/forward_lanes_nan_value_strong_zero.ir); so forced forward lanes
 /// may have a non-finite entry where reverse mode's is finite if reverse mode has a non-finite
-/// entry elsewhere or the value itself is not finite, and `Auto` (which then takes reverse mode's
-/// gradient) never. Returns how many calls were compared.
+/// entry elsewhere, the value itself is not finite, or the run computes a non-finite value on
+/// the way (`probe.rs`; tests/regressions/forward_lanes_infinite_intermediate_atan.ir), and
+/// `Auto` (which then takes reverse mode's gradient) never. Returns how many calls were compared.
 fn forward_lanes(case: &Case, shape: &Shape, primal: &[ArgValue], value: f64, want: &[f64]) -> Check<u64> {
     const CHECK: &str = "forward lanes vs reverse mode";
     let mut compared = 0;
@@ -725,11 +727,20 @@ fn forward_lanes(case: &Case, shape: &Shape, primal: &[ArgValue], value: f64, wa
             Err(e) => return failure(CHECK, format!("GradientFn::value_and_grad in {mode:?} mode: {e}")),
         };
         let scale = want.iter().chain(&grad).filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs()));
-        let reached_infinity =
-            mode == GradientMode::Forward && (!value.is_finite() || want.iter().any(|x| !x.is_finite()));
+        // An infinite or NaN value on the way, even one a later step turns finite again
+        // (`atan(x / 0)`), is asked of a probed run only when an entry needs the excuse.
+        let reached_infinity = std::cell::OnceCell::new();
+        let reached_infinity = || {
+            *reached_infinity.get_or_init(|| {
+                mode == GradientMode::Forward
+                    && (!value.is_finite()
+                        || want.iter().any(|x| !x.is_finite())
+                        || probe::reaches_non_finite(&case.module, &case.entry, primal))
+            })
+        };
         let close = |a: f64, b: f64| match (a.is_finite(), b.is_finite()) {
             (true, true) => (a - b).abs() <= 1e-10 * a.abs().max(b.abs()) + 1e-12 * scale.max(1.0),
-            (false, true) => reached_infinity,
+            (false, true) => reached_infinity(),
             (_, false) => true,
         };
         if !same_f64(have, value) || !grad.iter().zip(want).all(|(&a, &b)| close(a, b)) {

@@ -24,6 +24,7 @@
 
 use super::case::Case;
 use super::checks::{Check, agree, central_differences, failure, interpret};
+use super::probe;
 use jitdiff::ad::{AdError, expand_derivatives};
 use jitdiff::ir::arbitrary::standard_extern_registry;
 use jitdiff::ir::{ArgValue, Module, RuntimeValue, Tape, Type, parse_module, print_module};
@@ -182,13 +183,21 @@ pub fn nested(case: &Case, primal: &[ArgValue]) -> Check<NestedCoverage> {
     };
     // As in the forward-lanes check: rounding where both are finite; a forward-mode partial may
     // be non-finite where reverse mode's is finite only past a non-finite value — the inner
-    // function's, or a partial elsewhere (docs/rules.md, "Singular points":
-    // tests/regressions/nested_forward_nan_value.ir).
+    // function's, a partial elsewhere, or one on the way (docs/rules.md, "Singular points":
+    // tests/regressions/nested_forward_nan_value.ir, forward_lanes_infinite_intermediate_atan.ir).
     let scale = want.iter().chain(&declared).filter(|x| x.is_finite()).fold(1.0f64, |m, x| m.max(x.abs()));
-    let reached_infinity = forward_inner && (!inner_value.is_finite() || want.iter().any(|x| !x.is_finite()));
+    let reached_infinity = std::cell::OnceCell::new();
+    let reached_infinity = || {
+        *reached_infinity.get_or_init(|| {
+            forward_inner
+                && (!inner_value.is_finite()
+                    || want.iter().any(|x| !x.is_finite())
+                    || probe::reaches_non_finite(&inner, &of, primal))
+        })
+    };
     let close = |a: f64, b: f64| match (a.is_finite(), b.is_finite()) {
         (true, true) => (a - b).abs() <= 1e-10 * a.abs().max(b.abs()) + 1e-12 * scale,
-        (false, true) => reached_infinity,
+        (false, true) => reached_infinity(),
         (_, false) => true,
     };
     if declared.len() != want.len() || !declared.iter().zip(&want).all(|(&a, &b)| close(a, b)) {
