@@ -253,26 +253,8 @@ entry:
 /// part multiplies as often as the primal does.
 #[test]
 fn hvp_computes_no_tangent_of_the_value() {
-    let src = "fn kmeans(points: &[f64], centroids: &[f64], d: usize) -> f64 {
-    let n = points.len() / d;
-    let k = centroids.len() / d;
-    let mut cost = 0.0;
-    for i in 0..n {
-        let mut closest = f64::INFINITY;
-        for j in 0..k {
-            let mut dist = 0.0;
-            for l in 0..d {
-                let e = points[i * d + l] - centroids[j * d + l];
-                dist += e * e;
-            }
-            if dist < closest {
-                closest = dist;
-            }
-        }
-        cost += closest;
-    }
-    cost
-}";
+    // The GradBench model (`gradbench/models/kmeans.rs`), as the tool differentiates it.
+    let src = include_str!("../../gradbench/models/kmeans.rs");
     let m = jitdiff::front::lower_source(src).unwrap();
     let (d, k, n) = (3, 4, 50);
     let mut rng = SplitMix64::new(11);

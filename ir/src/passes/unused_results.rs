@@ -47,7 +47,9 @@ pub fn zero_unused_results(module: &mut Module, entries: &[FuncId]) -> bool {
                 continue;
             }
             let unread: Vec<usize> = (0..function.returns.len())
-                .filter(|&r| !read[r] && matches!(function.returns[r], Type::F64 | Type::F64x(_)))
+                .filter(|&r| {
+                    !read.get(r).copied().unwrap_or(true) && matches!(function.returns[r], Type::F64 | Type::F64x(_))
+                })
                 .filter(|&r| !returns_zero(function, r))
                 .collect();
             if unread.is_empty() {
