@@ -166,9 +166,52 @@ pub(super) fn differentiation_source(module: &Module) -> Module {
         passes::sink(function);
         passes::dce(function);
         passes::merge_blocks(function);
+        give_loops_one_entry(function);
         split_exits_into_enclosing_headers(function);
     }
     cleaned
+}
+
+/// Give each loop entered by more than one edge (its header also the join of an `if`, as in
+/// `let mut acc = if t > 0.0 { 1.0 } else { -1.0 }; for j in 0..m { .. }`) a block of its own
+/// that the entering edges join first: `enter(args): jump header(args)`. The header is then a
+/// loop header only: reverse mode records which edge was taken once per entry into the loop
+/// (in `enter`), not at every iteration, and counts the reversed loop down itself instead of
+/// recording its index (a counted loop needs a single entry edge, `loops.rs`).
+fn give_loops_one_entry(function: &mut Function) {
+    let cfg = ControlFlow::new(function);
+    let mut plans = vec![];
+    for l in cfg.natural_loops() {
+        let inside = |b: jitdiff_ir::Block| l.body.get(b.index()).copied().unwrap_or(false);
+        let mut outside: Vec<jitdiff_ir::Block> =
+            cfg.predecessors(l.header).iter().copied().filter(|&p| !inside(p)).collect();
+        outside.sort_unstable();
+        outside.dedup();
+        let edges: usize = outside
+            .iter()
+            .filter_map(|&p| function.block(p).term.as_ref())
+            .map(|t| t.successors().iter().filter(|c| c.block == l.header).count())
+            .sum();
+        if edges > 1 && l.header.index() != 0 {
+            plans.push((l.header, outside));
+        }
+    }
+    for (header, outside) in plans {
+        let name = format!("{}_enter", function.block(header).name);
+        let enter = function.add_block(&name);
+        let types: Vec<Type> = function.block(header).params.iter().map(|&p| function.ty(p)).collect();
+        let args: ValueList = types.into_iter().map(|ty| function.add_block_param(enter, ty, None)).collect();
+        for p in outside {
+            if let Some(term) = &mut function.block_mut(p).term {
+                for call in term.successors_mut() {
+                    if call.block == header {
+                        call.block = enter;
+                    }
+                }
+            }
+        }
+        function.block_mut(enter).term = Some(Terminator::Jump(BlockCall { block: header, args }));
+    }
 }
 
 /// Give each loop that exits straight into an enclosing loop's header (`br more, body,

@@ -314,3 +314,32 @@ fn an_inner_loop_leaving_by_the_outer_back_edge_keeps_its_bound() {
 fn inner_loops_leaving_by_the_outer_back_edge_record_no_state() {
     inner_loops_record_no_state(|branch| branch.replace("inner_done", "outer(j1, s)"));
 }
+
+/// A loop whose header is also the join of an `if` (GradBench's llsq: the running residual
+/// starts at the sign of `t_i`, then `for j in 0..m`): the differentiation source gives the loop
+/// an entry block of its own, so the reversed loop counts itself down and the edge the `if`
+/// took is recorded once per entry. Per inner iteration only the running power `t_i^j` (no
+/// derivative flows into it, but the pullback multiplies by it) is recorded — 24 bytes before.
+#[test]
+fn a_loop_entered_from_an_if_records_only_its_values_per_iteration() {
+    let source = include_str!("../../gradbench/models/llsq.rs").replace("fn llsq(", "fn f(");
+    let lowered = jitdiff::front::lower_source(&source).unwrap();
+    let text = jitdiff::ir::print_module(&lowered);
+    for (m, n) in [(4usize, 9i64), (8, 20)] {
+        let x = inputs(m);
+        let (value, reverse, tape, forward) = both_modes(&text, &x, n);
+        // 1/2 Σ_i r_i², r_i = s(t_i) - Σ_j x_j t_i^j: d/dx_j = -Σ_i r_i t_i^j.
+        let t = |i: i64| -1.0 + i as f64 * 2.0 / (n as f64 - 1.0);
+        let r = |i: i64| {
+            t(i).signum() * (t(i) != 0.0) as u8 as f64 - (0..m).map(|j| x[j] * t(i).powi(j as i32)).sum::<f64>()
+        };
+        let closed: Vec<f64> = (0..m).map(|j| -(0..n).map(|i| r(i) * t(i).powi(j as i32)).sum::<f64>()).collect();
+        assert!((value - 0.5 * (0..n).map(|i| r(i) * r(i)).sum::<f64>()).abs() <= 1e-12 * value.abs().max(1.0));
+        assert_close(&reverse, &forward, "llsq");
+        assert_close(&reverse, &closed, "llsq against the closed form");
+        let (m, n) = (m as usize, n as usize);
+        // 8 bytes per inner iteration, a few entries per outer one (the edge taken, the inner
+        // loop's end, the residual) and per call.
+        assert!(tape <= 8 * n * m + 8 * 4 * n + 64, "m = {m}, n = {n}: {tape} bytes");
+    }
+}
