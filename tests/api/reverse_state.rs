@@ -337,7 +337,7 @@ fn a_loop_entered_from_an_if_records_only_its_values_per_iteration() {
         assert!((value - 0.5 * (0..n).map(|i| r(i) * r(i)).sum::<f64>()).abs() <= 1e-12 * value.abs().max(1.0));
         assert_close(&reverse, &forward, "llsq");
         assert_close(&reverse, &closed, "llsq against the closed form");
-        let (m, n) = (m as usize, n as usize);
+        let n = n as usize;
         // 8 bytes per inner iteration, a few entries per outer one (the edge taken, the inner
         // loop's end, the residual) and per call.
         assert!(tape <= 8 * n * m + 8 * 4 * n + 64, "m = {m}, n = {n}: {tape} bytes");
