@@ -38,6 +38,22 @@ pub struct ControlFlow {
     dom_interval: Vec<(u32, u32)>,
 }
 
+/// Does some block jump to itself or to a block before it? Every cycle has such an edge (block
+/// indices cannot increase all the way round), so without one `f` has no loop and a pass can
+/// skip its loop analyses.
+///
+/// ```
+/// use jitdiff_ir::{analysis::has_back_edge, parse_module};
+/// let m = parse_module("func @f(x: f64) -> f64 {\nentry:\n    ret x\n}").unwrap();
+/// assert!(!has_back_edge(&m.functions[0]));
+/// ```
+pub fn has_back_edge(f: &Function) -> bool {
+    f.blocks
+        .iter()
+        .enumerate()
+        .any(|(b, data)| data.term.as_ref().is_some_and(|t| t.successors().iter().any(|c| c.block.index() <= b)))
+}
+
 impl ControlFlow {
     /// Analyse `func`. Jumps to blocks that do not exist are ignored (the verifier reports them).
     pub fn new(func: &Function) -> ControlFlow {

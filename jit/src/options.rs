@@ -64,12 +64,7 @@ pub(crate) fn compile_size(f: &jitdiff_ir::Function) -> usize {
 /// and GradBench program (at most 21 per function), add next to nothing; a nest deeper than
 /// about 20 crosses the threshold on its own.
 fn nesting_cost(f: &jitdiff_ir::Function) -> usize {
-    let has_back_edge = f
-        .blocks
-        .iter()
-        .enumerate()
-        .any(|(b, data)| data.term.as_ref().is_some_and(|t| t.successors().iter().any(|c| c.block.index() <= b)));
-    if !has_back_edge {
+    if !jitdiff_ir::analysis::has_back_edge(f) {
         return 0;
     }
     let cfg = jitdiff_ir::analysis::ControlFlow::new(f);

@@ -1,7 +1,7 @@
 //! Redundant loop counters: an induction variable that steps in lockstep with another.
 
 use crate::Imm;
-use crate::analysis::{ControlFlow, LoopBody, NaturalLoop};
+use crate::analysis::{ControlFlow, LoopBody, NaturalLoop, has_back_edge};
 use crate::function::{Block, Function, InstData, Terminator, Value};
 use crate::opcode::{CondCode, Opcode};
 use crate::types::Type;
@@ -87,15 +87,6 @@ pub fn eliminate_counters(func: &mut Function) {
         // taking a kept variable for a counter of a removed one.
         super::dce(func);
     }
-}
-
-/// Does some block jump to itself or to a block before it? Every cycle has such an edge (indices
-/// cannot increase all the way round), so without one the function has no loop.
-fn has_back_edge(func: &Function) -> bool {
-    func.blocks
-        .iter()
-        .enumerate()
-        .any(|(b, data)| data.term.as_ref().is_some_and(|t| t.successors().iter().any(|call| call.block.index() <= b)))
 }
 
 /// Where each value is defined: the block and, for instruction results, the instruction.
