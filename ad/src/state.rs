@@ -5,7 +5,8 @@
 //! A reversed block gets each value it needs in one of four ways, cheapest first:
 //!
 //! - a **constant** is re-created (`100` in Rosenbrock's `100 * v^2`), and so is a data table
-//!   (`table @y`, constant too);
+//!   (`table @y`, constant too) and what a pure instruction computes from constants alone
+//!   (the partial `1 / 6` of `x / 6`, folded at derivation time);
 //! - a **recomputed** value: a cheap pure instruction of the same block (float and integer
 //!   arithmetic, comparisons, `select`, `len`, and loads from a *stable* slice — a `slice`
 //!   parameter nothing can write while the forward function and its pullback run, or a data
@@ -39,7 +40,8 @@ pub(super) use exits::ExitPlan;
 
 use super::loops::{ExitTest, Induction, Loops, Step};
 use jitdiff_ir::analysis::ControlFlow;
-use jitdiff_ir::{Block, Function, Imm, InstData, Opcode, Type, Value};
+use jitdiff_ir::interp::eval_pure;
+use jitdiff_ir::{Block, Function, Imm, InstData, Opcode, RuntimeValue, Type, Value};
 use jitdiff_rules::{BlockEmitter, Emit};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -133,6 +135,10 @@ pub(super) struct StatePlan {
     pub exits: Vec<ExitPlan>,
     /// The type of every parameter and of every value in `defs`.
     types: HashMap<Value, Type>,
+    /// Values of pure instructions whose operands are all constants, as the constant
+    /// instruction that re-creates each: the reciprocal `1 / 6` that the rule of `x / 6` computes
+    /// in a loop body is re-created by the pullback, not pushed on every iteration.
+    folded: HashMap<Value, (Opcode, Imm)>,
 }
 
 /// A tentative recomputation: what it would add to the block's state.
@@ -230,6 +236,7 @@ impl StatePlan {
             containing,
             exits: vec![ExitPlan::default(); loops.loops.len()],
             types: fwd.params.iter().map(|&p| (p, fwd.ty(p))).collect(),
+            folded: HashMap::default(),
         }
     }
 
@@ -241,6 +248,9 @@ impl StatePlan {
             self.types.insert(p, fwd.ty(p));
         }
         for inst in &fwd.block(b).insts {
+            if let Some(constant) = self.fold(inst) {
+                self.folded.insert(inst.results[0], constant);
+            }
             for &r in &inst.results {
                 self.defs.insert(r, inst.clone());
                 self.def_block.insert(r, b);
@@ -380,11 +390,37 @@ impl StatePlan {
     }
 
     /// A constant the pullback re-creates rather than gets back: `fconst`, `iconst`, `bconst`,
-    /// and `table` (a table is constant data).
+    /// `table` (a table is constant data), and what a pure instruction computes from constants
+    /// (see `folded`).
     fn is_constant(&self, v: Value) -> bool {
-        self.defs
-            .get(&v)
-            .is_some_and(|i| matches!(i.op, Opcode::FConst | Opcode::IConst | Opcode::BConst | Opcode::Table))
+        self.folded.contains_key(&v)
+            || self
+                .defs
+                .get(&v)
+                .is_some_and(|i| matches!(i.op, Opcode::FConst | Opcode::IConst | Opcode::BConst | Opcode::Table))
+    }
+
+    /// The constant `inst` computes, when it is a pure instruction of one result whose operands
+    /// are constants (evaluated as the interpreter does, so the re-created value is the same
+    /// bit for bit; nothing that fails, such as an integer division by zero, is folded).
+    fn fold(&self, inst: &InstData) -> Option<(Opcode, Imm)> {
+        if inst.results.len() != 1 || inst.args.is_empty() || inst.op.has_side_effects() {
+            return None;
+        }
+        let operands = inst
+            .args
+            .iter()
+            .map(|&a| {
+                let (op, imm) = self.constant(a)?;
+                match (op, imm) {
+                    (Opcode::FConst, Imm::F64(x)) => Some(RuntimeValue::F64(x)),
+                    (Opcode::IConst, Imm::I64(x)) => Some(RuntimeValue::I64(x)),
+                    (Opcode::BConst, Imm::Bool(x)) => Some(RuntimeValue::Bool(x)),
+                    _ => None,
+                }
+            })
+            .collect::<Option<Vec<_>>>()?;
+        eval_pure(inst.op, &inst.imm, &operands)?.as_constant()
     }
 
     /// A cheap pure instruction of block `b` whose replay gives the same value.
@@ -434,6 +470,9 @@ impl StatePlan {
 
     /// The constant instruction defining `v`, if any.
     pub fn constant(&self, v: Value) -> Option<(Opcode, Imm)> {
+        if let Some(&folded) = self.folded.get(&v) {
+            return Some(folded);
+        }
         self.defs.get(&v).filter(|_| self.is_constant(v)).map(|i| (i.op, i.imm))
     }
 

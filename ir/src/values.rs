@@ -2,6 +2,8 @@
 //! own their data) and [`RuntimeValue`] (a result), shared by the interpreter, the JIT's safe
 //! handles and extern closures.
 
+use crate::function::Imm;
+use crate::opcode::Opcode;
 use crate::types::Type;
 use std::fmt;
 
@@ -71,6 +73,25 @@ impl RuntimeValue {
             RuntimeValue::I64(_) => Some(Type::I64),
             RuntimeValue::Bool(_) => Some(Type::Bool),
             RuntimeValue::Vector(v) => u8::try_from(v.len()).ok().and_then(Type::vector),
+        }
+    }
+    /// The constant instruction (`fconst`, `iconst` or `bconst` with its immediate) that
+    /// re-creates this value bit for bit, if one does: not a vector (there is no vector
+    /// constant), nor a NaN with a payload other than the canonical one (the text form and
+    /// the JIT's constants know only that NaN).
+    ///
+    /// ```
+    /// use jitdiff_ir::{Imm, Opcode, RuntimeValue};
+    /// assert_eq!(RuntimeValue::F64(0.5).as_constant(), Some((Opcode::FConst, Imm::F64(0.5))));
+    /// assert_eq!(RuntimeValue::Vector(vec![1.0, 2.0]).as_constant(), None);
+    /// ```
+    pub fn as_constant(&self) -> Option<(Opcode, Imm)> {
+        match *self {
+            RuntimeValue::F64(x) if x.is_nan() && x.to_bits() != f64::NAN.to_bits() => None,
+            RuntimeValue::F64(x) => Some((Opcode::FConst, Imm::F64(x))),
+            RuntimeValue::I64(x) => Some((Opcode::IConst, Imm::I64(x))),
+            RuntimeValue::Bool(x) => Some((Opcode::BConst, Imm::Bool(x))),
+            RuntimeValue::Vector(_) => None,
         }
     }
     /// A short description of the kind of value, for error messages.

@@ -2,7 +2,7 @@
 
 use super::{Aliases, remove_marked};
 use crate::analysis::ControlFlow;
-use crate::function::{Function, Imm, InstData, Terminator, Value};
+use crate::function::{Function, InstData, Terminator, Value};
 use crate::interp::{RuntimeValue, eval_pure};
 use crate::opcode::Opcode;
 
@@ -70,7 +70,7 @@ pub fn fold_constants(func: &mut Function) {
             let operands: Option<Vec<RuntimeValue>> =
                 inst.args.iter().map(|a| known.get(a.index()).cloned().flatten()).collect();
             let Some(value) = operands.and_then(|ops| eval_pure(inst.op, &inst.imm, &ops)) else { continue };
-            if let Some(constant) = as_constant(&value) {
+            if let Some(constant) = value.as_constant() {
                 *inst = InstData {
                     op: constant.0,
                     args: smallvec::smallvec![],
@@ -124,18 +124,5 @@ fn identity(inst: &InstData, known: &[Option<RuntimeValue>]) -> Option<Value> {
         (Opcode::IMul, &[x, y]) if is(y, &one) => Some(x),
         (Opcode::IMul, &[x, y]) if is(x, &one) => Some(y),
         _ => None,
-    }
-}
-
-/// The constant instruction producing `value`, for scalars. A NaN other than the canonical one
-/// (e.g. the negative NaN x86 makes for `inf * 0`) is not materialised: the text format spells
-/// every NaN `NaN`, so such a constant would not survive printing and parsing bit-exactly.
-fn as_constant(value: &RuntimeValue) -> Option<(Opcode, Imm)> {
-    match *value {
-        RuntimeValue::F64(x) if x.is_nan() && x.to_bits() != f64::NAN.to_bits() => None,
-        RuntimeValue::F64(x) => Some((Opcode::FConst, Imm::F64(x))),
-        RuntimeValue::I64(x) => Some((Opcode::IConst, Imm::I64(x))),
-        RuntimeValue::Bool(x) => Some((Opcode::BConst, Imm::Bool(x))),
-        RuntimeValue::Vector(_) => None,
     }
 }
