@@ -131,6 +131,59 @@ impl Activity {
     pub fn is_active(&self, v: Value) -> bool {
         self.active.contains(&v)
     }
+
+    /// For reverse mode: keep active only the values whose cotangent can be non-zero — those
+    /// that reach a returned value, a stored value, a call or another side effect through
+    /// differentiable operations. The others (a float loaded only to be converted to an index
+    /// with `ftoi`, `sin x` feeding only a comparison) become inactive, so the pullback
+    /// neither reverses them nor records their partials or load indices. Parameters and slices
+    /// stay as they are (their differentials are the pullback's interface).
+    pub fn keep_useful(mut self, func: &Function) -> Activity {
+        let mut useful: HashSet<Value> = HashSet::default();
+        for block in &func.blocks {
+            for inst in block.insts.iter().filter(|i| i.op.has_side_effects()) {
+                useful.extend(inst.args.iter().filter(|a| self.active.contains(a)));
+            }
+            if let Some(Terminator::Return(values)) = &block.term {
+                useful.extend(values.iter().filter(|v| self.active.contains(v)));
+            }
+        }
+        // Backward data flow to a fixpoint: an instruction whose result is useful makes its
+        // active operands useful, a useful block parameter the arguments jumps pass to it.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for block in func.blocks.iter().rev() {
+                if let Some(term) = &block.term {
+                    let calls = match term {
+                        Terminator::Jump(c) => vec![c],
+                        Terminator::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+                        Terminator::Return(_) => vec![],
+                    };
+                    for call in calls {
+                        let params = &func.block(call.block).params;
+                        for (&arg, param) in call.args.iter().zip(params) {
+                            if useful.contains(param) && self.active.contains(&arg) && useful.insert(arg) {
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+                for inst in block.insts.iter().rev() {
+                    if inst.results.iter().any(|r| useful.contains(r)) {
+                        for &a in &inst.args {
+                            if self.active.contains(&a) && useful.insert(a) {
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let params: HashSet<Value> = func.params.iter().copied().collect();
+        self.active.retain(|v| useful.contains(v) || params.contains(v) || !func.ty(*v).is_float_like());
+        self
+    }
 }
 
 /// Would an instruction with these operands produce active results?
@@ -173,4 +226,37 @@ pub fn tape_users(module: &Module) -> HashSet<FuncId> {
         }
     }
     users
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Activity;
+    use jitdiff_ir::{Value, parse_module};
+
+    #[test]
+    fn values_whose_cotangent_is_zero_are_not_kept() {
+        let src = "func @f(x: f64, a: mslice) -> f64 {\nentry:\n    s = sin x\n    z = fconst 0.0\n    c = fcmp gt s, z\n    i = iconst 0\n    t = load a, i\n    k = ftoi t\n    y = fmul x, x\n    r = select c, y, x\n    jump next(r, s)\nnext(p: f64, q: f64):\n    ret p\n}\n";
+        let m = parse_module(src).unwrap();
+        let f = &m.functions[0];
+        let defined: Vec<Value> = f
+            .params
+            .iter()
+            .copied()
+            .chain(
+                f.blocks.iter().flat_map(|b| b.params.iter().chain(b.insts.iter().flat_map(|i| &i.results))).copied(),
+            )
+            .collect();
+        let value = |name: &str| {
+            *defined.iter().find(|v| f.values[v.index()].name.as_deref() == Some(name)).expect("a named value")
+        };
+        let all = Activity::analyse(f, &[true, true]);
+        assert!(["s", "t", "q", "y", "r", "p"].iter().all(|v| all.is_active(value(v))));
+        let useful = all.keep_useful(f);
+        for v in ["s", "t", "q"] {
+            assert!(!useful.is_active(value(v)), "{v} reaches no result");
+        }
+        for v in ["x", "a", "y", "r", "p"] {
+            assert!(useful.is_active(value(v)), "{v} reaches the result or is a parameter");
+        }
+    }
 }

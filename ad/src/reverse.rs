@@ -414,7 +414,7 @@ impl Deriver<'_> {
         let pb_id = self.out.push_function(pullback);
         self.cache.insert(key, (fwd_id, pb_id));
 
-        let activity = Activity::analyse(source, wrt);
+        let activity = Activity::analyse(source, wrt).keep_useful(source);
         let forward = self.build_forward(id, fwd_id, &activity, stable)?;
         let pullback = self.build_pullback(source, pb_id, wrt, stable, &activity, &forward);
         let mut fwd = forward.func;
@@ -758,7 +758,8 @@ impl Deriver<'_> {
             v
         };
         match inst.op {
-            Opcode::Load if active[0] => Ok(Plan::Load { index: need(args[1]) }),
+            // A load whose value reaches no result (an index read as a float) has no cotangent.
+            Opcode::Load if active[0] && activity.is_active(inst.results[0]) => Ok(Plan::Load { index: need(args[1]) }),
             Opcode::Store if active[0] => Ok(Plan::Store { index: need(args[1]), value_active: active[2] }),
             Opcode::Store if active[2] => Err(AdError::StoreIntoInactiveSlice {
                 func: func.into(),
