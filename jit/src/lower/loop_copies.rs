@@ -316,6 +316,17 @@ impl Planner<'_> {
                     None => break,
                 }
             }
+            // Leaving loops may have climbed above the value's definition: a parameter of an
+            // exit block that is itself in another loop (the loop after this one, entered from
+            // both copies of a versioned loop) has no place to be copied.
+            let defined_at = match func.dfg.value_def(v) {
+                ValueDef::Result(def, _) => func.layout.inst_block(def),
+                ValueDef::Param(b, _) => Some(b),
+                _ => None,
+            };
+            if !defined_at.is_some_and(|d| self.domtree.block_dominates(d, at)) {
+                continue;
+            }
             if loops.is_in_loop(at, lp) || !self.kept_across_call(at, &outside) {
                 continue;
             }
