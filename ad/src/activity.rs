@@ -108,12 +108,7 @@ impl Activity {
                     }
                 }
                 if let Some(term) = &block.term {
-                    let calls = match term {
-                        Terminator::Jump(c) => vec![c],
-                        Terminator::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
-                        Terminator::Return(_) => vec![],
-                    };
-                    for call in calls {
+                    for call in term.successors() {
                         let params = &func.block(call.block).params;
                         for (&arg, &param) in call.args.iter().zip(params) {
                             if active.contains(&arg) && func.ty(param).is_float_like() && active.insert(param) {
@@ -155,12 +150,7 @@ impl Activity {
             changed = false;
             for block in func.blocks.iter().rev() {
                 if let Some(term) = &block.term {
-                    let calls = match term {
-                        Terminator::Jump(c) => vec![c],
-                        Terminator::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
-                        Terminator::Return(_) => vec![],
-                    };
-                    for call in calls {
+                    for call in term.successors() {
                         let params = &func.block(call.block).params;
                         for (&arg, param) in call.args.iter().zip(params) {
                             if useful.contains(param) && self.active.contains(&arg) && useful.insert(arg) {
