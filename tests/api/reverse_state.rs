@@ -382,3 +382,42 @@ fn partials_computed_from_constants_are_not_recorded() {
         assert!(tape <= 8 * 4 * n * s + 8 * 12 * s + 64, "n = {n}, s = {s}: {tape} bytes");
     }
 }
+
+/// A float read from a differentiated slice only to become an index (`c[cj] as usize` in
+/// GradBench det's linked list of columns) has no cotangent, so reverse mode neither reverses
+/// the load nor records its index: per loop iteration det by minors records 5 entries (the
+/// column and the one before it, the minor and the entry it multiplies, the branch taken), 6
+/// before; per leaf call 4, per other call 6. The gradient is checked against forward mode and,
+/// for ℓ = 3, against the cofactor matrix.
+#[test]
+fn values_read_only_as_indices_are_not_recorded() {
+    use jitdiff::args;
+    let module = jitdiff::front::lower_source(include_str!("../../gradbench/models/det.rs")).unwrap();
+    let reverse = GradientFn::builder(&module, "det").wrt(["a"]).gradient_mode(GradientMode::Reverse).build().unwrap();
+    let forward = ForwardFn::builder(&module, "det").wrt(["a"]).width(4).build().unwrap();
+    for ell in [3usize, 5] {
+        let a = inputs(ell * ell);
+        let (mut r, mut c) = (vec![0.0; ell + 1], vec![0.0; ell + 1]);
+        let mut grad = vec![0.0; ell * ell];
+        let value = reverse.value_and_grad(&mut args![&a, ell, &mut r, &mut c], &mut grad).unwrap();
+        let tape = reverse.tape_bytes();
+        let jacobian = forward.jacobian(&mut args![&a, ell, &mut r, &mut c]).unwrap();
+        assert_close(&grad, &jacobian.data[..ell * ell], "det");
+        if ell == 3 {
+            let m = |i: usize, j: usize| a[i * 3 + j];
+            let det = m(0, 0) * (m(1, 1) * m(2, 2) - m(1, 2) * m(2, 1))
+                - m(0, 1) * (m(1, 0) * m(2, 2) - m(1, 2) * m(2, 0))
+                + m(0, 2) * (m(1, 0) * m(2, 1) - m(1, 1) * m(2, 0));
+            assert!((value - det).abs() <= 1e-12);
+            // d det / d a_00 = a_11 a_22 - a_12 a_21.
+            assert!((grad[0] - (m(1, 1) * m(2, 2) - m(1, 2) * m(2, 1))).abs() <= 1e-12);
+        }
+        // Calls with m columns left: ℓ! / m!, each running m iterations when m ≥ 2.
+        let factorial = |k: usize| (1..=k).product::<usize>();
+        let calls = |m: usize| factorial(ell) / factorial(m);
+        let iterations: usize = (2..=ell).map(|m| calls(m) * m).sum();
+        let inner_calls: usize = (2..=ell).map(calls).sum();
+        let bound = 8 * (5 * iterations + 4 * calls(1) + 6 * inner_calls) + 64;
+        assert!(tape <= bound, "ell = {ell}: {tape} bytes, at most {bound} expected");
+    }
+}
