@@ -3,10 +3,11 @@
 
 use crate::error::{Result, invalid, unsupported};
 use crate::expr::type_error;
-use crate::iter::{Adapter, Chain, Item, Plan, parse_chain};
+use crate::iter::{Adapter, Chain, Item, Plan, closure_or_function, parse_chain};
 use crate::lower::{LoopCtx, Lowered, Lowerer, Operand};
 use crate::types::{IntKind, Ty};
 use jitdiff_ir::{CondCode, Opcode, Value};
+use std::borrow::Cow;
 use syn::spanned::Spanned;
 
 /// What the loop does with each item.
@@ -21,11 +22,11 @@ enum Consumer<'e> {
     },
     Fold {
         init: &'e syn::Expr,
-        closure: &'e syn::ExprClosure,
+        closure: Cow<'e, syn::ExprClosure>,
     },
     Count,
     /// `for_each(|v| ...)`: the closure applied to each item, for its effects.
-    ForEach(&'e syn::ExprClosure),
+    ForEach(Cow<'e, syn::ExprClosure>),
 }
 
 impl Lowerer<'_> {
@@ -66,10 +67,10 @@ impl Lowerer<'_> {
             }
             "fold" => {
                 arity(2)?;
-                let syn::Expr::Closure(closure) = &m.args[1] else {
+                let Some(closure) = closure_or_function(&m.args[1], 2) else {
                     return Err(unsupported(
                         m.args[1].span(),
-                        "`fold` calls without a closure written in place",
+                        "`fold` calls without a closure written in place or a function's name",
                         "write the closure in the call: `.fold(0.0, |acc, v| acc + v)`",
                     ));
                 };
@@ -81,10 +82,10 @@ impl Lowerer<'_> {
             }
             "for_each" => {
                 arity(1)?;
-                let syn::Expr::Closure(closure) = &m.args[0] else {
+                let Some(closure) = closure_or_function(&m.args[0], 1) else {
                     return Err(unsupported(
                         m.args[0].span(),
-                        "`for_each` calls without a closure written in place",
+                        "`for_each` calls without a closure written in place or a function's name",
                         "write the closure in the call: `.for_each(|v| total += v)`",
                     ));
                 };

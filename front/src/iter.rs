@@ -3,6 +3,10 @@
 //! (`enumerate`, `zip`, `rev`, `step_by`, `skip`, `take`, `copied`, `cloned`) and the value
 //! adapters (`map`, `filter`, with closures).
 //!
+//! A closure argument may also be a function named by its path (`.map(f64::exp)`,
+//! `.fold(f64::NEG_INFINITY, f64::max)`, `.map(square)`): it is lowered as the closure that calls
+//! it (`|v| f64::exp(v)`), see [`closure_or_function`].
+//!
 //! A chain becomes one counted loop. A plain forward range (optionally with a literal
 //! `step_by`) counts with the range's own value; every other chain counts `k` from 0 to the
 //! number of items, computed before the loop, and computes item `k` from it: `rev` reads item
@@ -13,6 +17,7 @@ use crate::lower::{Lowerer, Operand};
 use crate::types::{IntKind, Ty};
 use crate::views::{Chunking, View};
 use jitdiff_ir::{CondCode, Opcode, Value};
+use std::borrow::Cow;
 use syn::spanned::Spanned;
 
 /// The structural part of a chain, as written.
@@ -45,8 +50,8 @@ pub(crate) enum Source<'e> {
 
 /// A value adapter, applied to each item in order.
 pub(crate) enum Adapter<'e> {
-    Map(&'e syn::ExprClosure),
-    Filter(&'e syn::ExprClosure),
+    Map(Cow<'e, syn::ExprClosure>),
+    Filter(Cow<'e, syn::ExprClosure>),
 }
 
 /// A parsed chain: source, then adapters in application order.
@@ -107,14 +112,36 @@ pub(crate) fn parse_chain(expr: &syn::Expr) -> Result<Chain<'_>> {
     Ok(Chain { source: parse_source(at)?, adapters })
 }
 
-fn closure_arg(m: &syn::ExprMethodCall) -> Result<&syn::ExprClosure> {
-    match (m.args.len(), m.args.first()) {
-        (1, Some(syn::Expr::Closure(c))) => Ok(c),
+fn closure_arg(m: &syn::ExprMethodCall) -> Result<Cow<'_, syn::ExprClosure>> {
+    match (m.args.len(), m.args.first().and_then(|arg| closure_or_function(arg, 1))) {
+        (1, Some(closure)) => Ok(closure),
         _ => Err(unsupported(
             m.span(),
-            format!("`{}` calls without one closure written in place", m.method),
+            format!("`{}` calls without one closure written in place or a function's name", m.method),
             format!("write the closure in the call: `.{}(|v| ...)`", m.method),
         )),
+    }
+}
+
+/// The closure an iterator method is given: a closure written in place, or a function named by
+/// a path (`f64::max`, `square`), which is the closure of `arity` parameters calling it —
+/// `|a, b| f64::max(a, b)` — with the path's span, so errors point at it. `None` for anything
+/// else.
+pub(crate) fn closure_or_function(arg: &syn::Expr, arity: usize) -> Option<Cow<'_, syn::ExprClosure>> {
+    match arg {
+        syn::Expr::Closure(closure) => Some(Cow::Borrowed(closure)),
+        syn::Expr::Paren(inner) => closure_or_function(&inner.expr, arity),
+        syn::Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty() => {
+            let span = path.span();
+            let function = &path.path;
+            let closure: syn::ExprClosure = match arity {
+                1 => syn::parse_quote_spanned!(span=> |item__| #function(item__)),
+                2 => syn::parse_quote_spanned!(span=> |accumulator__, item__| #function(accumulator__, item__)),
+                _ => return None,
+            };
+            Some(Cow::Owned(closure))
+        }
+        _ => None,
     }
 }
 

@@ -355,6 +355,17 @@ dual! { CONSUMERS:
         let e = [1.0; 4];
         e.iter().skip(4).sum()
     }
+    fn square(v: f64) -> f64 {
+        v * v
+    }
+    // Functions named where a closure goes: `f64::max` as `|a, b| f64::max(a, b)`.
+    fn named_functions(x: &[f64]) -> f64 {
+        let top = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let bottom = x.iter().copied().fold(f64::INFINITY, f64::min);
+        let exps: f64 = x.iter().copied().map(f64::exp).sum();
+        let squares: f64 = x.iter().copied().map(square).filter(|v| *v > 0.5).sum();
+        top - bottom + exps + squares + x.iter().copied().map(f64::abs).fold(0.0, f64::max)
+    }
 }
 
 #[test]
@@ -368,6 +379,7 @@ fn sum_map_fold_filter_count() {
         same!(m, sum_sq(&x[..]));
         same!(m, prod(&x[..]));
         same!(m, folded(&x[..], &y[..], 0.25));
+        same!(m, named_functions(&x[..]));
         same!(m, positives(&x[..]));
         same!(m, int_sum(n));
     }

@@ -349,6 +349,20 @@ fn f() -> f64 {
         r#"2:5: `!` on `usize` values (the result is above `i64::MAX`, which the IR cannot hold) are not supported; use `^` with the mask you need, or a signed type"#,
     ),
     (
+        "map_of_a_number",
+        r#"fn f(x: &[f64]) -> f64 {
+    x.iter().map(2.0).sum::<f64>()
+}"#,
+        r#"2:5: `map` calls without one closure written in place or a function's name are not supported; write the closure in the call: `.map(|v| ...)`"#,
+    ),
+    (
+        "fold_with_a_number",
+        r#"fn f(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, 1.0)
+}"#,
+        r#"2:24: `fold` calls without a closure written in place or a function's name are not supported; write the closure in the call: `.fold(0.0, |acc, v| acc + v)`"#,
+    ),
+    (
         "iter_unconsumed",
         r#"fn f(x: &[f64]) -> f64 {
     let it = x.iter();
