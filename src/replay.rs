@@ -29,6 +29,7 @@ pub(crate) fn describe(fault: &Fault) -> String {
         }
         Fault::AllocFailed { len, .. } => format!("alloc of length {len} failed (the length must be >= 0 and the memory available)"),
         Fault::ExternFailed { name, message, .. } => format!("extern @{name} failed: {message}"),
+        Fault::Panic { .. } => "explicit panic (`panic!`, `unreachable!` or a failed `assert!`)".into(),
     }
 }
 

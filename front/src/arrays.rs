@@ -16,6 +16,11 @@ const UNROLLED_FILL: i64 = 16;
 impl Lowerer<'_> {
     /// A macro call as an expression: `vec![...]` is a local array; any other is an error.
     pub(crate) fn lower_macro(&mut self, mac: &syn::Macro) -> Result<Lowered> {
+        if let Some(name) = mac.path.get_ident().map(crate::types::name_of)
+            && crate::panics::PANIC_MACROS.contains(&name.as_str())
+        {
+            return self.lower_panic_macro(mac, &name);
+        }
         if !mac.path.is_ident("vec") {
             return Err(crate::expr::macro_error(mac));
         }

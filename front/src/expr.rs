@@ -415,9 +415,6 @@ pub(crate) fn macro_error(mac: &syn::Macro) -> FrontError {
             "use `vec![x; n]` or `vec![a, b, c]` as the value of a `let` (a run-time `n` before any loop or branch)"
                 .to_string()
         }
-        "assert" | "assert_eq" | "debug_assert" | "debug_assert_eq" | "panic" | "unreachable" | "todo" => {
-            "remove it (the IR cannot panic); return a NaN or a flag for invalid input".to_string()
-        }
         _ => format!("remove the `{name}!` call (the IR has no I/O or text)"),
     };
     unsupported(mac.span(), format!("macros such as `{name}!`"), instead)

@@ -51,6 +51,7 @@ mod module;
 mod nested;
 mod operators;
 mod overload;
+mod panics;
 mod scope;
 mod ssa;
 mod stmt;

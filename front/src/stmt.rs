@@ -27,7 +27,12 @@ impl Lowerer<'_> {
             match stmt {
                 syn::Stmt::Local(local) => self.lower_let(local)?,
                 syn::Stmt::Item(item) => return Err(item_in_body(item)),
-                syn::Stmt::Macro(m) => return Err(crate::expr::macro_error(&m.mac)),
+                syn::Stmt::Macro(m) => {
+                    let v = self.lower_macro(&m.mac)?;
+                    if is_tail && m.semi_token.is_none() {
+                        value = v;
+                    }
+                }
                 syn::Stmt::Expr(e, semi) => {
                     let tail = is_tail && semi.is_none();
                     let v = self.lower_expr(e, if tail { expect } else { None })?;

@@ -78,6 +78,12 @@ pub enum Fault {
         /// The requested length.
         len: i64,
     },
+    /// A `trap`: the source's `panic!`, `unreachable!` or a failed `assert!`.
+    #[error("explicit panic (`panic!`, `unreachable!` or a failed `assert!`) at {site}")]
+    Panic {
+        /// The `trap`.
+        site: Site,
+    },
     /// An extern implementation reported an error, panicked, or returned values of the wrong
     /// kinds.
     #[error("extern @{name} failed at {site}: {message}")]
@@ -101,6 +107,7 @@ impl Fault {
             Fault::TapeUnderflow { .. } => "TapeUnderflow",
             Fault::TapeAllocation { .. } => "TapeAllocation",
             Fault::AllocFailed { .. } => "AllocFailed",
+            Fault::Panic { .. } => "Panic",
             Fault::ExternFailed { .. } => "ExternFailed",
         }
     }
@@ -112,6 +119,7 @@ impl Fault {
             | Fault::CallDepthExceeded { site }
             | Fault::TapeUnderflow { site }
             | Fault::TapeAllocation { site }
+            | Fault::Panic { site }
             | Fault::AllocFailed { site, .. }
             | Fault::ExternFailed { site, .. } => site,
         }

@@ -76,6 +76,8 @@ pub enum Shape {
     TapeSplit,
     /// `(i64) -> ()`: drop the entries from the cursor on and move the cursor to the operand.
     TapeRejoin,
+    /// `() -> ()`: always fails (the source's `panic!`, a failed `assert!`).
+    Trap,
 }
 
 /// The numeric semantics of a float primitive: the function the interpreter evaluates and the
@@ -212,6 +214,7 @@ op_table! {
     TPop => "tpop", TapePop, N, "`x = tpop.T`: move the tape's read cursor back one entry and read it as `T`; reading before the start is an error. Entries stay, so a pullback can be run again.";
     TSplit => "tsplit", TapeSplit, N, "`c = tsplit`: return the read cursor and move it to the end of the tape, so that what is pushed next and popped again (a checkpointed segment, recomputed in a pullback) lies above the entries still to be read. Paired with `trejoin c`.";
     TRejoin => "trejoin", TapeRejoin, N, "`trejoin c`: drop the entries from the read cursor on (the segment pushed and popped since `c = tsplit`) and move the cursor back to `c`; `c` above the cursor is an error (underflow).";
+    Trap => "trap", Trap, N, "`trap`: stop with an error (a `Panic` fault at this instruction) — the Rust front end's `panic!`, `unreachable!` and failed `assert!`. Never removed, moved or merged; derivatives stop at the same point.";
 }
 
 impl Opcode {
@@ -247,6 +250,7 @@ impl Opcode {
                 | Opcode::TSplit
                 | Opcode::TRejoin
                 | Opcode::Alloc
+                | Opcode::Trap
         )
     }
     /// Does native code compute it by calling a library function (`exp`, `tanh`, `pow`, ...)?
@@ -279,6 +283,7 @@ impl Opcode {
                 | Opcode::TPush
                 | Opcode::TPop
                 | Opcode::TRejoin
+                | Opcode::Trap
         )
     }
     /// The result type of a pure, non-call instruction given its argument types and immediate,
@@ -378,6 +383,7 @@ impl Opcode {
             },
             TapeSplit => arity_ok(0).then_some(Some(Type::I64))?,
             TapeRejoin => (arity_ok(1) && t(0)? == Type::I64).then_some(None)?,
+            Trap => arity_ok(0).then_some(None)?,
             Call => return None,
         })
     }

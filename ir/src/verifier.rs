@@ -798,7 +798,7 @@ fn shape_description(shape: Shape) -> &'static str {
         Shape::TapePop | Shape::TapeSplit => "no operands",
         Shape::TapeRejoin => "one i64 operand (the cursor `tsplit` returned)",
         Shape::Alloc => "one i64 operand (the length)",
-        Shape::Table => "no operands",
+        Shape::Table | Shape::Trap => "no operands",
     }
 }
 

@@ -434,6 +434,7 @@ impl CompiledFn {
             (SiteKind::CallDepthExceeded, _) => Fault::CallDepthExceeded { site: ir_site },
             (SiteKind::TapeUnderflow, _) => Fault::TapeUnderflow { site: ir_site },
             (SiteKind::TapeAllocation, _) => Fault::TapeAllocation { site: ir_site },
+            (SiteKind::Panic, _) => Fault::Panic { site: ir_site },
             (SiteKind::AllocFailed, _) => Fault::AllocFailed { site: ir_site, len: detail[0] as i64 },
             (SiteKind::ShadowLength { shadow, primal, lanes }, _) => {
                 let names = module.functions.get(func).map(|f| &f.param_names[..]).unwrap_or_default();

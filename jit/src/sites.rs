@@ -22,6 +22,8 @@ pub(crate) enum SiteKind {
     ShadowLength { shadow: u32, primal: u32, lanes: u8 },
     /// A closure extern returned an error (its message is in the thread-local extern-error slot).
     ExternFailed,
+    /// A `trap`.
+    Panic,
 }
 
 /// One failure site.

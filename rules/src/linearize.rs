@@ -371,7 +371,7 @@ pub fn linearize(op: Opcode, em: &mut dyn Emit, args: &[Value], result: Value, a
         O::IsZero => return Linearization::NoTangent,
         O::IToF => return Linearization::Zero,
         // A table is constant: no tangent (and no operand to propagate to).
-        O::FToI | O::Len | O::TPush | O::TPop | O::TSplit | O::TRejoin | O::Alloc | O::Table => {
+        O::FToI | O::Len | O::TPush | O::TPop | O::TSplit | O::TRejoin | O::Alloc | O::Table | O::Trap => {
             return Linearization::NoTangent;
         }
         O::Load | O::Store | O::VLoad | O::VStore | O::Splat | O::Extract | O::Insert | O::Call => {

@@ -146,3 +146,68 @@ exit:
     assert!(message.contains("JitOptions::tape_limit"), "{message}");
     names_no_derived_function(&message);
 }
+
+/// A Rust function that asserts and panics: each panic is a `Panic` fault at the macro's line
+/// and column, in the primal and in every derivative, and an input that passes the checks gets
+/// the same value and gradient as the function without them.
+const CHECKED: &str = "fn f(x: &[f64], n: usize) -> f64 {
+    assert!(x.len() >= n, \"need {} values\", n);
+    assert_eq!(n % 2, 0);
+    debug_assert!(x[100] > 0.0);
+    let mut s = 0.0;
+    for i in 0..n {
+        s += match i % 3 {
+            0 => x[i] * x[i],
+            1 => x[i].sin(),
+            2 => 1.0,
+            _ => unreachable!(),
+        };
+        if s > 1e6 {
+            panic!(\"diverged at {}\", i);
+        }
+    }
+    s
+}";
+
+#[test]
+fn a_panic_in_rust_source_names_its_line_in_every_handle() {
+    use jitdiff::PrimalFn;
+    let lowered = jitdiff::front::lower_source_as_written(CHECKED).unwrap();
+    let module = &lowered.module;
+    let primal = PrimalFn::builder(module, "f").rust_source(&lowered).build().unwrap();
+    let mut gradients = vec![];
+    for mode in [GradientMode::Auto, GradientMode::Reverse] {
+        gradients.push(
+            GradientFn::builder(module, "f").wrt(["x"]).gradient_mode(mode).rust_source(&lowered).build().unwrap(),
+        );
+    }
+    let forward = ForwardFn::builder(module, "f").wrt(["x"]).width(4).rust_source(&lowered).build().unwrap();
+    let hvp = HvpFn::builder(module, "f").wrt(["x"]).rust_source(&lowered).build().unwrap();
+    let expect_panic = |e: Error, line: usize, col: usize| {
+        let message = e.to_string();
+        assert!(matches!(&e, Error::Fault { in_derivative: false, .. }), "{e:?}");
+        assert!(message.starts_with("@f: explicit panic"), "{message}");
+        assert!(message.contains(&format!("at line {line}, column {col}")), "{message}");
+        names_no_derived_function(&message);
+    };
+    let x = [0.5, 1.0, 2.0, 3.0];
+    let big = [2000.0, 1.0, 2.0, 3.0];
+    // (n, x, line and column of the panic): too few values, an odd count, divergence.
+    for (n, x, line, col) in [(6usize, &x, 2, 5), (3, &x, 3, 5), (4, &big, 14, 13)] {
+        expect_panic(primal.call(&mut args![&x[..], n]).unwrap_err(), line, col);
+        for gradient in &gradients {
+            expect_panic(gradient.value_and_grad(&mut args![&x[..], n], &mut [0.0; 4]).unwrap_err(), line, col);
+        }
+        let tangents = vec![1.0; 16];
+        expect_panic(forward.jvp(&mut args![&x[..], n], &[&tangents]).unwrap_err(), line, col);
+        expect_panic(hvp.hvp(&mut args![&x[..], n], &[1.0; 4], &mut [0.0; 4]).unwrap_err(), line, col);
+    }
+    // Checks that pass: s = x0^2 + sin x1 + 1 + x3^2, the debug assertion compiled out.
+    let expected = [2.0 * x[0], x[1].cos(), 0.0, 2.0 * x[3]];
+    for gradient in &gradients {
+        let mut grad = [0.0; 4];
+        let value = gradient.value_and_grad(&mut args![&x[..], 4usize], &mut grad).unwrap();
+        assert_eq!(value, x[0] * x[0] + x[1].sin() + 1.0 + x[3] * x[3]);
+        assert_eq!(grad, expected);
+    }
+}

@@ -721,6 +721,17 @@ impl<'m> Machine<'m> {
                     "the tape (tpush/tpop) under a branch on the differentiated inputs",
                 ));
             }
+            // A `trap` where the inputs may branch around it: the other side's pattern would
+            // have to be merged without this one.
+            Shape::Trap if self.open_forks > 0 => {
+                return Err(unsupported(
+                    func,
+                    block,
+                    index,
+                    "a `trap` (panic) under a branch on the differentiated inputs",
+                ));
+            }
+            Shape::Trap => return Err(Stop::Fault(Fault::Panic { site: at() })),
             Shape::TapeSplit => {
                 let top = self.cursor.min(self.tape.len());
                 self.cursor = self.tape.len();

@@ -132,6 +132,8 @@ enum Kind {
     Branch,
     Loop,
     Name,
+    /// `if c { trap }` (full mode: a run-time error of its own).
+    Trap,
 }
 
 impl<'c> Generator<'c> {
@@ -443,6 +445,7 @@ impl<'c> Generator<'c> {
             (cfg.allow_externs, Kind::Extern, 2),
             (cfg.allow_branches, Kind::Branch, 3),
             (cfg.allow_loops && cfg.max_trip > 0, Kind::Loop, 3),
+            (cfg.allow_runtime_errors && cfg.allow_branches, Kind::Trap, 1),
         ];
         kinds.extend(optional.iter().filter(|o| o.0).map(|o| (o.1, o.2)));
         let chosen = self.weighted(&kinds);
@@ -495,6 +498,16 @@ impl<'c> Generator<'c> {
             Kind::Vector => self.vector(f, env),
             Kind::Extern => self.extern_call(f, env),
             Kind::Name => self.name(f, env),
+            Kind::Trap => {
+                let c = self.bool(f, env);
+                f.if_else(
+                    c,
+                    |f| {
+                        f.inst(crate::Opcode::Trap, &[], crate::Imm::None);
+                    },
+                    |_| (),
+                );
+            }
         }
         let size = self.charge(f, mult);
         debug_assert!(size <= MAX_LEAF || kind == Kind::Call, "{kind:?} statement of size {size} > MAX_LEAF");

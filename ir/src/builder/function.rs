@@ -367,6 +367,7 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
         Shape::TapeRejoin => "(i64)",
         Shape::Alloc => "(i64)",
         Shape::Table => "no operands and a table (use f.table(id))",
+        Shape::Trap => "no operands",
     };
     let hint = if args.contains(&Type::F64) && args.contains(&Type::I64) {
         "; convert between f64 and i64 with itof / ftoi"
@@ -384,7 +385,9 @@ fn mismatch(op: Opcode, args: &[Type], imm: &Imm) -> String {
 fn fallback_types(op: Opcode, args: &[Type], imm: &Imm) -> Vec<Type> {
     let first_float = args.iter().copied().find(|t| t.is_float_like()).unwrap_or(Type::F64);
     let one = match op.shape() {
-        Shape::Store | Shape::VectorStore | Shape::Call | Shape::TapePush | Shape::TapeRejoin => return vec![],
+        Shape::Store | Shape::VectorStore | Shape::Call | Shape::TapePush | Shape::TapeRejoin | Shape::Trap => {
+            return vec![];
+        }
         Shape::TapeSplit => Type::I64,
         Shape::TapePop => match imm {
             Imm::Type(t @ (Type::F64 | Type::I64 | Type::Bool)) => *t,

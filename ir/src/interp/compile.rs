@@ -210,6 +210,7 @@ pub(super) enum CInst {
     TRejoin {
         a: u32,
     },
+    Trap,
     Alloc {
         dst: u32,
         n: u32,
@@ -420,6 +421,7 @@ impl Compiler<'_> {
             Shape::TapePop => CInst::TPop { dst, ty: result_types[0] },
             Shape::TapeSplit => CInst::TSplit { dst },
             Shape::TapeRejoin => CInst::TRejoin { a: r(0) },
+            Shape::Trap => CInst::Trap,
             Shape::Alloc => CInst::Alloc { dst, n: r(0) },
             Shape::Table => match *imm {
                 Imm::Table(t) if self.module.table(t).is_some() => CInst::Table { dst, table: t.index() as u32 },

@@ -248,6 +248,7 @@ pub fn eval_pure(op: Opcode, imm: &Imm, args: &[RuntimeValue]) -> Option<Runtime
         | Shape::TapePop
         | Shape::TapeSplit
         | Shape::TapeRejoin
+        | Shape::Trap
         | Shape::Table => None,
     }
 }

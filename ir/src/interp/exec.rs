@@ -391,6 +391,7 @@ impl<'i, 'm, 's> Machine<'i, 'm, 's> {
                     }
                     CInst::TSplit { dst } => regs[dst as usize] = tape.split() as u64,
                     CInst::TRejoin { a } => tape.rejoin(regs[a as usize]).map_err(|e| tape_error(e, here(frame.pc)))?,
+                    CInst::Trap => return Err(InterpError::Fault(Fault::Panic { site: here(frame.pc) })),
                     CInst::Alloc { dst, n } => {
                         let len = i!(n);
                         let mut data = Vec::new();

@@ -348,7 +348,10 @@ impl Parser {
             return Ok(());
         }
         let op = Opcode::from_spelling(&word.text).ok_or_else(|| err(word.pos, K::UnknownOpcode(word.text.clone())))?;
-        let defined = if matches!(op.shape(), Shape::Store | Shape::VectorStore | Shape::TapePush | Shape::TapeRejoin) {
+        let defined = if matches!(
+            op.shape(),
+            Shape::Store | Shape::VectorStore | Shape::TapePush | Shape::TapeRejoin | Shape::Trap
+        ) {
             0
         } else {
             1

@@ -307,6 +307,7 @@ fn operands<'a>(f: &'a FunctionBuilder, op: Opcode) -> (Vec<Var<'a>>, Imm) {
         Shape::TapeRejoin => (vec![k], Imm::None),
         Shape::Alloc => (vec![k], Imm::None),
         Shape::Table => (vec![], Imm::Table(jitdiff_ir::TableId::from_index(0))),
+        Shape::Trap => (vec![], Imm::None),
     }
 }
 

@@ -80,7 +80,7 @@ fn run_case(cfg: &GenConfig, m: &Module, entry: &str, args: &[ArgSpec]) -> Resul
             Ok(())
         }
         Err(e) => match e.kind_name() {
-            "OutOfBounds" | "DivisionByZero" if cfg.allow_runtime_errors => Ok(()),
+            "OutOfBounds" | "DivisionByZero" | "Panic" if cfg.allow_runtime_errors => Ok(()),
             _ => Err(format!("{e}")),
         },
     }
@@ -168,7 +168,7 @@ fn full_mode_covers_every_opcode() {
     }
 }
 
-/// Full mode produces run-time errors of both kinds (for error-path differential tests);
+/// Full mode produces run-time errors of every kind it can (bounds, division, `trap`) (for error-path differential tests);
 /// the default preset produces none.
 #[test]
 fn full_mode_produces_runtime_errors_and_default_mode_does_not() {
@@ -185,7 +185,7 @@ fn full_mode_produces_runtime_errors_and_default_mode_does_not() {
             }
         }
         let expected: BTreeSet<&str> =
-            if expect_errors { ["DivisionByZero", "OutOfBounds"].into() } else { BTreeSet::new() };
+            if expect_errors { ["DivisionByZero", "OutOfBounds", "Panic"].into() } else { BTreeSet::new() };
         assert_eq!(kinds, expected, "allow_runtime_errors = {}", cfg.allow_runtime_errors);
     }
 }

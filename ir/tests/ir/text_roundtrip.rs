@@ -153,6 +153,12 @@ func @divmod(x: f64) -> f64, i64 {
 entry:
     k = ftoi x
     one = iconst 1
+    negative = icmp lt k, one
+    br negative, fail, start
+fail:
+    trap
+    ret x, k
+start:
     jump head(k, x)
 head(i: i64, acc: f64):
     c = icmp le i, one

@@ -299,6 +299,13 @@ impl FuncLowerer<'_, '_> {
                 self.lower_trejoin(a.ok_or_else(missing)?)?;
                 None
             }
+            // A check that always fails; what follows it in the block is unreachable (Cranelift
+            // drops it).
+            Trap => {
+                let never = self.b.ins().iconst(types::I8, 0);
+                self.fail_unless(never, SiteKind::Panic);
+                None
+            }
             op => return Err(self.internal(format!("no lowering for {op}"))),
         };
         if let (Some(r), Some(parts)) = (result, value) {

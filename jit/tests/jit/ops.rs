@@ -274,6 +274,65 @@ entry:
     assert_eq!(check(text, "t", &[vec![i(5), i(1)]]), 1);
 }
 
+/// `trap` fails at its own site wherever it is reached — in a loop, after a store (which has
+/// happened), in a callee — and is never hoisted out of the branch that guards it.
+#[test]
+fn trap_fails_at_its_site_only_where_it_runs() {
+    let text = "func @t(n: i64, limit: i64, out: mslice) -> i64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    jump head(zero)
+head(i: i64):
+    more = icmp lt i, n
+    br more, body, done
+body:
+    x = itof i
+    store out, zero, x
+    over = icmp ge i, limit
+    br over, fail, next
+fail:
+    trap
+    jump next
+next:
+    i2 = iadd i, one
+    jump head(i2)
+done:
+    v = call @g(n)
+    ret v
+}
+func @g(n: i64) -> i64 {
+entry:
+    ten = iconst 10
+    big = icmp gt n, ten
+    br big, fail, ok
+fail:
+    trap
+    ret n
+ok:
+    ret n
+}
+";
+    let out = || ArgValue::SliceMut(vec![0.0]);
+    let cases = vec![
+        vec![i(3), i(5), out()],   // returns 3
+        vec![i(7), i(5), out()],   // traps at i = 5, after storing 5.0
+        vec![i(0), i(0), out()],   // never enters the loop: returns 0
+        vec![i(11), i(20), out()], // traps in @g
+    ];
+    assert_eq!(check(text, "t", &cases), 2);
+    let module = parse_module(text).unwrap();
+    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let mut written = [0.0];
+    let err =
+        compiled.function("t").unwrap().call(&mut [Arg::I64(7), Arg::I64(5), Arg::SliceMut(&mut written)]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "explicit panic (`panic!`, `unreachable!` or a failed `assert!`) at @t, block fail, inst 0"
+    );
+    assert_eq!(written, [5.0]);
+}
+
 #[test]
 fn comparisons_booleans_select_and_conversions() {
     let mut body = String::new();
@@ -689,7 +748,7 @@ fn every_opcode_is_covered_by_these_tests() {
         "fconst", "iconst", "bconst", "fadd", "fsub", "fmul", "fdiv", "fneg", "powi", "iadd", "isub", "imul", "idiv",
         "irem", "ineg", "iand", "ior", "ixor", "ishl", "ishr", "ushr", "and", "or", "not", "fcmp", "icmp", "select",
         "itof", "ftoi", "len", "load", "store", "vload", "vstore", "splat", "extract", "insert", "call", "alloc",
-        "table", "iszero",
+        "table", "iszero", "trap",
         // Covered by jit/tests/jit/tape.rs and jit/tests/memory/tape.rs (they need tapes shared across calls).
         "tpush", "tpop", "tsplit", "trejoin",
     ];

@@ -468,3 +468,29 @@ fn macro_faults_name_the_source_line() {
     let e = chained::outer::primal().unwrap().call(&x, 0).unwrap_err();
     assert!(e.to_string().contains(&format!("line {CHAINED_INNER_LINE}, column 9 of @inner")), "{e}");
 }
+
+/// `x[0] / x[1]`, asserting a nonzero divisor: a Rust function (which panics there) and typed
+/// handles (which report the panic as a fault at the `assert!`).
+#[jitdiff::function]
+fn checked_ratio(x: &[f64]) -> f64 {
+    assert!(x[1] != 0.0, "divisor is zero");
+    x[0] / x[1]
+}
+/// The line of `checked_ratio`'s `assert!`.
+const CHECKED_RATIO_LINE: u32 = line!() - 4;
+
+#[test]
+fn a_failed_assert_is_a_fault_at_its_line() {
+    let g = checked_ratio::gradient().unwrap();
+    let (value, grad) = g.value_and_grad(&[3.0, 2.0]).unwrap();
+    assert_eq!((value, grad), (checked_ratio(&[3.0, 2.0]), vec![0.5, -0.75]));
+    let err = g.value_and_grad(&[3.0, 0.0]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "@checked_ratio: explicit panic (`panic!`, `unreachable!` or a failed `assert!`) at line {CHECKED_RATIO_LINE}, column 5"
+        )
+    );
+    let err = checked_ratio::primal().unwrap().call(&[3.0, 0.0]).unwrap_err();
+    assert!(matches!(err, Error::Fault { .. }), "{err}");
+}
