@@ -84,6 +84,7 @@ impl Lowerer<'_> {
         let receiver = match self.lower_expr(&m.receiver, None)? {
             Lowered::Value(op) => op,
             Lowered::Never => return Ok(Lowered::Never),
+            Lowered::Struct(ty, items) => return self.method_of_temporary(m, &ty, &items),
             other => {
                 return Err(invalid(
                     m.receiver.span(),
@@ -93,6 +94,29 @@ impl Lowerer<'_> {
         };
         let args: Vec<&syn::Expr> = m.args.iter().collect();
         self.method(&name, receiver, &args, m.method.span(), m.span())
+    }
+
+    /// `a.sub(b).norm()`: a method of a struct value that is no variable (a call's result, a
+    /// struct literal). The value is bound to a hidden variable, whose method is then called as
+    /// any variable's would be (a `&mut self` method updates the temporary, as in Rust).
+    fn method_of_temporary(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        ty: &std::rc::Rc<crate::structs::StructTy>,
+        items: &[Operand],
+    ) -> Result<Lowered> {
+        const TEMPORARY: &str = "__jitdiff_receiver";
+        self.scopes.push();
+        let values: Vec<Value> = items.iter().map(|o| o.value).collect();
+        self.declare_struct(TEMPORARY, ty, true, &values);
+        let receiver: syn::Expr = syn::parse_quote_spanned!(m.receiver.span()=> __jitdiff_receiver);
+        let call = syn::ExprMethodCall { receiver: Box::new(receiver), ..m.clone() };
+        let result = self.struct_method_call(&call);
+        self.scopes.pop();
+        match result? {
+            Some(lowered) => Ok(lowered),
+            None => Err(invalid(m.receiver.span(), format!("`{}` has no methods here", ty.name))),
+        }
     }
 
     /// `receiver.name(args)`, also reached from `f64::name(receiver, args)`.

@@ -150,6 +150,15 @@ dual! { METHODS:
         let mut zero = V::new(0.0, 0.0);
         total + len + dir.x + zero.normalize() + Body::kinetic(&b)
     }
+    // Methods of values that are no variable: a call's result, a literal, a chain of them, and
+    // a `&mut self` method that changes only the temporary.
+    fn chained(x: f64, y: f64) -> f64 {
+        let a = V::new(x, y);
+        let b = V { x: y, y: 2.0 };
+        a.scaled(2.0).scaled(0.5).dot(&b) + V::new(1.0, x).dot(&a) + V { x, y: 1.0 }.scaled(y).x
+            + a.scaled(3.0).normalize()
+            + a.x
+    }
 }
 
 #[test]
@@ -157,6 +166,7 @@ fn methods_and_associated_functions_run_as_rustc_does() {
     let m = lower(METHODS);
     for (x0, v0, mass, n) in [(0.7, 0.3, 2.0, 300usize), (0.0, 0.0, 1.0, 5), (-2.0, 1.5, 0.5, 0)] {
         same!(m, sim(x0, v0, mass, n));
+        same!(m, chained(x0, v0));
     }
     // `&mut self` returns the new `self` after the method's own results.
     let normalize = m.func_by_name("V__normalize").unwrap();
