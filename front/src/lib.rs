@@ -53,6 +53,7 @@ mod operators;
 mod overload;
 mod panics;
 mod scope;
+mod slice_updates;
 mod ssa;
 mod stmt;
 mod structs;

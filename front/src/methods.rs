@@ -73,6 +73,9 @@ impl Lowerer<'_> {
                 "consume the chain where it is built, with `sum()`, `product()`, `fold(...)`, `count()` or a `for` loop",
             ));
         }
+        if crate::slice_updates::SLICE_UPDATES.contains(&name.as_str()) && self.writes_a_slice(&m.receiver)? {
+            return self.lower_slice_update(m);
+        }
         if let Some(view) = self.view_of(&m.receiver) {
             return self.view_method(view, m);
         }
@@ -94,6 +97,24 @@ impl Lowerer<'_> {
         };
         let args: Vec<&syn::Expr> = m.args.iter().collect();
         self.method(&name, receiver, &args, m.method.span(), m.span())
+    }
+
+    /// Is `receiver` a slice or a view, written as a place (`x`, `self.out`, `&mut w[a..b]`)?
+    /// Only places are looked at, so that lowering one to see its type has no effect.
+    fn writes_a_slice(&mut self, receiver: &syn::Expr) -> Result<bool> {
+        let mut at = receiver;
+        while let syn::Expr::Reference(syn::ExprReference { expr, .. })
+        | syn::Expr::Paren(syn::ExprParen { expr, .. }) = at
+        {
+            at = expr;
+        }
+        if !matches!(at, syn::Expr::Path(_) | syn::Expr::Field(_) | syn::Expr::Index(_)) {
+            return Ok(false);
+        }
+        if self.view_of(at).is_some() || crate::iter::sub_slice(at).1.is_some() {
+            return Ok(true);
+        }
+        Ok(matches!(self.lower_expr(at, None)?, Lowered::Value(Operand { ty: Ty::Slice { .. }, .. })))
     }
 
     /// `a.sub(b).norm()`: a method of a struct value that is no variable (a call's result, a
@@ -156,7 +177,7 @@ impl Lowerer<'_> {
                 name_span,
                 name,
                 &Ty::Slice { mutable: false },
-                "slices have `len`, `is_empty`, `iter` and `iter_mut`",
+                "slices have `len`, `is_empty`, `iter`, `iter_mut` and (mutable ones) `swap`, `fill`, `copy_from_slice`",
             )),
         }
     }

@@ -46,3 +46,52 @@ fn vectors_of_run_time_length_are_local_arrays() {
         assert_eq!(got, vec![RuntimeValue::F64(want)], "n = {n}, k = {k}");
     }
 }
+
+dual! { SLICE_UPDATES:
+    // `swap`, `fill` and `copy_from_slice` on parameters, local arrays, sub-slices and views.
+    fn updates(x: &[f64], out: &mut [f64]) -> f64 {
+        let n = out.len();
+        let mut state = [0.0; 3];
+        let mut next = [0.0; 3];
+        state.copy_from_slice(&x[..3]);
+        for _ in 0..4 {
+            for k in 0..3 {
+                next[k] = state[(k + 1) % 3] * 0.5 + state[k].sin();
+            }
+            state.copy_from_slice(&next);
+            state.swap(0, 2);
+        }
+        out.fill(-1.5);
+        out[1..4].copy_from_slice(&state);
+        out.swap(0, n - 1);
+        let row = &mut out[2..];
+        row.swap(0, 1);
+        row[1..].fill(x[3]);
+        state[0] + state[1] * state[2]
+    }
+}
+
+#[test]
+fn swap_fill_and_copy_from_slice_write_as_rustc_does() {
+    let m = lower(SLICE_UPDATES);
+    let mut rng = Rng::new(23);
+    for n in [5usize, 6, 9] {
+        let x = rng.normals(4);
+        let mut want_out = vec![0.0; n];
+        let want = updates(&x, &mut want_out);
+        let mut args = [ArgValue::Slice(x), ArgValue::SliceMut(vec![0.0; n])];
+        let got = crate::support::run(&m, "updates", &mut args);
+        assert_eq!(got, vec![RuntimeValue::F64(want)], "n = {n}");
+        assert_eq!(args[1], ArgValue::SliceMut(want_out), "n = {n}");
+    }
+    // Different lengths: Rust panics in `copy_from_slice`, the IR stops with a `Panic` fault.
+    let m = lower("fn f(a: &mut [f64], b: &[f64]) {\n    a.copy_from_slice(b);\n}");
+    let mut args = [ArgValue::SliceMut(vec![0.0; 2]), ArgValue::Slice(vec![1.0; 3])];
+    let err = jitdiff_ir::Interpreter::new(&m).call("f", &mut args).unwrap_err();
+    assert_eq!(err.kind_name(), "Panic");
+    // `swap` out of bounds: where Rust panics.
+    let m = lower("fn f(a: &mut [f64], i: usize) {\n    a.swap(0, i);\n}");
+    let mut args = [ArgValue::SliceMut(vec![0.0; 2]), ArgValue::I64(2)];
+    let err = jitdiff_ir::Interpreter::new(&m).call("f", &mut args).unwrap_err();
+    assert_eq!(err.kind_name(), "OutOfBounds");
+}

@@ -1,0 +1,74 @@
+//! The methods that write a mutable slice in place: `swap`, `fill` and `copy_from_slice`, each
+//! lowered as the Rust it stands for — indexing and a loop over `iter_mut`, so bounds checks,
+//! views (`let row = &mut w[a..b]; row.fill(0.0)`) and derivatives are those of that code:
+//!
+//! - `s.swap(i, j)` is `let t = s[i]; s[i] = s[j]; s[j] = t;` (out of bounds where Rust panics);
+//! - `s.fill(v)` is `for e in s.iter_mut() { *e = v; }`;
+//! - `d.copy_from_slice(src)` is `assert!(d.len() == src.len())` (Rust's panic for different
+//!   lengths), then `for (a, b) in d.iter_mut().zip(src.iter()) { *a = *b; }`.
+
+use crate::error::{Result, invalid};
+use crate::lower::{Lowered, Lowerer};
+use syn::spanned::Spanned;
+
+/// The method names this file lowers.
+pub(crate) const SLICE_UPDATES: [&str; 3] = ["swap", "fill", "copy_from_slice"];
+
+impl Lowerer<'_> {
+    /// `m`, a call of one of [`SLICE_UPDATES`] on a slice or a view.
+    pub(crate) fn lower_slice_update(&mut self, m: &syn::ExprMethodCall) -> Result<Lowered> {
+        let name = m.method.to_string();
+        let span = m.span();
+        let receiver = without_reference(&m.receiver);
+        let expected = if name == "swap" { 2 } else { 1 };
+        if m.args.len() != expected {
+            let plural = if expected == 1 { "" } else { "s" };
+            return Err(invalid(span, format!("`{name}` takes {expected} argument{plural}; pass {expected}")));
+        }
+        let block: syn::Block = match name.as_str() {
+            "swap" => {
+                let (i, j) = (&m.args[0], &m.args[1]);
+                syn::parse_quote_spanned!(span=> {
+                    let (first__, second__): (usize, usize) = (#i, #j);
+                    let kept__ = #receiver[first__];
+                    #receiver[first__] = #receiver[second__];
+                    #receiver[second__] = kept__;
+                })
+            }
+            "fill" => {
+                let value = &m.args[0];
+                syn::parse_quote_spanned!(span=> {
+                    let value__: f64 = #value;
+                    for element__ in #receiver.iter_mut() {
+                        *element__ = value__;
+                    }
+                })
+            }
+            _ => {
+                let source = without_reference(&m.args[0]);
+                syn::parse_quote_spanned!(span=> {
+                    assert!(#receiver.len() == #source.len());
+                    for (to__, from__) in #receiver.iter_mut().zip(#source.iter()) {
+                        *to__ = *from__;
+                    }
+                })
+            }
+        };
+        self.lower_block(&block, None)?;
+        Ok(if self.ssa.reachable { Lowered::Unit } else { Lowered::Never })
+    }
+}
+
+/// `e` for `&e`, `&mut e` and `(&e)`, so that `e.iter()` reads as written (`&x[..4].iter()`
+/// would take the reference of the iterator).
+fn without_reference(expr: &syn::Expr) -> syn::Expr {
+    match expr {
+        syn::Expr::Reference(r) => without_reference(&r.expr),
+        syn::Expr::Paren(p) if matches!(*p.expr, syn::Expr::Reference(_)) => without_reference(&p.expr),
+        syn::Expr::Path(_) | syn::Expr::Field(_) | syn::Expr::Index(_) | syn::Expr::Paren(_) => expr.clone(),
+        other => {
+            let span = other.span();
+            syn::parse_quote_spanned!(span=> (#other))
+        }
+    }
+}
