@@ -25,6 +25,12 @@ enum Consumer<'e> {
         closure: Cow<'e, syn::ExprClosure>,
     },
     Count,
+    /// `any(|v| ...)` (`all: false`) or `all(|v| ...)`: a `bool` accumulator from `all`, and the
+    /// loop left at the first item that decides it, as Rust stops there.
+    Any {
+        closure: Cow<'e, syn::ExprClosure>,
+        all: bool,
+    },
     /// `for_each(|v| ...)`: the closure applied to each item, for its effects.
     ForEach(Cow<'e, syn::ExprClosure>),
 }
@@ -80,6 +86,17 @@ impl Lowerer<'_> {
                 arity(0)?;
                 Consumer::Count
             }
+            "any" | "all" => {
+                arity(1)?;
+                let Some(closure) = closure_or_function(&m.args[0], 1) else {
+                    return Err(unsupported(
+                        m.args[0].span(),
+                        format!("`{name}` calls without a closure written in place or a function's name"),
+                        format!("write the closure in the call: `.{name}(|v| *v > 0.0)`"),
+                    ));
+                };
+                Consumer::Any { closure, all: name == "all" }
+            }
             "for_each" => {
                 arity(1)?;
                 let Some(closure) = closure_or_function(&m.args[0], 1) else {
@@ -95,7 +112,7 @@ impl Lowerer<'_> {
                 return Err(unsupported(
                     m.method.span(),
                     format!("iterator methods such as `{other}`"),
-                    "consume iterators with `sum`, `product`, `fold`, `count`, `for_each` or a `for` loop",
+                    "consume iterators with `sum`, `product`, `fold`, `count`, `any`, `all`, `for_each` or a `for` loop",
                 ));
             }
         };
@@ -135,6 +152,10 @@ impl Lowerer<'_> {
             Consumer::Count => {
                 let zero = self.ssa.iconst(0);
                 Some(self.declare("count#", Ty::Int(IntKind::Usize), true, Some(zero)))
+            }
+            Consumer::Any { all, .. } => {
+                let start = self.ssa.bconst(*all);
+                Some(self.declare("any#", Ty::Bool, true, Some(start)))
             }
         };
         let (counter_init, bound, cond, step) = match &plan {
@@ -302,6 +323,29 @@ impl Lowerer<'_> {
                     Lowered::Never => {}
                     other => return Err(type_error(closure.body.span(), &acc.ty, &other.ty(), Some(&closure.body))),
                 }
+            }
+            Consumer::Any { closure, all } => {
+                let slot = accumulator.unwrap_or_default();
+                let decided = match self.apply_closure(closure, vec![item], Some(&Ty::Bool))? {
+                    Lowered::Value(op) if op.ty == Ty::Bool => op.value,
+                    Lowered::Never => return Ok(()),
+                    other => {
+                        return Err(type_error(closure.body.span(), &Ty::Bool, &other.ty(), Some(&closure.body)));
+                    }
+                };
+                // `any` stops at the first `true`, `all` at the first `false`.
+                let stop = if *all { self.ssa.op(Opcode::Not, &[decided]) } else { decided };
+                let stopped = self.ssa.new_block("decided");
+                let undecided = self.ssa.new_block("undecided");
+                let reachable = self.ssa.reachable;
+                self.ssa.branch(stop, stopped, undecided);
+                let before = self.scopes.snapshot();
+                self.ssa.switch_to(stopped, reachable);
+                let answer = self.ssa.bconst(!*all);
+                self.set_accumulator(slot, answer, Ty::Bool);
+                self.break_edge();
+                self.scopes.restore(&before);
+                self.ssa.switch_to(undecided, reachable);
             }
             Consumer::Count => {
                 let slot = accumulator.unwrap_or_default();

@@ -358,6 +358,25 @@ dual! { CONSUMERS:
     fn square(v: f64) -> f64 {
         v * v
     }
+    fn any_all(x: &[f64], y: &[f64]) -> f64 {
+        let big = x.iter().any(|&v| v > 1.0);
+        let same_sign = x.iter().zip(y.iter()).all(|(a, b)| a * b > 0.0);
+        let rising = x.windows(2).any(|w| w[1] > w[0]);
+        let finite = x.iter().copied().all(f64::is_finite);
+        let mut calls = 0;
+        let counted = (0..x.len()).any(|i| {
+            calls += 1;
+            x[i] < -0.5
+        });
+        (big as i64 + 2 * same_sign as i64 + 4 * rising as i64 + 8 * finite as i64 + 16 * counted as i64) as f64
+            + calls as f64 * 100.0
+    }
+    // Rust stops at the deciding item: indices past the end are never read.
+    fn stops_early(x: &[f64], n: usize) -> f64 {
+        let found = (0..n).any(|i| x[i] > 0.0);
+        let all = (0..n).all(|i| x[i] < 0.0);
+        found as i64 as f64 + all as i64 as f64
+    }
     // Functions named where a closure goes: `f64::max` as `|a, b| f64::max(a, b)`.
     fn named_functions(x: &[f64]) -> f64 {
         let top = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
@@ -380,9 +399,16 @@ fn sum_map_fold_filter_count() {
         same!(m, prod(&x[..]));
         same!(m, folded(&x[..], &y[..], 0.25));
         same!(m, named_functions(&x[..]));
+        same!(m, any_all(&x[..], &y[..]));
         same!(m, positives(&x[..]));
         same!(m, int_sum(n));
     }
+    // `any`/`all` leave the loop at the deciding item, as Rust does, before reading past the end.
+    same!(m, stops_early(&[1.0, -1.0][..], 5));
+    same!(m, stops_early(&[-1.0, 2.0][..], 7));
+    let past_the_end = [ArgValue::Slice(vec![-1.0, -2.0]), ArgValue::I64(3)];
+    let err = jitdiff_ir::Interpreter::new(&m).call("stops_early", &mut past_the_end.clone()).unwrap_err();
+    assert_eq!(err.kind_name(), "OutOfBounds");
     // Rust's float sum starts at -0.0: an empty sum is -0.0.
     same!(m, empty_sum());
     assert_eq!(crate::support::run(&m, "empty_sum", &mut []), vec![RuntimeValue::F64(-0.0)]);
