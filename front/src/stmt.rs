@@ -45,6 +45,38 @@ impl Lowerer<'_> {
         Ok(if self.ssa.reachable { value } else { Lowered::Never })
     }
 
+    /// `let [a, _, mut c] = array;` and `let [first, .., last] = array;`: each name bound to its
+    /// element (`load`, bounds-checked; elements after `..` counted from the end).
+    fn bind_array_pattern(&mut self, pattern: &syn::PatSlice, array: jitdiff_ir::Value) -> Result<()> {
+        let rest = pattern.elems.iter().position(|p| matches!(p, syn::Pat::Rest(_)));
+        let count = pattern.elems.len();
+        for (k, elem) in pattern.elems.iter().enumerate() {
+            if matches!(elem, syn::Pat::Wild(_) | syn::Pat::Rest(_)) {
+                continue;
+            }
+            if !matches!(elem, syn::Pat::Ident(_)) {
+                return Err(unsupported(
+                    elem.span(),
+                    "array patterns other than names, `_` and `..`",
+                    "bind the elements by name",
+                ));
+            }
+            let (name, mutable) = binding(elem)?;
+            let index = match rest {
+                Some(r) if k > r => {
+                    let len = self.ssa.op(jitdiff_ir::Opcode::Len, &[array]);
+                    let back = self.ssa.iconst((count - k) as i64);
+                    self.ssa.op(jitdiff_ir::Opcode::ISub, &[len, back])
+                }
+                _ => self.ssa.iconst(k as i64),
+            };
+            let value = self.ssa.op(jitdiff_ir::Opcode::Load, &[array, index]);
+            self.ssa.name_value(value, &name);
+            self.declare(&name, Ty::F64, mutable, Some(value));
+        }
+        Ok(())
+    }
+
     fn lower_let(&mut self, local: &syn::Local) -> Result<()> {
         if let Some(init) = &local.init
             && let Some((else_token, _)) = &init.diverge
@@ -140,6 +172,16 @@ impl Lowerer<'_> {
                     }
                 }
             }
+            syn::Pat::Slice(pattern) => match init {
+                Some(Lowered::Value(op)) if matches!(op.ty, Ty::Slice { .. }) => {
+                    self.bind_array_pattern(pattern, op.value)
+                }
+                Some(Lowered::Never) => Ok(()),
+                other => Err(invalid(
+                    pat.span(),
+                    format!("an array pattern needs an array value, found `{}`", other.map_or(Ty::Unit, |v| v.ty())),
+                )),
+            },
             syn::Pat::TupleStruct(pattern) => match init {
                 Some(Lowered::Struct(ty, items)) if ty.tuple => self.bind_tuple_struct_pattern(pattern, &ty, &items),
                 Some(Lowered::Never) => Ok(()),

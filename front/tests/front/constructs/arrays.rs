@@ -69,6 +69,14 @@ dual! { SLICE_UPDATES:
         row[1..].fill(x[3]);
         state[0] + state[1] * state[2]
     }
+    // Array patterns: names, `_`, `mut`, and `..` with elements after it counted from the end.
+    fn patterns(x: &[f64]) -> f64 {
+        let [a, _, mut c] = [x[0], x[1], x[2]];
+        c *= 2.0;
+        let [first, .., last] = [x[3], x[2], x[1], x[0]];
+        let [p, q, ..] = [a * c, first - last, 1.0];
+        a + c + first * last + p * q
+    }
 }
 
 #[test]
@@ -83,6 +91,9 @@ fn swap_fill_and_copy_from_slice_write_as_rustc_does() {
         let got = crate::support::run(&m, "updates", &mut args);
         assert_eq!(got, vec![RuntimeValue::F64(want)], "n = {n}");
         assert_eq!(args[1], ArgValue::SliceMut(want_out), "n = {n}");
+        let x = rng.normals(4);
+        let got = crate::support::run(&m, "patterns", &mut [ArgValue::Slice(x.clone())]);
+        assert_eq!(got, vec![RuntimeValue::F64(patterns(&x))]);
     }
     // Different lengths: Rust panics in `copy_from_slice`, the IR stops with a `Panic` fault.
     let m = lower("fn f(a: &mut [f64], b: &[f64]) {\n    a.copy_from_slice(b);\n}");
