@@ -86,6 +86,9 @@ fn corpus() -> (Vec<String>, Vec<String>) {
             crate::constructs::structs::PATTERNS,
             crate::constructs::structs::EQUALITY,
             crate::constructs::structs::TUPLE_STRUCTS,
+            crate::constructs::control::PANICS,
+            crate::constructs::arrays::SLICE_UPDATES,
+            crate::constructs::iterators::CONSUMERS,
         ]
         .map(String::from),
     )

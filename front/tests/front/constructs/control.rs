@@ -2,6 +2,7 @@
 
 use crate::support::{Rng, lower};
 use crate::{dual, same};
+use jitdiff_ir::ArgValue;
 
 dual! { IF_ELSE:
     fn classify(x: f64) -> i64 {
@@ -299,4 +300,44 @@ fn match_on_integers_and_bools() {
     for n in [0usize, 1, 7, 30] {
         same!(m, match_statement(n));
     }
+}
+
+dual! { PANICS:
+    fn checked_mean(x: &[f64], n: usize) -> f64 {
+        assert!(n > 0 && n <= x.len(), "need 1..={} values, got {}", x.len(), n);
+        assert_ne!(x[0], f64::INFINITY);
+        debug_assert!(x.len() >= n, "compiled out by the front end, as in a release build");
+        let mut s = 0.0;
+        for i in 0..n {
+            s += match i % 2 {
+                0 => x[i],
+                1 => -x[i],
+                _ => unreachable!("i % 2 is 0 or 1"),
+            };
+        }
+        let mean = s / n as f64;
+        if mean.is_nan() {
+            panic!("NaN mean");
+        }
+        assert_eq!(mean, mean);
+        mean
+    }
+}
+
+#[test]
+fn panics_and_failed_assertions_are_faults_where_rust_panics() {
+    let m = lower(PANICS);
+    let x = [1.5, -2.0, 0.25, 4.0];
+    for n in 1..=4usize {
+        same!(m, checked_mean(&x[..], n));
+    }
+    let interp = jitdiff_ir::Interpreter::new(&m);
+    let run = |x: Vec<f64>, n: i64| interp.call("checked_mean", &mut [ArgValue::Slice(x), ArgValue::I64(n)]);
+    // `n = 0`, `n` past the end, an infinite first element, a NaN mean: each where Rust panics.
+    for (x, n) in [(x.to_vec(), 0), (x.to_vec(), 5), (vec![f64::INFINITY, 1.0], 1), (vec![f64::NAN, 1.0], 2)] {
+        assert_eq!(run(x.clone(), n).unwrap_err().kind_name(), "Panic", "x = {x:?}, n = {n}");
+    }
+    // The debug assertion is not in the IR: the only loads are the loop's and `x[0]`'s.
+    let text = jitdiff_ir::print_module(&m);
+    assert_eq!(text.matches("load").count(), 3, "{text}");
 }

@@ -5,10 +5,10 @@
 #![allow(clippy::all)]
 
 mod arith;
-mod arrays;
+pub(crate) mod arrays;
 mod calls;
-mod control;
-mod iterators;
+pub(crate) mod control;
+pub(crate) mod iterators;
 mod math;
 pub(crate) mod structs;
 mod tables;
