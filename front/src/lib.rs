@@ -41,6 +41,7 @@ mod control;
 mod error;
 mod expr;
 mod forloop;
+mod generics;
 mod impls;
 mod iter;
 mod join;
@@ -200,6 +201,20 @@ pub fn lower_items(items: &[syn::Item]) -> Result<Module, FrontError> {
             kind: FrontErrorKind::Internal { message: format!("panic: {message}") },
         }),
     }
+}
+
+/// `items` with every generic function instantiated at its one instance, every type parameter
+/// `f64` (what [`lower_items`] lowers): `fn f<T: Float>(x: &[T]) -> T` reads
+/// `fn f(x: &[f64]) -> f64`, `T::one()` reads `1.0`. For a caller that spells the lowered
+/// function's types, as the `#[jitdiff::function]` attribute does for its typed handles.
+///
+/// ```
+/// let items = syn::parse_file("fn f<T: num_traits::Float>(x: T) -> T { x * T::one() }").unwrap().items;
+/// let syn::Item::Fn(f) = &jitdiff_front::instantiate_generics(&items)[0] else { unreachable!() };
+/// assert!(f.sig.generics.params.is_empty());
+/// ```
+pub fn instantiate_generics(items: &[syn::Item]) -> Vec<syn::Item> {
+    generics::monomorphize(items).into_owned()
 }
 
 /// Refuse sources nested deeper than [`MAX_NESTING`] brackets or with statements longer than

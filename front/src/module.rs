@@ -103,6 +103,8 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
 /// [`lower_items`], with (when `keep`) the functions as lowered before the clean-up passes and
 /// where in the source each of their instructions comes from.
 pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<crate::SourceModule> {
+    // Generic functions, at their one instance: every type parameter `f64`.
+    let items = &*crate::generics::monomorphize(items);
     // Structs first: signatures and bodies name them; then their `impl` blocks as functions.
     let _structs = crate::structs::define(items)?;
     let methods = crate::impls::desugar(items)?;
@@ -364,11 +366,12 @@ fn is_int_name(name: &str) -> bool {
 
 /// Parameter and result types of a signature, checked for the subset.
 fn signature(sig: &syn::Signature) -> Result<(Vec<Ty>, Ty)> {
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+    // Type parameters are gone (`generics.rs`: every one is `f64`); lifetimes are ignored.
+    if let Some(param) = sig.generics.params.iter().find(|p| !matches!(p, syn::GenericParam::Lifetime(_))) {
         return Err(unsupported(
-            sig.generics.span(),
-            "generic functions",
-            "write the function for `f64` (and the integer types it needs) without type parameters",
+            param.span(),
+            "const generic parameters",
+            "pass the length as a `usize` parameter, or take a slice (`&[f64]`)",
         ));
     }
     if let Some(a) = &sig.asyncness {
@@ -443,6 +446,9 @@ fn use_item(tree: &syn::UseTree, ctx: &mut ModuleCtx, prefix: &mut Vec<String>) 
             ctx.glob_import = true;
             Ok(())
         }
+        // The traits that bound a generic function's float type (`generics.rs`), and the other
+        // std traits a bound names: nothing to import, every type parameter is `f64`.
+        _ if is_bound_trait_path(prefix) => Ok(()),
         syn::UseTree::Name(n) => import(path(), &n.ident, &n.ident, ctx),
         syn::UseTree::Rename(r) => import(path(), &r.ident, &r.rename, ctx),
         other => Err(unsupported(
@@ -450,6 +456,18 @@ fn use_item(tree: &syn::UseTree, ctx: &mut ModuleCtx, prefix: &mut Vec<String>) 
             "`use` items other than `use std::f64::consts::...`",
             "refer to `std::f64::consts::PI` (or `use std::f64::consts::PI;`) and define everything else in the source",
         )),
+    }
+}
+
+/// `num_traits::...`, `num_dual::...`, `std::ops::...`, `std::iter::Sum`, `std::fmt::Debug`,
+/// `std::marker::Copy`: traits a bound of a generic function names.
+fn is_bound_trait_path(prefix: &[String]) -> bool {
+    match prefix.first().map(String::as_str) {
+        Some("num_traits" | "num_dual" | "num") => true,
+        Some("std" | "core") => {
+            matches!(prefix.get(1).map(String::as_str), Some("ops" | "iter" | "fmt" | "marker" | "cmp"))
+        }
+        _ => false,
     }
 }
 

@@ -80,12 +80,15 @@ pub(crate) fn handles(sig: &Signature, ir: Ir<'_>) -> TokenStream {
         quote!(#gradient #forward #jacobian)
     });
     let hvp = (sig.differentiable() && sig.scalar).then(|| hvp(sig));
+    // A generic function is named at its instance, every type parameter `f64`.
+    let f64s = vec![quote!(f64); sig.type_params];
+    let instance = (sig.type_params > 0).then(|| quote!(::<#(#f64s),*>));
     quote! {
         // The function is used: its module is built from it (no `dead_code` warning when only
         // the handles are called).
         #(#cfgs)*
         const _: () = {
-            let _ = #ident;
+            let _ = #ident #instance;
         };
 
         #(#cfgs)*

@@ -55,8 +55,14 @@ pub(crate) fn function(attr: TokenStream, item: TokenStream) -> syn::Result<Toke
         .map_err(|e| front_error(&e, &index, name_span, true))?;
     let module = &lowered.module;
     let ir = checked_text(module, name_span)?;
-    let sig =
-        Signature::of(&f, module, &[]).ok_or_else(|| internal(name_span, "the function is missing from its module"))?;
+    // The handles spell the lowered function's types: a generic one's at `f64`.
+    let instance = match jitdiff_front::instantiate_generics(&[syn::Item::Fn(f.clone())]).pop() {
+        Some(syn::Item::Fn(instance)) => instance,
+        _ => return Err(internal(name_span, "the function vanished while instantiating its generics")),
+    };
+    let mut sig = Signature::of(&instance, module, &[])
+        .ok_or_else(|| internal(name_span, "the function is missing from its module"))?;
+    sig.type_params = f.sig.generics.type_params().count();
     let handles = emit::handles(&sig, Ir::Own(&ir, as_written_items(&lowered)));
     Ok(quote!(#item #handles))
 }
@@ -89,14 +95,27 @@ pub(crate) fn module(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let struct_items: Vec<&syn::ItemStruct> =
         items.iter().filter_map(|i| if let syn::Item::Struct(s) = i { Some(s) } else { None }).collect();
     let structs: Vec<String> = struct_items.iter().map(|s| s.ident.unraw().to_string()).collect();
-    for f in items.iter().filter_map(|i| if let syn::Item::Fn(f) = i { Some(f) } else { None }) {
+    let instances = jitdiff_front::instantiate_generics(items);
+    let generic_counts: std::collections::HashMap<String, usize> = items
+        .iter()
+        .filter_map(|i| {
+            if let syn::Item::Fn(f) = i {
+                Some((f.sig.ident.to_string(), f.sig.generics.type_params().count()))
+            } else {
+                None
+            }
+        })
+        .collect();
+    for f in instances.iter().filter_map(|i| if let syn::Item::Fn(f) = i { Some(f) } else { None }) {
         // A function returning a struct is a helper of the others: its IR results are the
         // struct's fields, which no typed handle spells.
         if returns_struct(f, &structs) {
             continue;
         }
         let sig = match Signature::of(f, module, &struct_items) {
-            Some(sig) => sig,
+            Some(sig) => {
+                Signature { type_params: generic_counts.get(&f.sig.ident.to_string()).copied().unwrap_or(0), ..sig }
+            }
             // A struct parameter holding a `&mut [f64]`: a helper too.
             None if takes_struct(f, &structs) => continue,
             None => return Err(internal(f.sig.ident.span(), "a function is missing from the module")),

@@ -53,6 +53,8 @@ pub(crate) struct Signature {
     pub float_outputs: bool,
     /// The IR result types.
     pub returns: Vec<Type>,
+    /// How many type parameters the function as written has (it is lowered with each `f64`).
+    pub type_params: usize,
 }
 
 impl Signature {
@@ -111,6 +113,7 @@ impl Signature {
             scalar,
             float_outputs,
             returns: func.returns.clone(),
+            type_params: 0,
         })
     }
 

@@ -494,3 +494,26 @@ fn a_failed_assert_is_a_fault_at_its_line() {
     let err = checked_ratio::primal().unwrap().call(&[3.0, 0.0]).unwrap_err();
     assert!(matches!(err, Error::Fault { .. }), "{err}");
 }
+
+/// A function generic over its float type, as written for num-traits or num-dual: the handles
+/// take it at `f64`.
+#[jitdiff::function]
+fn generic_norm<T: num_traits::Float>(x: &[T], scale: T) -> T {
+    let mut s = T::zero();
+    for &v in x {
+        s = s + v * v;
+    }
+    (s + T::from(1e-12).unwrap()).sqrt() * scale
+}
+
+#[test]
+fn a_generic_function_gets_handles_at_f64() {
+    let x = [3.0, 4.0];
+    let (value, grad) = generic_norm::gradient().unwrap().value_and_grad(&x, 2.0).unwrap();
+    assert_eq!(value, generic_norm(&x, 2.0));
+    let norm = (25.0f64 + 1e-12).sqrt();
+    let expected = [2.0 * 3.0 / norm, 2.0 * 4.0 / norm, norm];
+    for (g, e) in grad.iter().zip(expected) {
+        assert!((g - e).abs() <= 1e-15 * e.abs(), "{grad:?} vs {expected:?}");
+    }
+}

@@ -8,6 +8,7 @@ mod arith;
 pub(crate) mod arrays;
 mod calls;
 pub(crate) mod control;
+mod generics;
 pub(crate) mod iterators;
 mod math;
 pub(crate) mod structs;

@@ -2,11 +2,11 @@
 
 pub(crate) const CASES: &[(&str, &str, &str)] = &[
     (
-        "generic",
-        r#"fn f<T>(x: T) -> T {
-    x
+        "const_generic",
+        r#"fn f<const N: usize>(x: f64) -> f64 {
+    x * N as f64
 }"#,
-        r#"1:5: generic functions are not supported; write the function for `f64` (and the integer types it needs) without type parameters"#,
+        r#"1:6: const generic parameters are not supported; pass the length as a `usize` parameter, or take a slice (`&[f64]`)"#,
     ),
     (
         "enum",
