@@ -24,17 +24,30 @@ fn f(x: &[f64], t: f64) -> f64 {
 }
 ";
 
+/// The same with `f64::min`, whose pullback scales the cotangent of each side by its partial
+/// (`fmulsz partial, select(...)`) instead of choosing by a branch.
+fn min_method_of_loops() -> String {
+    MIN_OF_LOOPS.replace("if a < b { a } else { b }", "a.min(b)")
+}
+
 #[test]
 fn the_pullback_of_a_choice_between_loops_is_guarded() {
-    let module = jitdiff::front::lower_source(MIN_OF_LOOPS).unwrap();
-    let derived = derive_reverse(&module, "f", &[true, false]).unwrap();
-    let text = print_module(&derived.module);
-    assert_eq!(text.matches("iszero").count(), 2, "both reversed loops guarded:\n{text}");
+    for source in [MIN_OF_LOOPS.to_string(), min_method_of_loops()] {
+        let module = jitdiff::front::lower_source(&source).unwrap();
+        let derived = derive_reverse(&module, "f", &[true, false]).unwrap();
+        let text = print_module(&derived.module);
+        assert_eq!(text.matches("iszero").count(), 2, "both reversed loops guarded:\n{text}");
+    }
 }
 
 #[test]
 fn gradients_and_hvps_agree_with_the_closed_form_on_both_sides_and_at_a_zero_residual() {
-    let module = jitdiff::front::lower_source(MIN_OF_LOOPS).unwrap();
+    closed_form_check(MIN_OF_LOOPS);
+    closed_form_check(&min_method_of_loops());
+}
+
+fn closed_form_check(source: &str) {
+    let module = jitdiff::front::lower_source(source).unwrap();
     let grad = GradientFn::builder(&module, "f").wrt(["x"]).gradient_mode(GradientMode::Reverse).build().unwrap();
     let hvp = HvpFn::builder(&module, "f").wrt(["x"]).width(1).build().unwrap();
     // (x, t): a < b with a residual, a < b at zero residual (the guarded cotangent of `a` is 0,

@@ -166,12 +166,27 @@ impl Facts {
         matches!(self.defining_inst(func, v), Some(InstData { op: Opcode::FConst, imm: Imm::F64(x), .. }) if test(*x))
     }
 
-    /// Zero by construction on some path: a parameter with a `0.0` on one of its edges, or a
-    /// `select` with a `0.0` arm.
+    /// Zero by construction on some path: a parameter with a `0.0` on one of its edges, a
+    /// `select` with a `0.0` arm, a product (or negation, or quotient) of such a value, or a sum
+    /// of two — the pullback of `f64::min` scales the cotangent it passes on by the partial of
+    /// the side not taken, `fmulsz partial, select(c, 0.0, cotangent)`, and adds the share of
+    /// its NaN case. (A guard placed in vain costs one compare per entry into the loop.)
     fn sometimes_zero(&self, func: &Function, v: Value) -> bool {
+        self.sometimes_zero_within(func, v, 8)
+    }
+
+    fn sometimes_zero_within(&self, func: &Function, v: Value, depth: u32) -> bool {
         let zero = |v: Value| self.is_float_constant(func, v, |x| x == 0.0);
         if let Some(i) = self.defining_inst(func, v) {
-            return i.op == Opcode::Select && (zero(i.args[1]) || zero(i.args[2]));
+            let factor = |k: usize| depth > 0 && self.sometimes_zero_within(func, i.args[k], depth - 1);
+            return match i.op {
+                Opcode::Select => zero(i.args[1]) || zero(i.args[2]),
+                Opcode::FMul | Opcode::FMulSz => factor(0) || factor(1),
+                // `f64::min`'s other side: the NaN case's share plus the scaled share.
+                Opcode::FAdd | Opcode::FSub => factor(0) && factor(1),
+                Opcode::FNeg | Opcode::FDiv => factor(0),
+                _ => false,
+            };
         }
         let Some(b) = self.block[v.index()] else { return false };
         let Some(position) = func.block(b).params.iter().position(|&p| p == v) else { return false };
