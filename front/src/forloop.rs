@@ -145,6 +145,17 @@ impl Lowerer<'_> {
                 };
                 Some(self.declare(if *product { "product#" } else { "sum#" }, ty, true, Some(value)))
             }
+            // A pair accumulator (`fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| ...)`, an
+            // argmax): a tuple variable, its elements in the two slots after it.
+            Consumer::Fold { init: syn::Expr::Tuple(pair), .. } if pair.elems.len() == 2 => {
+                let mut items = vec![];
+                for elem in &pair.elems {
+                    items.push(self.scalar(elem, None)?);
+                }
+                let marker = self.scopes.len();
+                self.declare_tuple("fold#", &items, true);
+                Some(marker)
+            }
             Consumer::Fold { init, .. } => {
                 let init = self.scalar(init, None)?;
                 Some(self.declare("fold#", init.ty, true, Some(init.value)))
@@ -201,6 +212,7 @@ impl Lowerer<'_> {
             })?;
         }
         let result = match accumulator {
+            Some(slot) if matches!(self.scopes.slot(slot).ty, Ty::Tuple(_)) => self.read_struct(slot, span)?,
             Some(slot) => Lowered::Value(self.read_slot(slot, span)?),
             None => Lowered::Unit,
         };
@@ -313,6 +325,30 @@ impl Lowerer<'_> {
                 };
                 let next = self.ssa.op(opcode, &[acc.value, value.value]);
                 self.set_accumulator(slot, next, ty);
+            }
+            Consumer::Fold { closure, .. }
+                if accumulator.is_some_and(|s| matches!(self.scopes.slot(s).ty, Ty::Tuple(_))) =>
+            {
+                let slot = accumulator.unwrap_or_default();
+                let span = proc_macro2::Span::call_site();
+                let (first, second) = (self.read_slot(slot + 1, span)?, self.read_slot(slot + 2, span)?);
+                let pair = Item::Pair(Box::new(Item::Scalar(first.clone())), Box::new(Item::Scalar(second.clone())));
+                match self.apply_closure(closure, vec![pair, item], None)? {
+                    Lowered::Tuple(items) if items.len() == 2 => {
+                        for (k, (acc, op)) in [first, second].iter().zip(&items).enumerate() {
+                            let Some(ty) = acc.ty.unify(&op.ty).filter(|_| op.ty.fits(&acc.ty) || acc.ty.fits(&op.ty))
+                            else {
+                                return Err(type_error(closure.body.span(), &acc.ty, &op.ty, Some(&closure.body)));
+                            };
+                            self.set_accumulator(slot + 1 + k, op.value, ty);
+                        }
+                    }
+                    Lowered::Never => {}
+                    other => {
+                        let expected = Ty::Tuple(vec![Ty::F64, Ty::F64]);
+                        return Err(type_error(closure.body.span(), &expected, &other.ty(), Some(&closure.body)));
+                    }
+                }
             }
             Consumer::Fold { closure, .. } => {
                 let slot = accumulator.unwrap_or_default();

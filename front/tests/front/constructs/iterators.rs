@@ -371,6 +371,19 @@ dual! { CONSUMERS:
         (big as i64 + 2 * same_sign as i64 + 4 * rising as i64 + 8 * finite as i64 + 16 * counted as i64) as f64
             + calls as f64 * 100.0
     }
+    // Pair accumulators: an argmax, a range, a sum with its count.
+    fn folded_pairs(x: &[f64]) -> f64 {
+        if x.is_empty() {
+            return 0.0;
+        }
+        let (best, value) = x
+            .iter()
+            .enumerate()
+            .fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) });
+        let (lo, hi) = x.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        let (s, c) = x.iter().copied().fold((0.0, 0usize), |(s, c), v| (s + v * v, c + 1));
+        value * best as f64 + (hi - lo) + s / c.max(1) as f64
+    }
     // Rust stops at the deciding item: indices past the end are never read.
     fn stops_early(x: &[f64], n: usize) -> f64 {
         let found = (0..n).any(|i| x[i] > 0.0);
@@ -400,6 +413,7 @@ fn sum_map_fold_filter_count() {
         same!(m, folded(&x[..], &y[..], 0.25));
         same!(m, named_functions(&x[..]));
         same!(m, any_all(&x[..], &y[..]));
+        same!(m, folded_pairs(&x[..]));
         same!(m, positives(&x[..]));
         same!(m, int_sum(n));
     }
