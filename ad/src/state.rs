@@ -13,7 +13,10 @@
 //!   table), replayed
 //!   at the start of the reversed block from its operands. A value is recomputed only when
 //!   that costs at most one recorded entry: Rosenbrock's loop body records `i` alone and
-//!   recomputes `x[i]`, `x[i+1]` and every partial from it, instead of recording five values;
+//!   recomputes `x[i]`, `x[i+1]` and every partial from it, instead of recording five values.
+//!   A value that would cost more waits until the block's other values are planned, since
+//!   what they record may be what it needs (`f64::min`'s partials are recomputed from its two
+//!   operands once the NaN test has recorded one of them);
 //! - a loop's **induction variable** (`i` stepping by a constant from a constant or global
 //!   start) is `init + trip * step`, from the trip count the reversed loop carries (see
 //!   [`loops`](super::loops));
@@ -261,15 +264,33 @@ impl StatePlan {
             }
         }
         let mut state = BlockState::default();
-        for &v in needs {
-            self.require(b, v, &mut state);
+        // Each value is recomputed when that records at most one entry, else recorded. A value
+        // whose recomputation needs more is put off while others are planned: what they record
+        // may be what it needs. (`min`'s partials, selects of constants on `a < b` and
+        // `a == b`, are recomputed from `a` and `b` once `b` is recorded for the NaN test:
+        // two entries, not three.)
+        let mut pending: Vec<Value> = needs.to_vec();
+        loop {
+            let before = pending.len();
+            pending.retain(|&v| !self.require(b, v, &mut state));
+            if pending.is_empty() || pending.len() == before {
+                break;
+            }
+        }
+        // The rest are recorded, in order; each one recorded may let a later one be recomputed.
+        for v in pending {
+            if !self.require(b, v, &mut state) {
+                state.planned.insert(v);
+                state.frame.push(v);
+            }
         }
         self.blocks.insert(b, state);
     }
 
-    fn require(&mut self, b: Block, v: Value, state: &mut BlockState) {
+    /// Plan `v` for block `b` when that records at most one entry (true), else leave it (false).
+    fn require(&mut self, b: Block, v: Value, state: &mut BlockState) -> bool {
         if self.available(v, state) || self.is_constant(v) {
-            return;
+            return true;
         }
         // A value that is not recomputed lands in the trial as one frame entry, an induction
         // variable or a global; a recomputed one brings what its operands need.
@@ -281,9 +302,9 @@ impl StatePlan {
             state.frame.extend(std::mem::take(&mut trial.frame));
             state.inductions.extend(std::mem::take(&mut trial.inductions));
             self.commit(trial);
+            true
         } else {
-            state.planned.insert(v);
-            state.frame.push(v);
+            false
         }
     }
 

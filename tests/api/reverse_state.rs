@@ -421,3 +421,34 @@ fn values_read_only_as_indices_are_not_recorded() {
         assert!(tape <= bound, "ell = {ell}: {tape} bytes, at most {bound} expected");
     }
 }
+
+/// `m = m.min(d)` with `d` an inner loop's sum: `f64::min`'s partials (selects of constants on
+/// `m < d` and `m == d`) are recomputed from `m` and `d`, which are recorded anyway (`d` for
+/// the NaN test): two entries per outer iteration, not the two partials and `d`.
+#[test]
+fn min_records_its_operands_not_its_partials() {
+    let source = "fn f(x: &[f64], n: usize) -> f64 {
+    let mut m = f64::INFINITY;
+    for i in 0..x.len() {
+        let mut d = 0.0;
+        for k in 0..n {
+            d += (x[i] - k as f64) * (x[i] - k as f64);
+        }
+        m = m.min(d);
+    }
+    m
+}";
+    let module = jitdiff::front::lower_source(source).unwrap();
+    let reverse = GradientFn::builder(&module, "f").wrt(["x"]).gradient_mode(GradientMode::Reverse).build().unwrap();
+    let forward = ForwardFn::builder(&module, "f").wrt(["x"]).width(4).build().unwrap();
+    let tape = |len: usize| {
+        let x = inputs(len);
+        let mut grad = vec![0.0; len];
+        reverse.value_and_grad(&mut [Arg::Slice(&x), Arg::I64(3)], &mut grad).unwrap();
+        let jacobian = forward.jacobian(&mut [Arg::Slice(&x), Arg::I64(3)]).unwrap();
+        assert_close(&grad, &jacobian.data, "gradient against forward mode");
+        reverse.tape_bytes()
+    };
+    let per_iteration = (tape(200) - tape(100)) / 100;
+    assert_eq!(per_iteration, 16, "bytes per outer iteration");
+}
