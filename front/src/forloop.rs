@@ -31,6 +31,10 @@ enum Consumer<'e> {
         closure: Cow<'e, syn::ExprClosure>,
         all: bool,
     },
+    /// `position(|v| ...)`: a `usize` counting the items before the first that satisfies the
+    /// closure, and a `bool` whether one did (the loop is left there); the `Option` it stands
+    /// for is taken apart at once (`unwrap`, `unwrap_or`, `is_some` ..., see [`Lowerer::lower_position`]).
+    Position(Cow<'e, syn::ExprClosure>),
     /// `for_each(|v| ...)`: the closure applied to each item, for its effects.
     ForEach(Cow<'e, syn::ExprClosure>),
 }
@@ -108,6 +112,13 @@ impl Lowerer<'_> {
                 };
                 Consumer::ForEach(closure)
             }
+            "position" => {
+                return Err(unsupported(
+                    m.method.span(),
+                    "`position` whose `Option` is kept",
+                    "take it apart where it is made: `.position(|v| ...).unwrap_or(n)`, `.unwrap()`, `.expect(\"...\")`, `.is_some()` or `.is_none()`",
+                ));
+            }
             other => {
                 return Err(unsupported(
                     m.method.span(),
@@ -117,6 +128,62 @@ impl Lowerer<'_> {
             }
         };
         self.counted_loop(&chain, consumer, None, m.span())
+    }
+
+    /// `chain.position(|v| ...)` taken apart at once by `outer`: `unwrap()` / `expect(..)` (a
+    /// `Panic` fault where no item satisfies the closure, as Rust panics), `unwrap_or(n)`,
+    /// `is_some()`, `is_none()`. The loop stops at the first item that satisfies it.
+    pub(crate) fn lower_position(
+        &mut self,
+        outer: &syn::ExprMethodCall,
+        inner: &syn::ExprMethodCall,
+    ) -> Result<Lowered> {
+        let chain = parse_chain(&inner.receiver)?;
+        let closure = match &inner.args.iter().collect::<Vec<_>>()[..] {
+            [arg] => closure_or_function(arg, 1),
+            _ => None,
+        };
+        let Some(closure) = closure else {
+            return Err(unsupported(
+                inner.span(),
+                "`position` calls without one closure written in place or a function's name",
+                "write the closure in the call: `.position(|v| *v > 0.0)`",
+            ));
+        };
+        let span = inner.span();
+        let Lowered::Tuple(parts) = self.counted_loop(&chain, Consumer::Position(closure), None, span)? else {
+            return Err(invalid(span, "`position` gave no index (a front-end bug)"));
+        };
+        let (index, found) = (parts[0].clone(), parts[1].value);
+        let method = outer.method.to_string();
+        let arity = if method == "unwrap_or" || method == "expect" { 1 } else { 0 };
+        if outer.args.len() != arity {
+            return Err(invalid(
+                outer.span(),
+                format!("`{method}` takes {arity} argument{}", if arity == 1 { "" } else { "s" }),
+            ));
+        }
+        Ok(match method.as_str() {
+            "is_some" => Lowered::Value(Operand { value: found, ty: Ty::Bool }),
+            "is_none" => Lowered::Value(Operand { value: self.ssa.op(Opcode::Not, &[found]), ty: Ty::Bool }),
+            "unwrap_or" => {
+                let default = self.scalar_of(&outer.args[0], &index.ty)?;
+                Lowered::Value(Operand { value: self.ssa.select(found, index.value, default.value), ty: index.ty })
+            }
+            _ => {
+                // `unwrap`/`expect`: Rust panics when no item satisfied the closure.
+                let missing = self.ssa.new_block("not_found");
+                let present = self.ssa.new_block("found");
+                let reachable = self.ssa.reachable;
+                self.ssa.branch(found, present, missing);
+                self.ssa.switch_to(missing, reachable);
+                self.at(outer.span());
+                self.ssa.push(Opcode::Trap, vec![], jitdiff_ir::Imm::None);
+                self.ssa.jump(present, vec![]);
+                self.ssa.switch_to(present, reachable);
+                Lowered::Value(index)
+            }
+        })
     }
 
     fn counted_loop(
@@ -168,6 +235,13 @@ impl Lowerer<'_> {
                 let start = self.ssa.bconst(*all);
                 Some(self.declare("any#", Ty::Bool, true, Some(start)))
             }
+            Consumer::Position(_) => {
+                let zero = self.ssa.iconst(0);
+                let index = self.declare("position#", Ty::Int(IntKind::Usize), true, Some(zero));
+                let no = self.ssa.bconst(false);
+                self.declare("found#", Ty::Bool, true, Some(no));
+                Some(index)
+            }
         };
         let (counter_init, bound, cond, step) = match &plan {
             Plan::Direct { start, bound, cond, step, .. } => (*start, *bound, *cond, *step),
@@ -212,6 +286,9 @@ impl Lowerer<'_> {
             })?;
         }
         let result = match accumulator {
+            Some(slot) if matches!(consumer, Consumer::Position(_)) => {
+                Lowered::Tuple(vec![self.read_slot(slot, span)?, self.read_slot(slot + 1, span)?])
+            }
             Some(slot) if matches!(self.scopes.slot(slot).ty, Ty::Tuple(_)) => self.read_struct(slot, span)?,
             Some(slot) => Lowered::Value(self.read_slot(slot, span)?),
             None => Lowered::Unit,
@@ -359,6 +436,31 @@ impl Lowerer<'_> {
                     Lowered::Never => {}
                     other => return Err(type_error(closure.body.span(), &acc.ty, &other.ty(), Some(&closure.body))),
                 }
+            }
+            Consumer::Position(closure) => {
+                let slot = accumulator.unwrap_or_default();
+                let found = match self.apply_closure(closure, vec![item], Some(&Ty::Bool))? {
+                    Lowered::Value(op) if op.ty == Ty::Bool => op.value,
+                    Lowered::Never => return Ok(()),
+                    other => {
+                        return Err(type_error(closure.body.span(), &Ty::Bool, &other.ty(), Some(&closure.body)));
+                    }
+                };
+                let hit = self.ssa.new_block("found");
+                let miss = self.ssa.new_block("not_found");
+                let reachable = self.ssa.reachable;
+                self.ssa.branch(found, hit, miss);
+                let before = self.scopes.snapshot();
+                self.ssa.switch_to(hit, reachable);
+                let yes = self.ssa.bconst(true);
+                self.set_accumulator(slot + 1, yes, Ty::Bool);
+                self.break_edge();
+                self.scopes.restore(&before);
+                self.ssa.switch_to(miss, reachable);
+                let index = self.read_slot(slot, proc_macro2::Span::call_site())?;
+                let one = self.ssa.iconst(1);
+                let next = self.ssa.op(Opcode::IAdd, &[index.value, one]);
+                self.set_accumulator(slot, next, index.ty);
             }
             Consumer::Any { closure, all } => {
                 let slot = accumulator.unwrap_or_default();

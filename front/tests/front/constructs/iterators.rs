@@ -384,6 +384,15 @@ dual! { CONSUMERS:
         let (s, c) = x.iter().copied().fold((0.0, 0usize), |(s, c), v| (s + v * v, c + 1));
         value * best as f64 + (hi - lo) + s / c.max(1) as f64
     }
+    // `position`, its `Option` taken apart at once; the loop stops at the first match.
+    fn positions(x: &[f64]) -> f64 {
+        let i = x.iter().position(|&v| v > 0.5).unwrap_or(0);
+        let j = x.iter().skip(1).position(|&v| v < 0.0).unwrap_or(x.len());
+        let some = x.iter().position(|v| *v > 1.0).is_some();
+        let none = x.iter().filter(|v| **v > 0.0).position(|v| *v > 2.0).is_none();
+        let k = (0..x.len() + 1).position(|k| k == x.len() || x[k] < -0.5).unwrap();
+        (i + 2 * j + 4 * k) as f64 + some as i64 as f64 + 8.0 * none as i64 as f64
+    }
     // Rust stops at the deciding item: indices past the end are never read.
     fn stops_early(x: &[f64], n: usize) -> f64 {
         let found = (0..n).any(|i| x[i] > 0.0);
@@ -414,6 +423,7 @@ fn sum_map_fold_filter_count() {
         same!(m, named_functions(&x[..]));
         same!(m, any_all(&x[..], &y[..]));
         same!(m, folded_pairs(&x[..]));
+        same!(m, positions(&x[..]));
         same!(m, positives(&x[..]));
         same!(m, int_sum(n));
     }
@@ -423,6 +433,10 @@ fn sum_map_fold_filter_count() {
     let past_the_end = [ArgValue::Slice(vec![-1.0, -2.0]), ArgValue::I64(3)];
     let err = jitdiff_ir::Interpreter::new(&m).call("stops_early", &mut past_the_end.clone()).unwrap_err();
     assert_eq!(err.kind_name(), "OutOfBounds");
+    // `position(..).unwrap()` with no match: a `Panic` fault where Rust panics.
+    let m2 = lower("fn f(x: &[f64]) -> usize {\n    x.iter().position(|&v| v > 1.0).unwrap()\n}");
+    let err = jitdiff_ir::Interpreter::new(&m2).call("f", &mut [ArgValue::Slice(vec![0.5, 0.25])]).unwrap_err();
+    assert_eq!(err.kind_name(), "Panic");
     // Rust's float sum starts at -0.0: an empty sum is -0.0.
     same!(m, empty_sum());
     assert_eq!(crate::support::run(&m, "empty_sum", &mut []), vec![RuntimeValue::F64(-0.0)]);
