@@ -10,6 +10,13 @@ use jitdiff_ir::{CondCode, Opcode, Value};
 use std::borrow::Cow;
 use syn::spanned::Spanned;
 
+/// How [`Lowerer::leave_where`] leaves an iteration.
+#[derive(Clone, Copy)]
+enum Leave {
+    Break,
+    Continue,
+}
+
 /// What the loop does with each item.
 enum Consumer<'e> {
     For {
@@ -346,23 +353,8 @@ impl Lowerer<'_> {
                     };
                 }
                 Adapter::Filter(closure) => {
-                    let keep = self.apply_closure(closure, vec![item.clone()], Some(&Ty::Bool))?;
-                    let keep = match keep {
-                        Lowered::Value(op) if op.ty == Ty::Bool => op.value,
-                        Lowered::Never => return Ok(()),
-                        other => {
-                            return Err(type_error(closure.body.span(), &Ty::Bool, &other.ty(), Some(&closure.body)));
-                        }
-                    };
-                    let kept = self.ssa.new_block("kept");
-                    let skipped = self.ssa.new_block("skipped");
-                    let reachable = self.ssa.reachable;
-                    self.ssa.branch(keep, kept, skipped);
-                    let before = self.scopes.snapshot();
-                    self.ssa.switch_to(skipped, reachable);
-                    self.continue_edge();
-                    self.scopes.restore(&before);
-                    self.ssa.switch_to(kept, reachable);
+                    let Some(keep) = self.predicate(closure, item.clone())? else { return Ok(()) };
+                    self.leave_where(keep, false, Leave::Continue, ("skipped", "kept"), |_| {});
                 }
             }
         }
@@ -439,24 +431,11 @@ impl Lowerer<'_> {
             }
             Consumer::Position(closure) => {
                 let slot = accumulator.unwrap_or_default();
-                let found = match self.apply_closure(closure, vec![item], Some(&Ty::Bool))? {
-                    Lowered::Value(op) if op.ty == Ty::Bool => op.value,
-                    Lowered::Never => return Ok(()),
-                    other => {
-                        return Err(type_error(closure.body.span(), &Ty::Bool, &other.ty(), Some(&closure.body)));
-                    }
-                };
-                let hit = self.ssa.new_block("found");
-                let miss = self.ssa.new_block("not_found");
-                let reachable = self.ssa.reachable;
-                self.ssa.branch(found, hit, miss);
-                let before = self.scopes.snapshot();
-                self.ssa.switch_to(hit, reachable);
-                let yes = self.ssa.bconst(true);
-                self.set_accumulator(slot + 1, yes, Ty::Bool);
-                self.break_edge();
-                self.scopes.restore(&before);
-                self.ssa.switch_to(miss, reachable);
+                let Some(found) = self.predicate(closure, item)? else { return Ok(()) };
+                self.leave_where(found, true, Leave::Break, ("found", "not_found"), |this| {
+                    let yes = this.ssa.bconst(true);
+                    this.set_accumulator(slot + 1, yes, Ty::Bool);
+                });
                 let index = self.read_slot(slot, proc_macro2::Span::call_site())?;
                 let one = self.ssa.iconst(1);
                 let next = self.ssa.op(Opcode::IAdd, &[index.value, one]);
@@ -464,26 +443,12 @@ impl Lowerer<'_> {
             }
             Consumer::Any { closure, all } => {
                 let slot = accumulator.unwrap_or_default();
-                let decided = match self.apply_closure(closure, vec![item], Some(&Ty::Bool))? {
-                    Lowered::Value(op) if op.ty == Ty::Bool => op.value,
-                    Lowered::Never => return Ok(()),
-                    other => {
-                        return Err(type_error(closure.body.span(), &Ty::Bool, &other.ty(), Some(&closure.body)));
-                    }
-                };
+                let Some(decided) = self.predicate(closure, item)? else { return Ok(()) };
                 // `any` stops at the first `true`, `all` at the first `false`.
-                let stop = if *all { self.ssa.op(Opcode::Not, &[decided]) } else { decided };
-                let stopped = self.ssa.new_block("decided");
-                let undecided = self.ssa.new_block("undecided");
-                let reachable = self.ssa.reachable;
-                self.ssa.branch(stop, stopped, undecided);
-                let before = self.scopes.snapshot();
-                self.ssa.switch_to(stopped, reachable);
-                let answer = self.ssa.bconst(!*all);
-                self.set_accumulator(slot, answer, Ty::Bool);
-                self.break_edge();
-                self.scopes.restore(&before);
-                self.ssa.switch_to(undecided, reachable);
+                self.leave_where(decided, !*all, Leave::Break, ("decided", "undecided"), |this| {
+                    let answer = this.ssa.bconst(!*all);
+                    this.set_accumulator(slot, answer, Ty::Bool);
+                });
             }
             Consumer::Count => {
                 let slot = accumulator.unwrap_or_default();
@@ -496,6 +461,44 @@ impl Lowerer<'_> {
         self.scopes.pop();
         self.continue_edge();
         Ok(())
+    }
+
+    /// The `bool` the closure gives for `item` (`None` where its body diverges).
+    fn predicate(&mut self, closure: &syn::ExprClosure, item: Item) -> Result<Option<Value>> {
+        match self.apply_closure(closure, vec![item], Some(&Ty::Bool))? {
+            Lowered::Value(op) if op.ty == Ty::Bool => Ok(Some(op.value)),
+            Lowered::Never => Ok(None),
+            other => Err(type_error(closure.body.span(), &Ty::Bool, &other.ty(), Some(&closure.body))),
+        }
+    }
+
+    /// Leave the iteration (by `break` or `continue`) where `cond == when`, after `on_leave`
+    /// ran there; go on where it does not. `labels` name the two blocks (leaving, going on).
+    fn leave_where(
+        &mut self,
+        cond: Value,
+        when: bool,
+        how: Leave,
+        labels: (&str, &str),
+        on_leave: impl FnOnce(&mut Self),
+    ) {
+        let leave = self.ssa.new_block(labels.0);
+        let stay = self.ssa.new_block(labels.1);
+        let reachable = self.ssa.reachable;
+        if when {
+            self.ssa.branch(cond, leave, stay);
+        } else {
+            self.ssa.branch(cond, stay, leave);
+        }
+        let before = self.scopes.snapshot();
+        self.ssa.switch_to(leave, reachable);
+        on_leave(self);
+        match how {
+            Leave::Break => self.break_edge(),
+            Leave::Continue => self.continue_edge(),
+        }
+        self.scopes.restore(&before);
+        self.ssa.switch_to(stay, reachable);
     }
 
     fn set_accumulator(&mut self, slot: usize, value: Value, ty: Ty) {
