@@ -38,6 +38,7 @@ mod calls;
 mod closures;
 mod consts;
 mod control;
+mod ends;
 mod error;
 mod expr;
 mod forloop;

@@ -53,6 +53,10 @@ impl Lowerer<'_> {
         {
             return self.lower_position(m, inner);
         }
+        // `x.first()` / `x.last()` and the `Option` taken apart at once.
+        if let Some((slice, last)) = crate::ends::end_of(m) {
+            return self.lower_slice_end(m, slice, last);
+        }
         if let Some(called) = self.struct_method_call(m)? {
             return Ok(called);
         }

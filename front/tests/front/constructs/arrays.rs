@@ -69,6 +69,16 @@ dual! { SLICE_UPDATES:
         row[1..].fill(x[3]);
         state[0] + state[1] * state[2]
     }
+    // `first()` / `last()` with their `Option` taken apart at once.
+    fn ends(x: &[f64], y: &[f64]) -> f64 {
+        let a = *x.first().unwrap();
+        let b = *x.last().expect("non-empty");
+        let c = y.last().copied().unwrap_or(-1.0);
+        let d = y.first().cloned().unwrap_or(2.0);
+        let e = if y.first().is_some() { 1.0 } else { 0.0 } + if x.last().is_none() { 10.0 } else { 0.0 };
+        let row = &x[1..];
+        a * b + c + d + e + row.last().copied().unwrap_or(0.5)
+    }
     // Array patterns: names, `_`, `mut`, and `..` with elements after it counted from the end.
     fn patterns(x: &[f64]) -> f64 {
         let [a, _, mut c] = [x[0], x[1], x[2]];
@@ -94,12 +104,23 @@ fn swap_fill_and_copy_from_slice_write_as_rustc_does() {
         let x = rng.normals(4);
         let got = crate::support::run(&m, "patterns", &mut [ArgValue::Slice(x.clone())]);
         assert_eq!(got, vec![RuntimeValue::F64(patterns(&x))]);
+        for y_len in [0, 1, 3] {
+            let y = rng.normals(y_len);
+            let got = crate::support::run(&m, "ends", &mut [ArgValue::Slice(x.clone()), ArgValue::Slice(y.clone())]);
+            assert_eq!(got, vec![RuntimeValue::F64(ends(&x, &y))], "y = {y:?}");
+        }
     }
     // Different lengths: Rust panics in `copy_from_slice`, the IR stops with a `Panic` fault.
     let m = lower("fn f(a: &mut [f64], b: &[f64]) {\n    a.copy_from_slice(b);\n}");
     let mut args = [ArgValue::SliceMut(vec![0.0; 2]), ArgValue::Slice(vec![1.0; 3])];
     let err = jitdiff_ir::Interpreter::new(&m).call("f", &mut args).unwrap_err();
     assert_eq!(err.kind_name(), "Panic");
+    // `first().unwrap()` of an empty slice: a `Panic` fault, where Rust panics.
+    let mut args = [ArgValue::Slice(vec![]), ArgValue::Slice(vec![1.0])];
+    assert_eq!(
+        jitdiff_ir::Interpreter::new(&lower(SLICE_UPDATES)).call("ends", &mut args).unwrap_err().kind_name(),
+        "Panic"
+    );
     // `swap` out of bounds: where Rust panics.
     let m = lower("fn f(a: &mut [f64], i: usize) {\n    a.swap(0, i);\n}");
     let mut args = [ArgValue::SliceMut(vec![0.0; 2]), ArgValue::I64(2)];
