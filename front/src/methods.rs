@@ -189,7 +189,7 @@ impl Lowerer<'_> {
                 name_span,
                 name,
                 &Ty::Slice { mutable: false },
-                "slices have `len`, `is_empty`, `iter`, `iter_mut` and (mutable ones) `swap`, `fill`, `copy_from_slice`",
+                "slices have `len`, `is_empty`, `iter`, `iter_mut` and (mutable ones) `swap`, `fill`, `copy_from_slice`, `reverse`",
             )),
         }
     }

@@ -1,18 +1,19 @@
-//! The methods that write a mutable slice in place: `swap`, `fill` and `copy_from_slice`, each
+//! The methods that write a mutable slice in place: `swap`, `fill`, `copy_from_slice` and `reverse`, each
 //! lowered as the Rust it stands for — indexing and a loop over `iter_mut`, so bounds checks,
 //! views (`let row = &mut w[a..b]; row.fill(0.0)`) and derivatives are those of that code:
 //!
 //! - `s.swap(i, j)` is `let t = s[i]; s[i] = s[j]; s[j] = t;` (out of bounds where Rust panics);
 //! - `s.fill(v)` is `for e in s.iter_mut() { *e = v; }`;
 //! - `d.copy_from_slice(src)` is `assert!(d.len() == src.len())` (Rust's panic for different
-//!   lengths), then `for (a, b) in d.iter_mut().zip(src.iter()) { *a = *b; }`.
+//!   lengths), then `for (a, b) in d.iter_mut().zip(src.iter()) { *a = *b; }`;
+//! - `s.reverse()` swaps `s[i]` and `s[n - 1 - i]` for `i` below `n / 2`.
 
 use crate::error::{Result, invalid};
 use crate::lower::{Lowered, Lowerer};
 use syn::spanned::Spanned;
 
 /// The method names this file lowers.
-pub(crate) const SLICE_UPDATES: [&str; 3] = ["swap", "fill", "copy_from_slice"];
+pub(crate) const SLICE_UPDATES: [&str; 4] = ["swap", "fill", "copy_from_slice", "reverse"];
 
 impl Lowerer<'_> {
     /// `m`, a call of one of [`SLICE_UPDATES`] on a slice or a view.
@@ -20,7 +21,11 @@ impl Lowerer<'_> {
         let name = m.method.to_string();
         let span = m.span();
         let receiver = without_reference(&m.receiver);
-        let expected = if name == "swap" { 2 } else { 1 };
+        let expected = match name.as_str() {
+            "swap" => 2,
+            "reverse" => 0,
+            _ => 1,
+        };
         if m.args.len() != expected {
             let plural = if expected == 1 { "" } else { "s" };
             return Err(invalid(span, format!("`{name}` takes {expected} argument{plural}; pass {expected}")));
@@ -35,6 +40,14 @@ impl Lowerer<'_> {
                     #receiver[second__] = kept__;
                 })
             }
+            "reverse" => syn::parse_quote_spanned!(span=> {
+                let count__: usize = #receiver.len();
+                for front__ in 0..count__ / 2 {
+                    let kept__ = #receiver[front__];
+                    #receiver[front__] = #receiver[count__ - 1 - front__];
+                    #receiver[count__ - 1 - front__] = kept__;
+                }
+            }),
             "fill" => {
                 let value = &m.args[0];
                 syn::parse_quote_spanned!(span=> {

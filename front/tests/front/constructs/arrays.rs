@@ -67,6 +67,8 @@ dual! { SLICE_UPDATES:
         let row = &mut out[2..];
         row.swap(0, 1);
         row[1..].fill(x[3]);
+        out.reverse();
+        state.reverse();
         state[0] + state[1] * state[2]
     }
     // `first()` / `last()` with their `Option` taken apart at once.
