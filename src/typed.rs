@@ -78,6 +78,18 @@ impl<'a, const N: usize> ToArg<'a> for &'a [f64; N] {
     }
 }
 
+impl<'a> ToArg<'a> for &'a Vec<f64> {
+    fn to_arg(self) -> Arg<'a> {
+        Arg::Slice(self)
+    }
+}
+
+impl<'a> ToArg<'a> for &'a mut Vec<f64> {
+    fn to_arg(self) -> Arg<'a> {
+        Arg::SliceMut(self)
+    }
+}
+
 impl<'a> ToArg<'a> for &'a mut [f64] {
     fn to_arg(self) -> Arg<'a> {
         Arg::SliceMut(self)

@@ -4,7 +4,7 @@
 use crate::error::{Result, invalid, unsupported};
 use crate::lower::{Lowered, Lowerer, Operand};
 use crate::types::{IntKind, Ty};
-use jitdiff_ir::{Block, CondCode, Opcode, Value};
+use jitdiff_ir::{Block, CondCode, Imm, Opcode, Value};
 use syn::spanned::Spanned;
 
 /// The largest local array `[x; N]` the front end allocates.
@@ -80,29 +80,62 @@ impl Lowerer<'_> {
         Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }))
     }
 
-    /// `vec![x; n]` with `n` computed at run time: allocated where it is written, which must
-    /// be the entry block (the IR allocates once per call): before any loop or branch, and
-    /// before the fill loop of another such `vec!` whose value is not `0.0`.
+    /// `vec![x; n]` with `n` computed at run time. In the entry block it is allocated where it
+    /// is written. Elsewhere (in a loop or branch) the IR still wants the `alloc` in the entry
+    /// block: `n` is computed there too, which needs it to depend only on parameters, their
+    /// lengths and constants (see [`crate::ssa::Ssa::value_in_entry`]), and the array is filled
+    /// where the `vec!` runs, each time it runs, as Rust makes a fresh one.
     fn lower_vec_of_length(&mut self, repeat: &syn::ExprRepeat, mac: &syn::Macro) -> Result<Lowered> {
-        if self.ssa.current != Block::ENTRY {
-            return Err(invalid(
-                mac.span(),
-                "`vec![x; n]` with a length computed at run time must come before any loop, `if` or `match` of the function, \
-                 and before another such `vec!` filled with a value other than `0.0` (local arrays are allocated once per \
-                 call); move the `let` up, or use a constant length",
-            ));
-        }
         let fill = self.scalar_of(&repeat.expr, &Ty::F64)?.value;
         let len = self.scalar_of(&repeat.len, &Ty::Int(IntKind::Usize))?.value;
         self.at(mac.path.span());
-        let slice = self.ssa.op(Opcode::Alloc, &[len]);
-        // `alloc` zeroes (+0.0): only another fill needs stores.
-        let positive_zero = matches!(&*repeat.expr, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(f), .. })
-            if f.base10_parse::<f64>().is_ok_and(|v| v.to_bits() == 0));
-        if !positive_zero {
-            self.fill_loop(slice, len, fill);
+        if self.ssa.current == Block::ENTRY {
+            let slice = self.ssa.op(Opcode::Alloc, &[len]);
+            // `alloc` zeroes (+0.0): only another fill needs stores.
+            let positive_zero = matches!(&*repeat.expr, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(f), .. })
+                if f.base10_parse::<f64>().is_ok_and(|v| v.to_bits() == 0));
+            if !positive_zero {
+                self.fill_loop(slice, len, fill);
+            }
+            return Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }));
         }
+        let slice = self.array_allocated_at_entry(len, mac.span())?;
+        self.fill_loop(slice, len, fill);
         Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }))
+    }
+
+    /// A local array of `len` elements for code outside the entry block: allocated in the entry
+    /// block with `len` computed there (an error where it cannot be), at least 0 long. Where
+    /// `len` is negative (a `usize` that wrapped below 0), the code here fails with a `Panic`
+    /// fault, as Rust panics on the capacity overflow; the entry block allocates nothing then.
+    pub(crate) fn array_allocated_at_entry(&mut self, len: Value, span: proc_macro2::Span) -> Result<Value> {
+        let Some(at_entry) = self.ssa.value_in_entry(len) else {
+            return Err(unsupported(
+                span,
+                "local arrays whose length depends on values computed in a loop or branch (a loop counter, an element)",
+                "compute the length from parameters, their `len()` and constants, or allocate the largest size once at \
+                 the top of the function and use a part of it",
+            ));
+        };
+        // Entry-block code: clamp at 0, so a length only a path that never runs would see
+        // cannot fail the call.
+        let zero_at_entry = self.ssa.at_entry_end(Opcode::IConst, &[], Imm::I64(0));
+        let negative_at_entry =
+            self.ssa.at_entry_end(Opcode::ICmp, &[at_entry, zero_at_entry], Imm::Cond(CondCode::Lt));
+        let clamped = self.ssa.at_entry_end(Opcode::Select, &[negative_at_entry, zero_at_entry, at_entry], Imm::None);
+        let slice = self.ssa.at_entry_end(Opcode::Alloc, &[clamped], Imm::None);
+        // Here: the length Rust asks for must be the one allocated.
+        let zero = self.ssa.iconst(0);
+        let negative = self.ssa.icmp(CondCode::Lt, len, zero);
+        let fail = self.ssa.new_block("capacity_overflow");
+        let fine = self.ssa.new_block("allocated");
+        let reachable = self.ssa.reachable;
+        self.ssa.branch(negative, fail, fine);
+        self.ssa.switch_to(fail, reachable);
+        self.ssa.push(Opcode::Trap, vec![], jitdiff_ir::Imm::None);
+        self.ssa.jump(fine, vec![]);
+        self.ssa.switch_to(fine, reachable);
+        Ok(slice)
     }
 
     /// `for k in 0..len { slice[k] = fill }` (variables are unchanged: no carried state).

@@ -6,7 +6,7 @@ use crate::expr::type_error;
 use crate::iter::{Adapter, Chain, Item, Plan, closure_or_function, parse_chain};
 use crate::lower::{LoopCtx, Lowered, Lowerer, Operand};
 use crate::types::{IntKind, Ty};
-use jitdiff_ir::{CondCode, Opcode, Value};
+use jitdiff_ir::{Block, CondCode, Opcode, Value};
 use std::borrow::Cow;
 use syn::spanned::Spanned;
 
@@ -44,6 +44,9 @@ enum Consumer<'e> {
     Position(Cow<'e, syn::ExprClosure>),
     /// `for_each(|v| ...)`: the closure applied to each item, for its effects.
     ForEach(Cow<'e, syn::ExprClosure>),
+    /// `collect::<Vec<f64>>()`: each item stored in a local array as long as the chain's
+    /// source (see [`Lowerer::lower_collect`]), and a `usize` counting them.
+    Collect,
 }
 
 impl Lowerer<'_> {
@@ -119,6 +122,17 @@ impl Lowerer<'_> {
                 };
                 Consumer::ForEach(closure)
             }
+            "collect" => {
+                let (buffer, _, filtered) = self.lower_collect(m, expect)?;
+                if filtered {
+                    return Err(unsupported(
+                        m.span(),
+                        "`collect` after `filter` other than as the value of a `let`",
+                        "bind it first: `let kept: Vec<f64> = x.iter().filter(..).copied().collect();`",
+                    ));
+                }
+                return Ok(Lowered::Value(Operand { value: buffer, ty: Ty::Slice { mutable: true } }));
+            }
             "position" => {
                 return Err(unsupported(
                     m.method.span(),
@@ -130,11 +144,70 @@ impl Lowerer<'_> {
                 return Err(unsupported(
                     m.method.span(),
                     format!("iterator methods such as `{other}`"),
-                    "consume iterators with `sum`, `product`, `fold`, `count`, `any`, `all`, `for_each` or a `for` loop",
+                    "consume iterators with `sum`, `product`, `fold`, `count`, `any`, `all`, `for_each`, `collect` or a `for` loop",
                 ));
             }
         };
         self.counted_loop(&chain, consumer, None, m.span())
+    }
+
+    /// `chain.collect::<Vec<f64>>()` (or with the type from a `let`'s annotation): the local
+    /// array the items are stored in, how many there are, and whether a `filter` may have left
+    /// some out (then the `Vec` is the array's first `count` elements, a view).
+    ///
+    /// The array is as long as the chain's source, allocated in the entry block as the IR
+    /// wants; outside it, with a length the entry block computes too (see
+    /// [`Lowerer::array_allocated_at_entry`]). A chain run again (in a loop) refills it, as
+    /// Rust would make a new `Vec`.
+    pub(crate) fn lower_collect(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        expect: Option<&Ty>,
+    ) -> Result<(Value, Value, bool)> {
+        if !m.args.is_empty() {
+            return Err(invalid(m.span(), "`collect` takes no arguments"));
+        }
+        let into_vec = match &m.turbofish {
+            Some(generics) => {
+                generics.args.len() == 1
+                    && matches!(generics.args.first(), Some(syn::GenericArgument::Type(t)) if crate::types::is_vec_of_f64(t, true))
+            }
+            None => expect.is_none_or(|t| matches!(t, Ty::Slice { .. })),
+        };
+        if !into_vec {
+            return Err(unsupported(
+                m.span(),
+                "`collect` calls into anything but a `Vec<f64>`",
+                "collect `f64` items: `.collect::<Vec<f64>>()`, or `let v: Vec<f64> = ....collect();`",
+            ));
+        }
+        let chain = parse_chain(&m.receiver)?;
+        let filtered = chain.adapters.iter().any(|a| matches!(a, Adapter::Filter(_)));
+        let Lowered::Tuple(parts) = self.counted_loop(&chain, Consumer::Collect, None, m.span())? else {
+            return Err(invalid(m.span(), "`collect` gave no array (a front-end bug)"));
+        };
+        Ok((parts[0].value, parts[1].value, filtered))
+    }
+
+    /// The number of items `plan` gives, at least 0 (the length of a `collect`ed array).
+    fn item_count(&mut self, plan: &Plan) -> Value {
+        let (start, bound, cond, step) = match plan {
+            Plan::Indexed(stream) => return stream.count(),
+            Plan::Direct { start, bound, cond, step, .. } => (*start, *bound, *cond, *step),
+        };
+        let mut span = self.ssa.op(Opcode::ISub, &[bound, start]);
+        if cond == CondCode::Le {
+            let one = self.ssa.iconst(1);
+            span = self.ssa.op(Opcode::IAdd, &[span, one]);
+        }
+        let zero = self.ssa.iconst(0);
+        let empty = self.ssa.icmp(CondCode::Le, span, zero);
+        let span = self.ssa.select(empty, zero, span);
+        // `step_by(s)`: ceil(span / s), `s` a constant of at least 1.
+        let one = self.ssa.iconst(1);
+        let less_one = self.ssa.op(Opcode::ISub, &[step, one]);
+        let rounded_up = self.ssa.op(Opcode::IAdd, &[span, less_one]);
+        self.ssa.op(Opcode::IDiv, &[rounded_up, step])
     }
 
     /// `chain.position(|v| ...)` taken apart at once by `outer`: `unwrap()` / `expect(..)` (a
@@ -242,6 +315,18 @@ impl Lowerer<'_> {
                 let start = self.ssa.bconst(*all);
                 Some(self.declare("any#", Ty::Bool, true, Some(start)))
             }
+            Consumer::Collect => {
+                let count = self.item_count(&plan);
+                let buffer = if self.ssa.current == Block::ENTRY {
+                    self.ssa.op(Opcode::Alloc, &[count])
+                } else {
+                    self.array_allocated_at_entry(count, span)?
+                };
+                let zero = self.ssa.iconst(0);
+                let count = self.declare("_collected#", Ty::Int(IntKind::Usize), true, Some(zero));
+                self.declare("_collect_into#", Ty::Slice { mutable: true }, false, Some(buffer));
+                Some(count)
+            }
             Consumer::Position(_) => {
                 let zero = self.ssa.iconst(0);
                 let index = self.declare("position#", Ty::Int(IntKind::Usize), true, Some(zero));
@@ -295,6 +380,9 @@ impl Lowerer<'_> {
         let result = match accumulator {
             Some(slot) if matches!(consumer, Consumer::Position(_)) => {
                 Lowered::Tuple(vec![self.read_slot(slot, span)?, self.read_slot(slot + 1, span)?])
+            }
+            Some(slot) if matches!(consumer, Consumer::Collect) => {
+                Lowered::Tuple(vec![self.read_slot(slot + 1, span)?, self.read_slot(slot, span)?])
             }
             Some(slot) if matches!(self.scopes.slot(slot).ty, Ty::Tuple(_)) => self.read_struct(slot, span)?,
             Some(slot) => Lowered::Value(self.read_slot(slot, span)?),
@@ -449,6 +537,29 @@ impl Lowerer<'_> {
                     let answer = this.ssa.bconst(!*all);
                     this.set_accumulator(slot, answer, Ty::Bool);
                 });
+            }
+            Consumer::Collect => {
+                let slot = accumulator.unwrap_or_default();
+                let span = proc_macro2::Span::call_site();
+                let (count, buffer) = (self.read_slot(slot, span)?, self.read_slot(slot + 1, span)?);
+                if matches!(item, Item::Pair(..) | Item::View(_)) {
+                    return Err(invalid(
+                        chain_span(chain),
+                        "cannot collect pairs, windows or chunks; `map` them to a number first",
+                    ));
+                }
+                let value = self.item_value(item);
+                if value.ty != Ty::F64 {
+                    return Err(unsupported(
+                        chain_span(chain),
+                        format!("vectors of `{}` (a `Vec` holds `f64` here)", value.ty),
+                        "`map` the items to `f64`: `.map(|i| i as f64)`",
+                    ));
+                }
+                self.ssa.store(buffer.value, count.value, value.value);
+                let one = self.ssa.iconst(1);
+                let next = self.ssa.op(Opcode::IAdd, &[count.value, one]);
+                self.set_accumulator(slot, next, count.ty);
             }
             Consumer::Count => {
                 let slot = accumulator.unwrap_or_default();

@@ -88,6 +88,17 @@ impl Lowerer<'_> {
         if crate::slice_updates::SLICE_UPDATES.contains(&name.as_str()) && self.writes_a_slice(&m.receiver)? {
             return self.lower_slice_update(m);
         }
+        // `x.to_vec()`: a copy in a local array, as `x.iter().copied().collect()` makes.
+        if matches!(name.as_str(), "to_vec" | "to_owned" | "clone")
+            && m.args.is_empty()
+            && self.writes_a_slice(&m.receiver)?
+        {
+            let receiver = &m.receiver;
+            let copy: syn::ExprMethodCall =
+                syn::parse_quote_spanned!(m.span()=> #receiver.iter().copied().collect::<Vec<f64>>());
+            let (array, _, _) = self.lower_collect(&copy, None)?;
+            return Ok(Lowered::Value(Operand { value: array, ty: Ty::Slice { mutable: true } }));
+        }
         if let Some(view) = self.view_of(&m.receiver) {
             return self.view_method(view, m);
         }
@@ -177,6 +188,17 @@ impl Lowerer<'_> {
         name_span: Span,
         span: Span,
     ) -> Result<Lowered> {
+        if matches!(
+            name,
+            "push" | "pop" | "extend" | "extend_from_slice" | "resize" | "insert" | "remove" | "truncate" | "clear"
+        ) {
+            return Err(unsupported(
+                name_span,
+                format!("calls of `{name}` (a `Vec` here keeps the length it was made with)"),
+                "make it with its final length (`vec![0.0; n]`, `collect()`) and assign its elements (`v[i] = x`); \
+                 count the used part yourself and pass `&v[..count]` on",
+            ));
+        }
         arg_count(name, args, 0, span)?;
         let len = self.ssa.op(Opcode::Len, &[slice]);
         match name {

@@ -20,6 +20,10 @@ pub(crate) struct SlotState {
 pub(crate) enum SlotKind {
     /// A scalar or a slice (its value never changes: slices are parameters or local arrays).
     Plain,
+    /// A local array the variable owns, as a Rust `Vec` or array it was bound to by value
+    /// (`vec![..]`, `collect`, `to_vec`, `[x; N]`): assigning it another array of its length
+    /// copies the elements (`u = next;`), which is what Rust's move amounts to.
+    OwnedArray,
     /// `v` of `for v in x.iter_mut()`: the element `slice[index]` (read and written in place).
     Element { slice: Value, index: Value },
     /// `w` of `for w in x.windows(k)` (or `chunks`, `chunks_exact`): indexed, measured and

@@ -176,6 +176,82 @@ impl Ssa {
         array
     }
 
+    /// `value` as the entry block has it: itself where the entry block defines it (or it is a
+    /// parameter), else a copy of its computation appended to the entry block, when that
+    /// computation uses only operations that cannot fail or have effects (integer arithmetic,
+    /// `len`, comparisons, `select`; a division only by a constant other than 0 and -1) on
+    /// values the entry block has. `None` where it depends on anything else (a loop counter, a
+    /// load). Used to allocate a local array the IR wants in the entry block, with the length
+    /// an expression inside a loop or branch would give it: being pure, that expression has the
+    /// same value there.
+    pub(crate) fn value_in_entry(&mut self, value: Value) -> Option<Value> {
+        let mut defs: HashMap<Value, (Block, usize)> = HashMap::default();
+        for block in self.func.block_ids() {
+            for (k, inst) in self.func.block(block).insts.iter().enumerate() {
+                for &r in &inst.results {
+                    defs.insert(r, (block, k));
+                }
+            }
+        }
+        let mut copies = HashMap::default();
+        self.copy_into_entry(value, &defs, &mut copies, 0)
+    }
+
+    fn copy_into_entry(
+        &mut self,
+        value: Value,
+        defs: &HashMap<Value, (Block, usize)>,
+        copies: &mut HashMap<Value, Value>,
+        depth: usize,
+    ) -> Option<Value> {
+        if self.func.params.contains(&value) {
+            return Some(value);
+        }
+        if let Some(&copy) = copies.get(&value) {
+            return Some(copy);
+        }
+        let &(block, k) = defs.get(&value)?;
+        if block == Block::ENTRY {
+            return Some(value);
+        }
+        let inst = self.func.block(block).insts[k].clone();
+        let by_safe_constant = |this: &Self| {
+            let divisor = inst.args.get(1).and_then(|d| defs.get(d)).map(|&(b, j)| &this.func.block(b).insts[j]);
+            matches!(divisor, Some(d) if d.op == Opcode::IConst && !matches!(d.imm, Imm::I64(0 | -1)))
+        };
+        let pure = !inst.op.can_fail() && !inst.op.has_side_effects() && inst.op != Opcode::Table;
+        let division = matches!(inst.op, Opcode::IDiv | Opcode::IRem) && by_safe_constant(self);
+        if depth > 64 || inst.results.len() != 1 || !(pure || division) {
+            return None;
+        }
+        let mut args = smallvec::SmallVec::new();
+        for &arg in &inst.args {
+            args.push(self.copy_into_entry(arg, defs, copies, depth + 1)?);
+        }
+        let result = self.func.new_value(self.func.ty(value));
+        let entry = self.func.block_mut(Block::ENTRY);
+        entry.insts.push(InstData { op: inst.op, args, imm: inst.imm, results: smallvec::smallvec![result] });
+        self.record(Block::ENTRY, None);
+        copies.insert(value, result);
+        Some(result)
+    }
+
+    /// An instruction with one result appended to the entry block (its operands must be
+    /// available there: see [`Ssa::value_in_entry`]).
+    pub(crate) fn at_entry_end(&mut self, op: Opcode, args: &[Value], imm: Imm) -> Value {
+        let arg_types: Vec<Type> = args.iter().map(|&a| self.func.ty(a)).collect();
+        let ty = op.result_type(&arg_types, &imm).flatten().unwrap_or(Type::F64);
+        let result = self.func.new_value(ty);
+        self.func.block_mut(Block::ENTRY).insts.push(InstData {
+            op,
+            args: args.into(),
+            imm,
+            results: smallvec::smallvec![result],
+        });
+        self.record(Block::ENTRY, None);
+        result
+    }
+
     /// The module's table `table` as a slice: one `table` instruction per function, in the entry
     /// block, so that it dominates every use.
     pub(crate) fn table(&mut self, table: TableId) -> Value {

@@ -98,6 +98,25 @@ impl Lowerer<'_> {
             self.declare_view(&name, view);
             return Ok(());
         }
+        // `let kept: Vec<f64> = x.iter().filter(..).copied().collect();`: the first `count`
+        // elements of the array collected into, a view.
+        if let (syn::Pat::Ident(_), Some(init)) = (plain, &local.init)
+            && let syn::Expr::MethodCall(m) = crate::iter::peel_parens(&init.expr)
+            && m.method == "collect"
+            && crate::iter::is_iterator(&m.receiver)
+            && let Ok(chain) = crate::iter::parse_chain(&m.receiver)
+            && chain.adapters.iter().any(|a| matches!(a, crate::iter::Adapter::Filter(_)))
+        {
+            let annotated = match &local.pat {
+                syn::Pat::Type(pt) => Some(parse_type(&pt.ty, TypePlace::Local)?),
+                _ => None,
+            };
+            let (name, mutable) = binding(plain)?;
+            let (slice, len, _) = self.lower_collect(m, annotated.as_ref())?;
+            let offset = self.ssa.iconst(0);
+            self.declare_view(&name, crate::views::View { slice, offset, len, mutable });
+            return Ok(());
+        }
         let (pat, annotated) = match &local.pat {
             syn::Pat::Type(pt) => {
                 let place = if matches!(*pt.pat, syn::Pat::Tuple(_)) { TypePlace::Result } else { TypePlace::Local };
@@ -155,7 +174,12 @@ impl Lowerer<'_> {
                             (Ty::Int(_), Some(t @ Ty::Int(_))) => t,
                             (t, _) => t.clone(),
                         };
-                        self.declare(&name, ty, mutable, Some(op.value));
+                        let slot = self.declare(&name, ty, mutable, Some(op.value));
+                        if matches!(op.ty, Ty::Slice { .. })
+                            && local.init.as_ref().is_some_and(|i| makes_an_array(&i.expr))
+                        {
+                            self.scopes.slot_mut(slot).kind = SlotKind::OwnedArray;
+                        }
                         Ok(())
                     }
                     Some(Lowered::Never) => {
@@ -526,6 +550,20 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `name = value;` of a local array `name` owns: the elements of `value` copied into it
+    /// (Rust moves `value` there, so nothing can tell a copy apart), which needs the two to
+    /// have the same length — a `Panic` fault where they have not (the IR's local arrays keep
+    /// the length they were allocated with).
+    fn copy_into_owned_array(&mut self, name: &str, value: Operand, span: Span) -> Result<()> {
+        self.scopes.push();
+        self.declare("_assigned", value.ty, false, Some(value.value));
+        let target = syn::Ident::new(name, span);
+        let copy: syn::Block = syn::parse_quote_spanned!(span=> { #target.copy_from_slice(&_assigned); });
+        let lowered = self.lower_block(&copy, Some(&Ty::Unit));
+        self.scopes.pop();
+        lowered.map(|_| ())
+    }
+
     pub(crate) fn assign_slot(
         &mut self,
         index: usize,
@@ -549,6 +587,12 @@ impl Lowerer<'_> {
             }
             self.ssa.store(slice, i, value.value);
             return Ok(());
+        }
+        if slot.kind == SlotKind::OwnedArray && matches!(value.ty, Ty::Slice { .. }) {
+            if !slot.mutable {
+                return Err(FrontError::new(span, FrontErrorKind::Immutable { name: slot.name.clone() }));
+            }
+            return self.copy_into_owned_array(&slot.name, value, span);
         }
         if matches!(slot.ty, Ty::Slice { .. }) {
             return Err(unsupported(
@@ -631,6 +675,19 @@ fn item_in_body(item: &syn::Item) -> FrontError {
 }
 
 /// Is `ty` `&[f64]` or `&mut [f64]`?
+/// Does `expr` make a new array the variable bound to it owns (`vec![..]`, `[x; N]`, `[a, b]`,
+/// `collect()`, `to_vec()`, ...)?
+fn makes_an_array(expr: &syn::Expr) -> bool {
+    match crate::iter::peel_parens(expr) {
+        syn::Expr::Array(_) | syn::Expr::Repeat(_) => true,
+        syn::Expr::Macro(m) => m.mac.path.is_ident("vec"),
+        syn::Expr::MethodCall(m) => {
+            matches!(m.method.to_string().as_str(), "collect" | "to_vec" | "to_owned" | "clone")
+        }
+        _ => false,
+    }
+}
+
 fn is_slice_reference(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Paren(p) => is_slice_reference(&p.elem),

@@ -178,6 +178,10 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => {
             let Some(ident) = p.path.get_ident() else {
+                // `let v: Vec<f64> = ...;`: a local array (from `vec!`, `collect`, `to_vec`).
+                if place == TypePlace::Local && is_vec_of_f64(ty, true) {
+                    return Ok(Ty::Slice { mutable: true });
+                }
                 // `Data<'a>`, `Data<'_>`: a struct holding slices, its lifetimes written.
                 if let Some(s) = struct_with_lifetimes(&p.path) {
                     return struct_in(place, s, ty);
@@ -241,6 +245,8 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
             }
             match &*r.elem {
                 syn::Type::Slice(s) if is_f64(&s.elem) => slice_in(place, mutable, ty),
+                // `&Vec<f64>`, `&mut Vec<f64>`: a slice (the caller's `Vec` cannot grow here).
+                elem if is_vec_of_f64(elem, false) => slice_in(place, mutable, ty),
                 syn::Type::Array(a) if is_f64(&a.elem) => slice_in(place, mutable, ty),
                 syn::Type::Slice(_) | syn::Type::Array(_) => Err(unsupported(
                     r.elem.span(),
@@ -326,6 +332,17 @@ fn slice_in(place: TypePlace, mutable: bool, ty: &syn::Type) -> Result<Ty> {
     }
 }
 
+/// `Vec<f64>` (`Vec<_>` too where `infer`).
+pub(crate) fn is_vec_of_f64(ty: &syn::Type, infer: bool) -> bool {
+    let syn::Type::Path(p) = ty else { return false };
+    let [segment] = p.path.segments.iter().collect::<Vec<_>>()[..] else { return false };
+    let syn::PathArguments::AngleBracketed(args) = &segment.arguments else { return false };
+    segment.ident == "Vec"
+        && p.qself.is_none()
+        && args.args.len() == 1
+        && matches!(args.args.first(), Some(syn::GenericArgument::Type(t)) if is_f64(t) || (infer && matches!(t, syn::Type::Infer(_))))
+}
+
 fn is_f64(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("f64"))
 }
@@ -346,7 +363,7 @@ fn named_type_error(ty: &syn::Type, name: &str) -> crate::error::FrontError {
         "Vec" => unsupported(
             span,
             "`Vec` values",
-            "take `&[f64]` or `&mut [f64]` parameters; in the body, a `let v = vec![0.0; n];` without a type is a local array",
+            "take `&[f64]`, `&Vec<f64>` or `&mut [f64]` parameters and write results into a `&mut [f64]`; in the body, `Vec<f64>` from `vec!`, `collect` or `to_vec` is a local array",
         ),
         "String" | "str" | "char" => unsupported(span, "strings and characters", "compute with `f64` values only"),
         "Option" | "Result" | "Box" => unsupported(

@@ -9,6 +9,7 @@ mod handles;
 mod primal;
 mod programs;
 mod structs;
+mod vectors;
 
 /// Units in the last place between two finite floats.
 fn ulps(a: f64, b: f64) -> u64 {

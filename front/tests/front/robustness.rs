@@ -88,6 +88,7 @@ fn corpus() -> (Vec<String>, Vec<String>) {
             crate::constructs::structs::TUPLE_STRUCTS,
             crate::constructs::control::PANICS,
             crate::constructs::arrays::SLICE_UPDATES,
+            crate::constructs::arrays::COLLECTED,
             crate::constructs::iterators::CONSUMERS,
         ]
         .map(String::from),

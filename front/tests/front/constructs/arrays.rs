@@ -129,3 +129,85 @@ fn swap_fill_and_copy_from_slice_write_as_rustc_does() {
     let err = jitdiff_ir::Interpreter::new(&m).call("f", &mut args).unwrap_err();
     assert_eq!(err.kind_name(), "OutOfBounds");
 }
+
+dual! { COLLECTED:
+    // `&Vec<f64>` as beginners write it (clippy prefers `&[f64]`; the front end takes both).
+    #[allow(clippy::ptr_arg)]
+    fn norm_sq(v: &Vec<f64>) -> f64 {
+        v.iter().map(|a| a * a).sum()
+    }
+    // `collect` into a `Vec<f64>`, `to_vec`, and `vec!` with a run-time length inside loops.
+    fn collected(x: &[f64], y: &Vec<f64>, rounds: usize) -> f64 {
+        let n = x.len();
+        let mut w = x.to_vec();
+        let products: Vec<f64> = (0..n).map(|i| x[i] * y[i]).collect();
+        let positive: Vec<f64> = x.iter().filter(|&&a| a > 0.0).map(|a| a.sin()).collect();
+        let mut total = norm_sq(&products) + positive.iter().sum::<f64>() + positive.len() as f64;
+        for r in 0..rounds {
+            let shifted = w.iter().map(|a| a + r as f64).collect::<Vec<_>>();
+            for i in 0..n {
+                w[i] = shifted[i] * 0.5;
+            }
+            let evens: Vec<f64> = (0..w.len()).step_by(2).map(|i| w[i]).collect();
+            let mut scratch = vec![1.5; n + 1];
+            scratch[n] = evens[evens.len() - 1];
+            total += evens.iter().sum::<f64>() * evens.len() as f64 + scratch[0] + scratch[n];
+            if r % 2 == 1 {
+                let copy = y.clone();
+                total += copy[0] + norm_sq(&x.iter().map(|a| a - 1.0).collect());
+            }
+        }
+        total + w.iter().sum::<f64>()
+    }
+    // Double buffering: `u = next;` moves a new `Vec` into `u` on each step.
+    fn diffuse(u0: &[f64], steps: usize, k: f64) -> f64 {
+        let n = u0.len();
+        let mut u = u0.to_vec();
+        for _ in 0..steps {
+            let mut next = vec![0.0; n];
+            for i in 1..n - 1 {
+                next[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+            }
+            u = next;
+        }
+        let mut squares: Vec<f64> = u.iter().map(|v| v * v).collect();
+        squares = squares.iter().map(|s| s + 1.0).collect();
+        squares.iter().sum()
+    }
+}
+
+#[test]
+fn collect_and_to_vec_make_local_arrays_as_rustc_does() {
+    let m = lower(COLLECTED);
+    let mut rng = Rng::new(29);
+    for (n, rounds) in [(1usize, 0usize), (2, 1), (5, 3), (8, 4)] {
+        let x: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+        let y: Vec<f64> = rng.normals(n);
+        let want = collected(&x, &y, rounds);
+        let mut args = [ArgValue::Slice(x.clone()), ArgValue::Slice(y), ArgValue::I64(rounds as i64)];
+        let got = crate::support::run(&m, "collected", &mut args);
+        assert_eq!(got, vec![RuntimeValue::F64(want)], "n = {n}, rounds = {rounds}");
+        if n >= 2 {
+            let want = diffuse(&x, rounds, 0.2);
+            let mut args = [ArgValue::Slice(x.clone()), ArgValue::I64(rounds as i64), ArgValue::F64(0.2)];
+            assert_eq!(crate::support::run(&m, "diffuse", &mut args), vec![RuntimeValue::F64(want)], "n = {n}");
+        }
+    }
+    // `u = next;` with another length: Rust reallocates, the IR's arrays keep their length.
+    let m = lower("fn f(x: &[f64]) -> f64 {\n    let mut u = x.to_vec();\n    u = x[1..].to_vec();\n    u[0]\n}");
+    let err = jitdiff_ir::Interpreter::new(&m).call("f", &mut [ArgValue::Slice(vec![1.0, 2.0])]).unwrap_err();
+    assert_eq!(err.kind_name(), "Panic");
+    // A length only a branch that never runs asks for: the call does not fail; where the
+    // branch runs, a `usize` below 0 is a `Panic` fault, as Rust panics.
+    let source = "fn f(x: &[f64], k: usize) -> f64 {\n    let mut s = x[0];\n    if k > 0 {\n        let v = vec![2.0; k - 1];\n        s += v.len() as f64;\n    }\n    s\n}";
+    let m = lower(source);
+    for (k, want) in [(0, Ok(1.0)), (3, Ok(3.0))] {
+        let got = jitdiff_ir::Interpreter::new(&m).call("f", &mut [ArgValue::Slice(vec![1.0]), ArgValue::I64(k)]);
+        assert_eq!(got.map(|r| r[0].clone()).map_err(|e| e.kind_name()), want.map(RuntimeValue::F64));
+    }
+    let m = lower(
+        "fn f(k: usize) -> f64 {\n    let mut s = 0.0;\n    for _ in 0..2 {\n        s += vec![1.0; k - 1].len() as f64;\n    }\n    s\n}",
+    );
+    let err = jitdiff_ir::Interpreter::new(&m).call("f", &mut [ArgValue::I64(0)]).unwrap_err();
+    assert_eq!(err.kind_name(), "Panic");
+}

@@ -51,7 +51,7 @@ fn f() -> f64 {
     (
         "struct_vec_field",
         r#"struct P { s: Vec<f64> }"#,
-        r#"1:15: `Vec` values are not supported; take `&[f64]` or `&mut [f64]` parameters; in the body, a `let v = vec![0.0; n];` without a type is a local array"#,
+        r#"1:15: `Vec` values are not supported; take `&[f64]`, `&Vec<f64>` or `&mut [f64]` parameters and write results into a `&mut [f64]`; in the body, `Vec<f64>` from `vec!`, `collect` or `to_vec` is a local array"#,
     ),
     (
         "impl",
@@ -111,7 +111,32 @@ impl P {
         r#"fn f(x: Vec<f64>) -> f64 {
     x[0]
 }"#,
-        r#"1:9: `Vec` values are not supported; take `&[f64]` or `&mut [f64]` parameters; in the body, a `let v = vec![0.0; n];` without a type is a local array"#,
+        r#"1:9: `Vec` values are not supported; take `&[f64]`, `&Vec<f64>` or `&mut [f64]` parameters and write results into a `&mut [f64]`; in the body, `Vec<f64>` from `vec!`, `collect` or `to_vec` is a local array"#,
+    ),
+    (
+        "collect_into_other",
+        r#"fn f(x: &[f64]) -> f64 {
+    let n: usize = x.iter().map(|a| *a as usize).collect();
+    n as f64
+}"#,
+        r#"2:20: `collect` calls into anything but a `Vec<f64>` are not supported; collect `f64` items: `.collect::<Vec<f64>>()`, or `let v: Vec<f64> = ....collect();`"#,
+    ),
+    (
+        "collect_of_integers",
+        r#"fn f(n: usize) -> f64 {
+    let v: Vec<f64> = (0..n).collect();
+    v[0]
+}"#,
+        r#"2:24: vectors of `usize` (a `Vec` holds `f64` here) are not supported; `map` the items to `f64`: `.map(|i| i as f64)`"#,
+    ),
+    (
+        "vec_push",
+        r#"fn f(x: &[f64]) -> f64 {
+    let mut v = vec![0.0; 2];
+    v.push(x[0]);
+    v[2]
+}"#,
+        r#"3:7: calls of `push` (a `Vec` here keeps the length it was made with) are not supported; make it with its final length (`vec![0.0; n]`, `collect()`) and assign its elements (`v[i] = x`); count the used part yourself and pass `&v[..count]` on"#,
     ),
     (
         "vec_in_a_loop",
@@ -123,7 +148,7 @@ impl P {
     }
     s
 }"#,
-        r#"4:17: `vec![x; n]` with a length computed at run time must come before any loop, `if` or `match` of the function, and before another such `vec!` filled with a value other than `0.0` (local arrays are allocated once per call); move the `let` up, or use a constant length"#,
+        r#"4:17: local arrays whose length depends on values computed in a loop or branch (a loop counter, an element) are not supported; compute the length from parameters, their `len()` and constants, or allocate the largest size once at the top of the function and use a part of it"#,
     ),
     (
         "println",

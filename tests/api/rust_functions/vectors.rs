@@ -1,0 +1,113 @@
+//! Functions written with `Vec`s, as Rust code often is: `&Vec<f64>` parameters, `collect`,
+//! `to_vec`, `vec!` inside a loop and `u = next;` double buffering. Their values against the
+//! rustc-compiled functions, their derivatives against analytic ones (softmax cross-entropy) or
+//! finite differences and the other mode (an explicit heat-equation solver).
+
+use super::assert_close;
+use jitdiff::SplitMix64;
+
+/// The cross-entropy of `softmax(logits)` against the class `target`, shifted by the largest
+/// logit as numerically careful code does.
+// `&Vec<f64>` as beginners write it (clippy prefers `&[f64]`; the front end takes both).
+#[allow(clippy::ptr_arg)]
+#[jitdiff::function]
+pub fn cross_entropy(logits: &Vec<f64>, target: usize) -> f64 {
+    let max = logits.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+    let exps: Vec<f64> = logits.iter().map(|v| (v - max).exp()).collect();
+    let total: f64 = exps.iter().sum();
+    -(exps[target] / total).ln()
+}
+
+/// `steps` explicit Euler steps of `u_t = u_xx` (diffusion number `k`, fixed ends) from `u0`,
+/// each into a fresh `Vec`, then the squared distance to a sine profile.
+#[jitdiff::function]
+pub fn diffuse(u0: &[f64], steps: usize, k: f64) -> f64 {
+    let n = u0.len();
+    let mut u = u0.to_vec();
+    for _ in 0..steps {
+        let mut next = vec![0.0; n];
+        next[0] = u[0];
+        next[n - 1] = u[n - 1];
+        for i in 1..n - 1 {
+            next[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+        }
+        u = next;
+    }
+    let target: Vec<f64> = (0..n).map(|i| (i as f64 / n as f64).sin()).collect();
+    u.iter().zip(&target).map(|(a, b)| (a - b) * (a - b)).sum()
+}
+
+#[test]
+fn cross_entropy_has_the_softmax_gradient_and_hessian() {
+    let (g, h) = (cross_entropy::gradient().unwrap(), cross_entropy::hvp().unwrap());
+    let mut rng = SplitMix64::new(31);
+    for n in [1usize, 2, 5, 40] {
+        let logits: Vec<f64> = rng.normals(n).iter().map(|v| 3.0 * v).collect();
+        let target = n / 2;
+        let (value, grad) = g.value_and_grad(&logits, target).unwrap();
+        assert_close(&[value], &[cross_entropy(&logits, target)], 1e-15, "value");
+        let max = logits.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+        let exps: Vec<f64> = logits.iter().map(|v| (v - max).exp()).collect();
+        let p: Vec<f64> = exps.iter().map(|e| e / exps.iter().sum::<f64>()).collect();
+        let want: Vec<f64> = (0..n).map(|i| p[i] - if i == target { 1.0 } else { 0.0 }).collect();
+        for (k, (got, want)) in grad.iter().zip(&want).enumerate() {
+            assert!((got - want).abs() <= 1e-14, "n = {n}: gradient[{k}] = {got}, want {want}");
+        }
+        // H = diag(p) - p p^T.
+        let v = rng.normals(n);
+        let p_dot_v: f64 = p.iter().zip(&v).map(|(a, b)| a * b).sum();
+        let want: Vec<f64> = (0..n).map(|i| p[i] * v[i] - p[i] * p_dot_v).collect();
+        let mut hvp = vec![0.0; n];
+        h.hvp(&logits, target, &v, &mut hvp).unwrap();
+        for (k, (got, want)) in hvp.iter().zip(&want).enumerate() {
+            assert!((got - want).abs() <= 1e-13, "n = {n}: hvp[{k}] = {got}, want {want}");
+        }
+    }
+}
+
+#[test]
+fn double_buffered_diffusion_differentiates_in_every_mode() {
+    let (g, f, h) = (diffuse::gradient().unwrap(), diffuse::forward(2).unwrap(), diffuse::hvp().unwrap());
+    let mut rng = SplitMix64::new(32);
+    for (n, steps) in [(3usize, 1usize), (8, 5), (20, 30)] {
+        let u0 = rng.normals(n);
+        let k = 0.3;
+        let (value, grad) = g.value_and_grad(&u0, steps, k).unwrap();
+        assert_close(&[value], &[diffuse(&u0, steps, k)], 1e-14, "value");
+        // Central differences of the rustc-compiled function (quadratic in u0: exact up to rounding).
+        let mut fd = vec![];
+        for c in 0..=n {
+            let at = |step: f64| {
+                let mut x = u0.clone();
+                let mut kk = k;
+                if c < n {
+                    x[c] += step
+                } else {
+                    kk += step
+                }
+                diffuse(&x, steps, kk)
+            };
+            fd.push((at(1e-5) - at(-1e-5)) / 2e-5);
+        }
+        assert_close(&grad, &fd, 1e-6, &format!("n = {n}: gradient vs FD"));
+        // Two forward lanes (`tangent[e * 2 + lane]`): the gradient's dot products with the tangents.
+        let tangents = [rng.normals(2 * n), rng.normals(2)];
+        let (_, jvp) = f.jvp(&u0, steps, k, &[&tangents[0], &tangents[1]]).unwrap();
+        for lane in 0..2 {
+            let dot: f64 =
+                (0..n).map(|i| grad[i] * tangents[0][i * 2 + lane]).sum::<f64>() + grad[n] * tangents[1][lane];
+            assert_close(&[jvp[lane]], &[dot], 1e-12, &format!("n = {n}: JVP lane {lane}"));
+        }
+        // The HVP against differences of the gradient.
+        let v = rng.normals(n + 1);
+        let mut hvp = vec![0.0; n + 1];
+        h.hvp(&u0, steps, k, &v, &mut hvp).unwrap();
+        let grad_at = |t: f64| {
+            let x: Vec<f64> = (0..n).map(|i| u0[i] + t * v[i]).collect();
+            g.value_and_grad(&x, steps, k + t * v[n]).unwrap().1
+        };
+        let (plus, minus) = (grad_at(1e-6), grad_at(-1e-6));
+        let fd: Vec<f64> = plus.iter().zip(&minus).map(|(a, b)| (a - b) / 2e-6).collect();
+        assert_close(&hvp, &fd, 1e-5, &format!("n = {n}: HVP vs differences of the gradient"));
+    }
+}
