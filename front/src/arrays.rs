@@ -1,7 +1,9 @@
-//! Local arrays: `[a, b, c]`, `[x; N]` and `vec![...]`, allocated once per call in the entry
-//! block (where the IR wants every `alloc`) and filled where the expression runs.
+//! Local arrays: `[a, b, c]`, `[x; N]`, `vec![...]` and `collect()`, allocated once per call in
+//! the entry block (where the IR wants every `alloc`) and filled where the expression runs.
 
 use crate::error::{Result, invalid, unsupported};
+use crate::forloop::Consumer;
+use crate::iter::{Adapter, Plan, parse_chain};
 use crate::lower::{Lowered, Lowerer, Operand};
 use crate::types::{IntKind, Ty};
 use jitdiff_ir::{Block, CondCode, Imm, Opcode, Value};
@@ -156,5 +158,64 @@ impl Lowerer<'_> {
         let next = self.ssa.op(Opcode::IAdd, &[k, one]);
         self.ssa.jump(head, vec![next]);
         self.ssa.switch_to(done, reachable);
+    }
+
+    /// `chain.collect::<Vec<f64>>()` (or with the type from a `let`'s annotation): the local
+    /// array the items are stored in, how many there are, and whether a `filter` may have left
+    /// some out (then the `Vec` is the array's first `count` elements, a view).
+    ///
+    /// The array is as long as the chain's source, allocated in the entry block as the IR
+    /// wants; outside it, with a length the entry block computes too (see
+    /// [`Lowerer::array_allocated_at_entry`]). A chain run again (in a loop) refills it, as
+    /// Rust would make a new `Vec`.
+    pub(crate) fn lower_collect(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        expect: Option<&Ty>,
+    ) -> Result<(Value, Value, bool)> {
+        if !m.args.is_empty() {
+            return Err(invalid(m.span(), "`collect` takes no arguments"));
+        }
+        let into_vec = match &m.turbofish {
+            Some(generics) => {
+                generics.args.len() == 1
+                    && matches!(generics.args.first(), Some(syn::GenericArgument::Type(t)) if crate::types::is_vec_of_f64(t, true))
+            }
+            None => expect.is_none_or(|t| matches!(t, Ty::Slice { .. })),
+        };
+        if !into_vec {
+            return Err(unsupported(
+                m.span(),
+                "`collect` calls into anything but a `Vec<f64>`",
+                "collect `f64` items: `.collect::<Vec<f64>>()`, or `let v: Vec<f64> = ....collect();`",
+            ));
+        }
+        let chain = parse_chain(&m.receiver)?;
+        let filtered = chain.adapters.iter().any(|a| matches!(a, Adapter::Filter(_)));
+        let Lowered::Tuple(parts) = self.counted_loop(&chain, Consumer::Collect, None, m.span())? else {
+            return Err(invalid(m.span(), "`collect` gave no array (a front-end bug)"));
+        };
+        Ok((parts[0].value, parts[1].value, filtered))
+    }
+
+    /// The number of items `plan` gives, at least 0 (the length of a `collect`ed array).
+    pub(crate) fn item_count(&mut self, plan: &Plan) -> Value {
+        let (start, bound, cond, step) = match plan {
+            Plan::Indexed(stream) => return stream.count(),
+            Plan::Direct { start, bound, cond, step, .. } => (*start, *bound, *cond, *step),
+        };
+        let mut span = self.ssa.op(Opcode::ISub, &[bound, start]);
+        if cond == CondCode::Le {
+            let one = self.ssa.iconst(1);
+            span = self.ssa.op(Opcode::IAdd, &[span, one]);
+        }
+        let zero = self.ssa.iconst(0);
+        let empty = self.ssa.icmp(CondCode::Le, span, zero);
+        let span = self.ssa.select(empty, zero, span);
+        // `step_by(s)`: ceil(span / s), `s` a constant of at least 1.
+        let one = self.ssa.iconst(1);
+        let less_one = self.ssa.op(Opcode::ISub, &[step, one]);
+        let rounded_up = self.ssa.op(Opcode::IAdd, &[span, less_one]);
+        self.ssa.op(Opcode::IDiv, &[rounded_up, step])
     }
 }

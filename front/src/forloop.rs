@@ -5,6 +5,7 @@ use crate::error::{Result, invalid, unsupported};
 use crate::expr::type_error;
 use crate::iter::{Adapter, Chain, Item, Plan, closure_or_function, parse_chain};
 use crate::lower::{LoopCtx, Lowered, Lowerer, Operand};
+use crate::pick::Pick;
 use crate::types::{IntKind, Ty};
 use jitdiff_ir::{Block, CondCode, Opcode, Value};
 use std::borrow::Cow;
@@ -12,13 +13,15 @@ use syn::spanned::Spanned;
 
 /// How [`Lowerer::leave_where`] leaves an iteration.
 #[derive(Clone, Copy)]
-enum Leave {
+pub(crate) enum Leave {
     Break,
     Continue,
 }
 
 /// What the loop does with each item.
-enum Consumer<'e> {
+// One per loop lowered: the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Consumer<'e> {
     For {
         pat: &'e syn::Pat,
         body: &'e syn::Block,
@@ -40,8 +43,11 @@ enum Consumer<'e> {
     },
     /// `position(|v| ...)`: a `usize` counting the items before the first that satisfies the
     /// closure, and a `bool` whether one did (the loop is left there); the `Option` it stands
-    /// for is taken apart at once (`unwrap`, `unwrap_or`, `is_some` ..., see [`Lowerer::lower_position`]).
+    /// for is taken apart at once (`unwrap`, `unwrap_or`, `is_some` ..., see [`Lowerer::lower_option_consumer`]).
     Position(Cow<'e, syn::ExprClosure>),
+    /// `find(|v| ...)`, `max_by(|a, b| ...)`, `min_by(|a, b| ...)`: the item picked, and
+    /// whether there was one (see `pick.rs`).
+    Pick(Pick<'e>),
     /// `for_each(|v| ...)`: the closure applied to each item, for its effects.
     ForEach(Cow<'e, syn::ExprClosure>),
     /// `collect::<Vec<f64>>()`: each item stored in a local array as long as the chain's
@@ -133,11 +139,13 @@ impl Lowerer<'_> {
                 }
                 return Ok(Lowered::Value(Operand { value: buffer, ty: Ty::Slice { mutable: true } }));
             }
-            "position" => {
+            "position" | "find" | "max_by" | "min_by" => {
                 return Err(unsupported(
                     m.method.span(),
-                    "`position` whose `Option` is kept",
-                    "take it apart where it is made: `.position(|v| ...).unwrap_or(n)`, `.unwrap()`, `.expect(\"...\")`, `.is_some()` or `.is_none()`",
+                    format!("`{name}` whose `Option` is kept"),
+                    format!(
+                        "take it apart where it is made: `.{name}(..).unwrap()`, `.expect(\"...\")`, `.unwrap_or(default)`, `.is_some()` or `.is_none()`"
+                    ),
                 ));
             }
             other => {
@@ -151,122 +159,7 @@ impl Lowerer<'_> {
         self.counted_loop(&chain, consumer, None, m.span())
     }
 
-    /// `chain.collect::<Vec<f64>>()` (or with the type from a `let`'s annotation): the local
-    /// array the items are stored in, how many there are, and whether a `filter` may have left
-    /// some out (then the `Vec` is the array's first `count` elements, a view).
-    ///
-    /// The array is as long as the chain's source, allocated in the entry block as the IR
-    /// wants; outside it, with a length the entry block computes too (see
-    /// [`Lowerer::array_allocated_at_entry`]). A chain run again (in a loop) refills it, as
-    /// Rust would make a new `Vec`.
-    pub(crate) fn lower_collect(
-        &mut self,
-        m: &syn::ExprMethodCall,
-        expect: Option<&Ty>,
-    ) -> Result<(Value, Value, bool)> {
-        if !m.args.is_empty() {
-            return Err(invalid(m.span(), "`collect` takes no arguments"));
-        }
-        let into_vec = match &m.turbofish {
-            Some(generics) => {
-                generics.args.len() == 1
-                    && matches!(generics.args.first(), Some(syn::GenericArgument::Type(t)) if crate::types::is_vec_of_f64(t, true))
-            }
-            None => expect.is_none_or(|t| matches!(t, Ty::Slice { .. })),
-        };
-        if !into_vec {
-            return Err(unsupported(
-                m.span(),
-                "`collect` calls into anything but a `Vec<f64>`",
-                "collect `f64` items: `.collect::<Vec<f64>>()`, or `let v: Vec<f64> = ....collect();`",
-            ));
-        }
-        let chain = parse_chain(&m.receiver)?;
-        let filtered = chain.adapters.iter().any(|a| matches!(a, Adapter::Filter(_)));
-        let Lowered::Tuple(parts) = self.counted_loop(&chain, Consumer::Collect, None, m.span())? else {
-            return Err(invalid(m.span(), "`collect` gave no array (a front-end bug)"));
-        };
-        Ok((parts[0].value, parts[1].value, filtered))
-    }
-
-    /// The number of items `plan` gives, at least 0 (the length of a `collect`ed array).
-    fn item_count(&mut self, plan: &Plan) -> Value {
-        let (start, bound, cond, step) = match plan {
-            Plan::Indexed(stream) => return stream.count(),
-            Plan::Direct { start, bound, cond, step, .. } => (*start, *bound, *cond, *step),
-        };
-        let mut span = self.ssa.op(Opcode::ISub, &[bound, start]);
-        if cond == CondCode::Le {
-            let one = self.ssa.iconst(1);
-            span = self.ssa.op(Opcode::IAdd, &[span, one]);
-        }
-        let zero = self.ssa.iconst(0);
-        let empty = self.ssa.icmp(CondCode::Le, span, zero);
-        let span = self.ssa.select(empty, zero, span);
-        // `step_by(s)`: ceil(span / s), `s` a constant of at least 1.
-        let one = self.ssa.iconst(1);
-        let less_one = self.ssa.op(Opcode::ISub, &[step, one]);
-        let rounded_up = self.ssa.op(Opcode::IAdd, &[span, less_one]);
-        self.ssa.op(Opcode::IDiv, &[rounded_up, step])
-    }
-
-    /// `chain.position(|v| ...)` taken apart at once by `outer`: `unwrap()` / `expect(..)` (a
-    /// `Panic` fault where no item satisfies the closure, as Rust panics), `unwrap_or(n)`,
-    /// `is_some()`, `is_none()`. The loop stops at the first item that satisfies it.
-    pub(crate) fn lower_position(
-        &mut self,
-        outer: &syn::ExprMethodCall,
-        inner: &syn::ExprMethodCall,
-    ) -> Result<Lowered> {
-        let chain = parse_chain(&inner.receiver)?;
-        let closure = match &inner.args.iter().collect::<Vec<_>>()[..] {
-            [arg] => closure_or_function(arg, 1),
-            _ => None,
-        };
-        let Some(closure) = closure else {
-            return Err(unsupported(
-                inner.span(),
-                "`position` calls without one closure written in place or a function's name",
-                "write the closure in the call: `.position(|v| *v > 0.0)`",
-            ));
-        };
-        let span = inner.span();
-        let Lowered::Tuple(parts) = self.counted_loop(&chain, Consumer::Position(closure), None, span)? else {
-            return Err(invalid(span, "`position` gave no index (a front-end bug)"));
-        };
-        let (index, found) = (parts[0].clone(), parts[1].value);
-        let method = outer.method.to_string();
-        let arity = if method == "unwrap_or" || method == "expect" { 1 } else { 0 };
-        if outer.args.len() != arity {
-            return Err(invalid(
-                outer.span(),
-                format!("`{method}` takes {arity} argument{}", if arity == 1 { "" } else { "s" }),
-            ));
-        }
-        Ok(match method.as_str() {
-            "is_some" => Lowered::Value(Operand { value: found, ty: Ty::Bool }),
-            "is_none" => Lowered::Value(Operand { value: self.ssa.op(Opcode::Not, &[found]), ty: Ty::Bool }),
-            "unwrap_or" => {
-                let default = self.scalar_of(&outer.args[0], &index.ty)?;
-                Lowered::Value(Operand { value: self.ssa.select(found, index.value, default.value), ty: index.ty })
-            }
-            _ => {
-                // `unwrap`/`expect`: Rust panics when no item satisfied the closure.
-                let missing = self.ssa.new_block("not_found");
-                let present = self.ssa.new_block("found");
-                let reachable = self.ssa.reachable;
-                self.ssa.branch(found, present, missing);
-                self.ssa.switch_to(missing, reachable);
-                self.at(outer.span());
-                self.ssa.push(Opcode::Trap, vec![], jitdiff_ir::Imm::None);
-                self.ssa.jump(present, vec![]);
-                self.ssa.switch_to(present, reachable);
-                Lowered::Value(index)
-            }
-        })
-    }
-
-    fn counted_loop(
+    pub(crate) fn counted_loop(
         &mut self,
         chain: &Chain<'_>,
         consumer: Consumer<'_>,
@@ -327,6 +220,13 @@ impl Lowerer<'_> {
                 self.declare("_collect_into#", Ty::Slice { mutable: true }, false, Some(buffer));
                 Some(count)
             }
+            Consumer::Pick(_) => {
+                let placeholder = self.ssa.fconst(0.0);
+                let best = self.declare("_picked#", Ty::F64, true, Some(placeholder));
+                let no = self.ssa.bconst(false);
+                self.declare("_found#", Ty::Bool, true, Some(no));
+                Some(best)
+            }
             Consumer::Position(_) => {
                 let zero = self.ssa.iconst(0);
                 let index = self.declare("position#", Ty::Int(IntKind::Usize), true, Some(zero));
@@ -378,7 +278,7 @@ impl Lowerer<'_> {
             })?;
         }
         let result = match accumulator {
-            Some(slot) if matches!(consumer, Consumer::Position(_)) => {
+            Some(slot) if matches!(consumer, Consumer::Position(_) | Consumer::Pick(_)) => {
                 Lowered::Tuple(vec![self.read_slot(slot, span)?, self.read_slot(slot + 1, span)?])
             }
             Some(slot) if matches!(consumer, Consumer::Collect) => {
@@ -517,6 +417,26 @@ impl Lowerer<'_> {
                     other => return Err(type_error(closure.body.span(), &acc.ty, &other.ty(), Some(&closure.body))),
                 }
             }
+            Consumer::Pick(pick) => {
+                if matches!(item, Item::Pair(..) | Item::View(_)) {
+                    return Err(unsupported(
+                        chain_span(chain),
+                        "`find`, `max_by` and `min_by` of pairs, windows or chunks",
+                        "pick numbers (`map` the items to one), or find an index with `fold`: `.fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) })`",
+                    ));
+                }
+                let value = self.item_value(item);
+                if value.ty != Ty::F64 {
+                    return Err(unsupported(
+                        chain_span(chain),
+                        format!("`find`, `max_by` and `min_by` of `{}` items", value.ty),
+                        "pick `f64` items (`.map(|i| i as f64)`), or count with `position`",
+                    ));
+                }
+                if !self.pick_item(pick, value.value, accumulator.unwrap_or_default())? {
+                    return Ok(());
+                }
+            }
             Consumer::Position(closure) => {
                 let slot = accumulator.unwrap_or_default();
                 let Some(found) = self.predicate(closure, item)? else { return Ok(()) };
@@ -575,7 +495,7 @@ impl Lowerer<'_> {
     }
 
     /// The `bool` the closure gives for `item` (`None` where its body diverges).
-    fn predicate(&mut self, closure: &syn::ExprClosure, item: Item) -> Result<Option<Value>> {
+    pub(crate) fn predicate(&mut self, closure: &syn::ExprClosure, item: Item) -> Result<Option<Value>> {
         match self.apply_closure(closure, vec![item], Some(&Ty::Bool))? {
             Lowered::Value(op) if op.ty == Ty::Bool => Ok(Some(op.value)),
             Lowered::Never => Ok(None),
@@ -585,7 +505,7 @@ impl Lowerer<'_> {
 
     /// Leave the iteration (by `break` or `continue`) where `cond == when`, after `on_leave`
     /// ran there; go on where it does not. `labels` name the two blocks (leaving, going on).
-    fn leave_where(
+    pub(crate) fn leave_where(
         &mut self,
         cond: Value,
         when: bool,
@@ -612,7 +532,7 @@ impl Lowerer<'_> {
         self.ssa.switch_to(stay, reachable);
     }
 
-    fn set_accumulator(&mut self, slot: usize, value: Value, ty: Ty) {
+    pub(crate) fn set_accumulator(&mut self, slot: usize, value: Value, ty: Ty) {
         let slot = self.scopes.slot_mut(slot);
         slot.ty = ty;
         slot.state.value = Some(value);
@@ -678,9 +598,20 @@ impl Lowerer<'_> {
 }
 
 fn chain_span(chain: &Chain<'_>) -> proc_macro2::Span {
-    match &chain.source {
-        crate::iter::Source::Range { start, .. } => start.span(),
-        crate::iter::Source::Slice { expr, .. } | crate::iter::Source::Chunked { expr, .. } => expr.span(),
-        _ => proc_macro2::Span::call_site(),
+    source_span(&chain.source)
+}
+
+/// Where a chain's source starts (its first slice or range).
+fn source_span(source: &crate::iter::Source<'_>) -> proc_macro2::Span {
+    use crate::iter::Source;
+    match source {
+        Source::Range { start, .. } => start.span(),
+        Source::Slice { expr, .. } | Source::Chunked { expr, .. } => expr.span(),
+        Source::Enumerate(inner)
+        | Source::Zip(inner, _)
+        | Source::Rev(inner)
+        | Source::Step(inner, _)
+        | Source::Skip(inner, _)
+        | Source::Take(inner, _) => source_span(inner),
     }
 }

@@ -54,6 +54,7 @@ mod nested;
 mod operators;
 mod overload;
 mod panics;
+mod pick;
 mod scope;
 mod slice_updates;
 mod ssa;

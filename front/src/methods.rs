@@ -45,13 +45,11 @@ const KNOWN_FLOAT_METHODS: &str = "sin cos tan asin acos atan atan2 sinh cosh ta
 impl Lowerer<'_> {
     pub(crate) fn lower_method_call(&mut self, m: &syn::ExprMethodCall, expect: Option<&Ty>) -> Result<Lowered> {
         let name = m.method.to_string();
-        // `chain.position(..)` and the `Option` taken apart at once.
+        // `chain.position(..)`, `find`, `max_by`, `min_by` and the `Option` taken apart at once.
         if matches!(name.as_str(), "unwrap" | "unwrap_or" | "expect" | "is_some" | "is_none")
-            && let syn::Expr::MethodCall(inner) = crate::iter::peel_parens(&m.receiver)
-            && inner.method == "position"
-            && crate::iter::is_iterator(&inner.receiver)
+            && let Some(inner) = crate::pick::option_source(&m.receiver)
         {
-            return self.lower_position(m, inner);
+            return self.lower_option_consumer(m, inner);
         }
         // `x.first()` / `x.last()` and the `Option` taken apart at once.
         if let Some((slice, last)) = crate::ends::end_of(m) {

@@ -89,6 +89,7 @@ fn corpus() -> (Vec<String>, Vec<String>) {
             crate::constructs::control::PANICS,
             crate::constructs::arrays::SLICE_UPDATES,
             crate::constructs::arrays::COLLECTED,
+            crate::constructs::picks::PICKS,
             crate::constructs::iterators::CONSUMERS,
         ]
         .map(String::from),

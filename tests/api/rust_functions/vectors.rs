@@ -1,7 +1,8 @@
-//! Functions written with `Vec`s, as Rust code often is: `&Vec<f64>` parameters, `collect`,
-//! `to_vec`, `vec!` inside a loop and `u = next;` double buffering. Their values against the
-//! rustc-compiled functions, their derivatives against analytic ones (softmax cross-entropy) or
-//! finite differences and the other mode (an explicit heat-equation solver).
+//! Functions written with `Vec`s and `Option`-giving iterators, as Rust code often is:
+//! `&Vec<f64>` parameters, `collect`, `to_vec`, `vec!` inside a loop, `u = next;` double
+//! buffering, `max_by`/`min_by`. Their values against the rustc-compiled functions, their
+//! derivatives against analytic ones (softmax cross-entropy, where a tie sends the derivative)
+//! or finite differences and the other mode (an explicit heat-equation solver).
 
 use super::assert_close;
 use jitdiff::SplitMix64;
@@ -35,6 +36,40 @@ pub fn diffuse(u0: &[f64], steps: usize, k: f64) -> f64 {
     }
     let target: Vec<f64> = (0..n).map(|i| (i as f64 / n as f64).sin()).collect();
     u.iter().zip(&target).map(|(a, b)| (a - b) * (a - b)).sum()
+}
+
+/// The largest element (by `partial_cmp`) three times, plus the smallest (by `total_cmp`).
+#[jitdiff::function]
+pub fn extremes(x: &[f64]) -> f64 {
+    let hi = x.iter().copied().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+    let lo = x.iter().copied().min_by(f64::total_cmp).unwrap();
+    3.0 * hi + lo
+}
+
+#[test]
+fn max_by_and_min_by_send_the_derivative_where_rust_picks_at_a_tie() {
+    let (g, f) = (extremes::gradient().unwrap(), extremes::forward(4).unwrap());
+    // `max_by` picks the last of equal maxima, `min_by` the first of equal minima.
+    for (x, want) in [
+        (vec![1.0, 5.0, 2.0, 5.0, 1.0], vec![1.0, 0.0, 0.0, 3.0, 0.0]),
+        (vec![2.0, -1.0, 7.0], vec![0.0, 1.0, 3.0]),
+        (vec![4.0], vec![4.0]),
+    ] {
+        let (value, grad) = g.value_and_grad(&x).unwrap();
+        assert_eq!(value, extremes(&x), "{x:?}");
+        assert_eq!(grad, want, "{x:?}");
+        // Forward lanes seeding each coordinate give the same.
+        let n = x.len();
+        let mut grad_by_lanes: Vec<f64> = vec![];
+        for first in (0..n).step_by(4) {
+            let tangent: Vec<f64> = (0..n * 4).map(|k| if k / 4 == first + k % 4 { 1.0 } else { 0.0 }).collect();
+            let (_, jvp) = f.jvp(&x, &[&tangent]).unwrap();
+            grad_by_lanes.extend(&jvp[..(n - first).min(4)]);
+        }
+        assert_eq!(grad_by_lanes, want, "{x:?}: forward mode");
+    }
+    // A NaN meets `partial_cmp(..).unwrap()`: Rust panics there, the handle fails.
+    assert!(g.value_and_grad(&[1.0, f64::NAN]).is_err());
 }
 
 #[test]

@@ -11,5 +11,6 @@ pub(crate) mod control;
 mod generics;
 pub(crate) mod iterators;
 mod math;
+pub(crate) mod picks;
 pub(crate) mod structs;
 mod tables;

@@ -139,6 +139,28 @@ impl P {
         r#"3:7: calls of `push` (a `Vec` here keeps the length it was made with) are not supported; make it with its final length (`vec![0.0; n]`, `collect()`) and assign its elements (`v[i] = x`); count the used part yourself and pass `&v[..count]` on"#,
     ),
     (
+        "comparator_by_branches",
+        r#"fn f(x: &[f64]) -> f64 {
+    x.iter().copied().max_by(|a, b| if a < b { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater }).unwrap()
+}"#,
+        r#"2:37: comparators other than `|a, b| A.partial_cmp(B).unwrap()`, `.unwrap_or(Ordering::..)` and `A.total_cmp(B)` are not supported; compare numbers computed from `a` and `b`: `.max_by(|a, b| a.abs().partial_cmp(&b.abs()).unwrap())`"#,
+    ),
+    (
+        "max_by_kept",
+        r#"fn f(x: &[f64]) -> f64 {
+    let m = x.iter().max_by(|a, b| a.total_cmp(b));
+    0.0
+}"#,
+        r#"2:22: `max_by` whose `Option` is kept are not supported; take it apart where it is made: `.max_by(..).unwrap()`, `.expect("...")`, `.unwrap_or(default)`, `.is_some()` or `.is_none()`"#,
+    ),
+    (
+        "max_by_of_pairs",
+        r#"fn f(x: &[f64]) -> f64 {
+    x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().1
+}"#,
+        r#"2:5: `find`, `max_by` and `min_by` of pairs, windows or chunks are not supported; pick numbers (`map` the items to one), or find an index with `fold`: `.fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) })`"#,
+    ),
+    (
         "vec_in_a_loop",
         r#"fn f(n: usize) -> f64 {
     let mut s = 0.0;

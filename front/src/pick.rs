@@ -1,0 +1,294 @@
+//! Consumers that give an `Option`, taken apart where it is made: `position(|v| ...)`,
+//! `find(|v| ...)`, `max_by(|a, b| ...)` and `min_by(|a, b| ...)`, followed by `unwrap()` /
+//! `expect(..)` (a `Panic` fault where there is no item, as Rust panics), `unwrap_or(d)`,
+//! `is_some()` or `is_none()`; `copied()` / `cloned()` before them change nothing.
+//!
+//! `max_by` and `min_by` fold as Rust's `cmp::max_by` / `cmp::min_by` do — the later of equal
+//! items is the maximum, the earlier the minimum, which decides where a derivative goes at a tie.
+//! Their comparator must be one of the forms float code writes, `|a, b| A.partial_cmp(B)`
+//! followed by `.unwrap()` / `.expect(..)` (a `Panic` fault when it meets a NaN, as Rust panics)
+//! or `.unwrap_or(Ordering::X)`, or `A.total_cmp(B)` / `f64::total_cmp` (in which -0 < +0 and a
+//! NaN is above every number, as a NaN with its sign bit clear is; the IR cannot see a NaN's
+//! sign bit). `A` and `B` are any expressions of `a` and `b`, such as `a.abs()` or `(b - t).powi(2)`.
+
+use crate::error::{Result, invalid, unsupported};
+use crate::forloop::{Consumer, Leave};
+use crate::iter::{closure_or_function, parse_chain};
+use crate::lower::{Lowered, Lowerer, Operand};
+use crate::types::Ty;
+use jitdiff_ir::{CondCode, Opcode, Value};
+use std::borrow::Cow;
+use syn::spanned::Spanned;
+
+/// The consumers this file lowers.
+const PICKS: [&str; 4] = ["position", "find", "max_by", "min_by"];
+
+/// What the loop picks.
+// One per loop lowered, built once: boxing the comparator would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Pick<'e> {
+    /// The first item the closure accepts.
+    Find(Cow<'e, syn::ExprClosure>),
+    /// The largest (`max`) or smallest item by the comparator.
+    Extreme { compare: Comparator, max: bool },
+}
+
+/// A comparator `|a, b| left.partial_cmp(right)...` as two closures of `(a, b)`, one for each side.
+pub(crate) struct Comparator {
+    left: syn::ExprClosure,
+    right: syn::ExprClosure,
+    unordered: Unordered,
+    /// Where the comparator is (a NaN that makes it panic is reported there).
+    span: proc_macro2::Span,
+}
+
+/// What the comparator makes of a NaN.
+enum Unordered {
+    /// `partial_cmp(..).unwrap()`: Rust panics.
+    Panics,
+    /// `partial_cmp(..).unwrap_or(Ordering::X)`: `X` (`Less`, `Equal` or `Greater` as -1, 0, 1).
+    Is(i8),
+    /// `total_cmp`: the total order of IEEE 754 (a NaN above every number).
+    Total,
+}
+
+/// `m` (the receiver of `unwrap`, `is_some`, ...) if it is a call of one of [`PICKS`] on an
+/// iterator chain, perhaps followed by `copied()` or `cloned()`.
+pub(crate) fn option_source(m: &syn::Expr) -> Option<&syn::ExprMethodCall> {
+    let syn::Expr::MethodCall(call) = crate::iter::peel_parens(m) else { return None };
+    if matches!(call.method.to_string().as_str(), "copied" | "cloned") && call.args.is_empty() {
+        return option_source(&call.receiver);
+    }
+    (PICKS.contains(&call.method.to_string().as_str()) && crate::iter::is_iterator(&call.receiver)).then_some(call)
+}
+
+impl Lowerer<'_> {
+    /// `inner` (one of [`PICKS`] on a chain) taken apart at once by `outer`: `unwrap()` /
+    /// `expect(..)`, `unwrap_or(d)`, `is_some()`, `is_none()`.
+    pub(crate) fn lower_option_consumer(
+        &mut self,
+        outer: &syn::ExprMethodCall,
+        inner: &syn::ExprMethodCall,
+    ) -> Result<Lowered> {
+        let name = inner.method.to_string();
+        let chain = parse_chain(&inner.receiver)?;
+        let arity = if name == "position" || name == "find" { 1 } else { 2 };
+        let closure = match &inner.args.iter().collect::<Vec<_>>()[..] {
+            [arg] => closure_or_function(arg, arity),
+            _ => None,
+        };
+        let Some(closure) = closure else {
+            let example = if arity == 1 { "|v| *v > 0.0" } else { "|a, b| a.partial_cmp(b).unwrap()" };
+            return Err(unsupported(
+                inner.span(),
+                format!("`{name}` calls without one closure written in place or a function's name"),
+                format!("write the closure in the call: `.{name}({example})`"),
+            ));
+        };
+        let consumer = match name.as_str() {
+            "position" => Consumer::Position(closure),
+            "find" => Consumer::Pick(Pick::Find(closure)),
+            _ => Consumer::Pick(Pick::Extreme { compare: comparator(&closure)?, max: name == "max_by" }),
+        };
+        let span = inner.span();
+        let Lowered::Tuple(parts) = self.counted_loop(&chain, consumer, None, span)? else {
+            return Err(invalid(span, format!("`{name}` gave no item (a front-end bug)")));
+        };
+        let (item, found) = (parts[0].clone(), parts[1].value);
+        let method = outer.method.to_string();
+        let arity = if method == "unwrap_or" || method == "expect" { 1 } else { 0 };
+        if outer.args.len() != arity {
+            return Err(invalid(
+                outer.span(),
+                format!("`{method}` takes {arity} argument{}", if arity == 1 { "" } else { "s" }),
+            ));
+        }
+        Ok(match method.as_str() {
+            "is_some" => Lowered::Value(Operand { value: found, ty: Ty::Bool }),
+            "is_none" => Lowered::Value(Operand { value: self.ssa.op(Opcode::Not, &[found]), ty: Ty::Bool }),
+            "unwrap_or" => {
+                let default = self.scalar_of(&outer.args[0], &item.ty)?;
+                Lowered::Value(Operand { value: self.ssa.select(found, item.value, default.value), ty: item.ty })
+            }
+            _ => {
+                // `unwrap`/`expect`: Rust panics when there was no item.
+                self.trap_unless(found, outer.span(), ("not_found", "found"));
+                Lowered::Value(item)
+            }
+        })
+    }
+
+    /// A `Panic` fault at `span` where `cond` is false.
+    fn trap_unless(&mut self, cond: Value, span: proc_macro2::Span, labels: (&str, &str)) {
+        let fail = self.ssa.new_block(labels.0);
+        let fine = self.ssa.new_block(labels.1);
+        let reachable = self.ssa.reachable;
+        self.ssa.branch(cond, fine, fail);
+        self.ssa.switch_to(fail, reachable);
+        self.at(span);
+        self.ssa.push(Opcode::Trap, vec![], jitdiff_ir::Imm::None);
+        self.ssa.jump(fine, vec![]);
+        self.ssa.switch_to(fine, reachable);
+    }
+
+    /// One item `value` of a `find`/`max_by`/`min_by` loop whose picked item and flag are the
+    /// slots `slot` and `slot + 1`. `false` where the closure diverges (the rest of the
+    /// iteration never runs).
+    pub(crate) fn pick_item(&mut self, pick: &Pick<'_>, value: Value, slot: usize) -> Result<bool> {
+        let take_first = |this: &mut Self| {
+            this.set_accumulator(slot, value, Ty::F64);
+            let yes = this.ssa.bconst(true);
+            this.set_accumulator(slot + 1, yes, Ty::Bool);
+        };
+        let (compare, max) = match pick {
+            Pick::Find(closure) => {
+                let item = crate::iter::Item::Scalar(Operand { value, ty: Ty::F64 });
+                let Some(accepted) = self.predicate(closure, item)? else { return Ok(false) };
+                self.leave_where(accepted, true, Leave::Break, ("found", "not_found"), take_first);
+                return Ok(true);
+            }
+            Pick::Extreme { compare, max } => (compare, *max),
+        };
+        // The first item is the pick so far; later ones are compared with it.
+        let found = self.read_slot(slot + 1, proc_macro2::Span::call_site())?.value;
+        self.leave_where(found, false, Leave::Continue, ("first", "later"), take_first);
+        let best = self.read_slot(slot, proc_macro2::Span::call_site())?.value;
+        let side = |this: &mut Self, closure: &syn::ExprClosure| -> Result<Option<Value>> {
+            let items = [best, value].map(|v| crate::iter::Item::Scalar(Operand { value: v, ty: Ty::F64 }));
+            match this.apply_closure(closure, items.to_vec(), Some(&Ty::F64))? {
+                Lowered::Value(op) if op.ty == Ty::F64 => Ok(Some(op.value)),
+                Lowered::Never => Ok(None),
+                other => Err(crate::expr::type_error(closure.body.span(), &Ty::F64, &other.ty(), Some(&closure.body))),
+            }
+        };
+        let Some(left) = side(self, &compare.left)? else { return Ok(false) };
+        let Some(right) = side(self, &compare.right)? else { return Ok(false) };
+        // `compare(best, item)` is `Greater`: `min_by` takes the item, `max_by` keeps the best.
+        let greater = self.compares_greater(left, right, compare)?;
+        let take = if max { self.ssa.op(Opcode::Not, &[greater]) } else { greater };
+        let next = self.ssa.select(take, value, best);
+        self.set_accumulator(slot, next, Ty::F64);
+        Ok(true)
+    }
+
+    /// Whether `left.partial_cmp(&right)` (or `total_cmp`) is `Greater` as the comparator reads it.
+    fn compares_greater(&mut self, left: Value, right: Value, compare: &Comparator) -> Result<Value> {
+        let gt = self.ssa.fcmp(CondCode::Gt, left, right);
+        let left_nan = self.ssa.fcmp(CondCode::Ne, left, left);
+        let right_nan = self.ssa.fcmp(CondCode::Ne, right, right);
+        let unordered = self.ssa.op(Opcode::Or, &[left_nan, right_nan]);
+        Ok(match compare.unordered {
+            Unordered::Panics => {
+                let ordered = self.ssa.op(Opcode::Not, &[unordered]);
+                self.trap_unless(ordered, compare.span, ("unordered", "ordered"));
+                gt
+            }
+            Unordered::Is(ordering) => {
+                let as_greater = self.ssa.bconst(ordering > 0);
+                self.ssa.select(unordered, as_greater, gt)
+            }
+            Unordered::Total => {
+                // A NaN is above every number (and equal to a NaN); -0 is below +0.
+                let right_number = self.ssa.op(Opcode::Not, &[right_nan]);
+                let nan_above = self.ssa.op(Opcode::And, &[left_nan, right_number]);
+                let zero = self.ssa.fconst(0.0);
+                let one = self.ssa.fconst(1.0);
+                let both_zero = {
+                    let left_zero = self.ssa.fcmp(CondCode::Eq, left, zero);
+                    let right_zero = self.ssa.fcmp(CondCode::Eq, right, zero);
+                    self.ssa.op(Opcode::And, &[left_zero, right_zero])
+                };
+                // The sign of a zero: 1 / -0 is -inf.
+                let negative = |this: &mut Self, x: Value| {
+                    let inverse = this.ssa.op(Opcode::FDiv, &[one, x]);
+                    this.ssa.fcmp(CondCode::Lt, inverse, zero)
+                };
+                let (left_negative, right_negative) = (negative(self, left), negative(self, right));
+                let left_positive = self.ssa.op(Opcode::Not, &[left_negative]);
+                let signs = self.ssa.op(Opcode::And, &[left_positive, right_negative]);
+                let zeros_greater = self.ssa.op(Opcode::And, &[both_zero, signs]);
+                let numbers_greater = self.ssa.op(Opcode::Or, &[gt, zeros_greater]);
+                self.ssa.op(Opcode::Or, &[nan_above, numbers_greater])
+            }
+        })
+    }
+}
+
+/// The comparator of `max_by`/`min_by` in one of the forms this file reads.
+fn comparator(closure: &syn::ExprClosure) -> Result<Comparator> {
+    let span = closure.span();
+    let refused = || {
+        unsupported(
+            closure.body.span(),
+            "comparators other than `|a, b| A.partial_cmp(B).unwrap()`, `.unwrap_or(Ordering::..)` and `A.total_cmp(B)`",
+            "compare numbers computed from `a` and `b`: `.max_by(|a, b| a.abs().partial_cmp(&b.abs()).unwrap())`",
+        )
+    };
+    if closure.inputs.len() != 2 {
+        return Err(invalid(span, "a comparator takes two parameters: `|a, b| a.partial_cmp(b).unwrap()`"));
+    }
+    let body = single_expression(&closure.body).ok_or_else(refused)?;
+    let (left, right, unordered) = match body {
+        // `A.total_cmp(B)` and `f64::total_cmp(A, B)` (also what `max_by(f64::total_cmp)` becomes).
+        syn::Expr::MethodCall(m) if m.method == "total_cmp" && m.args.len() == 1 => {
+            (&*m.receiver, &m.args[0], Unordered::Total)
+        }
+        syn::Expr::Call(c) if c.args.len() == 2 && path_ends_with(&c.func, "total_cmp") => {
+            (&c.args[0], &c.args[1], Unordered::Total)
+        }
+        syn::Expr::MethodCall(outer) => {
+            let syn::Expr::MethodCall(m) = crate::iter::peel_parens(&outer.receiver) else { return Err(refused()) };
+            if m.method != "partial_cmp" || m.args.len() != 1 {
+                return Err(refused());
+            }
+            let unordered = match (outer.method.to_string().as_str(), outer.args.first()) {
+                ("unwrap", None) | ("expect", Some(_)) => Unordered::Panics,
+                ("unwrap_or", Some(ordering)) => Unordered::Is(ordering_value(ordering).ok_or_else(refused)?),
+                _ => return Err(refused()),
+            };
+            (&*m.receiver, &m.args[0], unordered)
+        }
+        _ => return Err(refused()),
+    };
+    let side = |expr: &syn::Expr| syn::ExprClosure { body: Box::new(without_reference(expr)), ..closure.clone() };
+    Ok(Comparator { left: side(left), right: side(right), unordered, span: body.span() })
+}
+
+/// The one expression a closure body is (`{ e }` is `e`).
+fn single_expression(body: &syn::Expr) -> Option<&syn::Expr> {
+    match body {
+        syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+            syn::Stmt::Expr(e, None) => single_expression(e),
+            _ => None,
+        },
+        syn::Expr::Paren(p) => single_expression(&p.expr),
+        other => Some(other),
+    }
+}
+
+/// `&e` and `&&e` as `e` (the comparator's sides are compared by reference in Rust).
+fn without_reference(expr: &syn::Expr) -> syn::Expr {
+    match expr {
+        syn::Expr::Reference(r) => without_reference(&r.expr),
+        other => other.clone(),
+    }
+}
+
+fn path_ends_with(expr: &syn::Expr, name: &str) -> bool {
+    matches!(expr, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name))
+}
+
+/// `Ordering::Less` / `Equal` / `Greater` (any path ending so) as -1, 0, 1.
+fn ordering_value(expr: &syn::Expr) -> Option<i8> {
+    let syn::Expr::Path(p) = expr else { return None };
+    let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segments.iter().rev().take(2).collect::<Vec<_>>()[..] {
+        [last, ordering] if ordering == "Ordering" => match last.as_str() {
+            "Less" => Some(-1),
+            "Equal" => Some(0),
+            "Greater" => Some(1),
+            _ => None,
+        },
+        _ => None,
+    }
+}

@@ -1,0 +1,87 @@
+//! `find`, `max_by` and `min_by` with their `Option` taken apart at once, in the comparator
+//! forms float code writes; ties, NaNs and empty chains as Rust has them.
+
+use crate::dual;
+use crate::support::{Rng, lower};
+use jitdiff_ir::{ArgValue, RuntimeValue};
+
+dual! { PICKS:
+    use std::cmp::Ordering;
+    fn picks(x: &[f64], t: f64) -> f64 {
+        let max = *x.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+        let min = x.iter().copied().min_by(|a, b| a.total_cmp(b)).unwrap();
+        let closest = x
+            .iter()
+            .min_by(|a, b| (*a - t).abs().partial_cmp(&(*b - t).abs()).unwrap_or(Ordering::Equal))
+            .copied()
+            .unwrap_or(0.0);
+        let big = x.iter().map(|v| v * v).max_by(f64::total_cmp).expect("non-empty");
+        let first_above = x.iter().find(|&&v| v > t).copied().unwrap_or(-1.0);
+        let none = x.iter().find(|v| **v > 1e9).is_none();
+        let lse = max + x.iter().map(|v| (v - max).exp()).sum::<f64>().ln();
+        lse + min * 0.5 + closest + big * 0.1 + first_above + if none { 1.0 } else { 0.0 }
+    }
+    // Ties: `max_by` keeps the later of equal items, `min_by` the earlier (told apart here by
+    // the sign of zero: 1 / -0 is -inf).
+    fn zero_ties(x: &[f64]) -> f64 {
+        let a = x.iter().copied().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+        let b = x.iter().copied().min_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+        (if 1.0 / a < 0.0 { 2.0 } else { 0.0 }) + if 1.0 / b < 0.0 { 1.0 } else { 0.0 }
+    }
+    fn largest_or(x: &[f64], default: f64) -> f64 {
+        x.iter().copied().max_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Less)).unwrap_or(default)
+    }
+    fn total_max(x: &[f64]) -> f64 {
+        x.iter().copied().max_by(f64::total_cmp).unwrap()
+    }
+    fn strict_max(x: &[f64]) -> f64 {
+        x.iter().copied().max_by(|a, b| a.partial_cmp(b).expect("no NaN")).unwrap()
+    }
+}
+
+#[test]
+fn find_max_by_and_min_by_pick_as_rustc_does() {
+    let m = lower(PICKS);
+    let mut rng = Rng::new(41);
+    let call = |name: &str, args: &mut [ArgValue]| jitdiff_ir::Interpreter::new(&m).call(name, args);
+    for n in [1usize, 2, 5, 9] {
+        for _ in 0..4 {
+            // Rounded values, so that ties and repeated extremes occur.
+            let x: Vec<f64> = rng.normals(n).iter().map(|v| (v * 2.0).round() / 2.0).collect();
+            let t = rng.normal();
+            let got = call("picks", &mut [ArgValue::Slice(x.clone()), ArgValue::F64(t)]).unwrap();
+            assert_eq!(got, vec![RuntimeValue::F64(picks(&x, t))], "x = {x:?}, t = {t}");
+        }
+    }
+    // Signed zeros and NaNs: `total_cmp` puts -0 below +0 and a (positive) NaN above all;
+    // `unwrap_or(Ordering::Less)` makes an unordered pair take the later item.
+    for x in [vec![0.0, -0.0], vec![-0.0, 0.0], vec![0.0, -0.0, 0.0], vec![-0.0, -0.0]] {
+        let got = call("zero_ties", &mut [ArgValue::Slice(x.clone())]).unwrap();
+        assert_eq!(got, vec![RuntimeValue::F64(zero_ties(&x))], "{x:?}");
+    }
+    for x in [vec![0.0, -0.0], vec![-0.0, 0.0], vec![1.0, f64::NAN, 3.0], vec![f64::NAN, 2.0], vec![f64::INFINITY, 1.0]]
+    {
+        for (name, want) in [("total_max", total_max(&x)), ("largest_or", largest_or(&x, 7.0))] {
+            let got = call(
+                name,
+                &mut [ArgValue::Slice(x.clone()), ArgValue::F64(7.0)][..if name == "total_max" { 1 } else { 2 }],
+            );
+            let RuntimeValue::F64(got) = got.unwrap()[0] else { panic!("{name}: not an f64") };
+            assert_eq!(got.to_bits(), want.to_bits(), "{name}({x:?}): got {got}, want {want}");
+        }
+    }
+    assert_eq!(
+        call("largest_or", &mut [ArgValue::Slice(vec![]), ArgValue::F64(7.0)]).unwrap(),
+        vec![RuntimeValue::F64(7.0)]
+    );
+    let x = vec![1.0, 3.0, -2.0, 3.0];
+    assert_eq!(call("strict_max", &mut [ArgValue::Slice(x.clone())]).unwrap(), vec![RuntimeValue::F64(strict_max(&x))]);
+    // Where Rust panics: `partial_cmp(..).expect(..)` meeting a NaN, `unwrap` of an empty chain.
+    for x in [vec![1.0, f64::NAN], vec![]] {
+        let err = call("strict_max", &mut [ArgValue::Slice(x.clone())]).unwrap_err();
+        assert_eq!(err.kind_name(), "Panic", "{x:?}");
+    }
+    // One item: the comparator never runs, so a lone NaN is the answer.
+    let got = call("strict_max", &mut [ArgValue::Slice(vec![f64::NAN])]).unwrap();
+    assert!(matches!(got[..], [RuntimeValue::F64(v)] if v.is_nan()), "{got:?}");
+}
