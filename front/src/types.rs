@@ -182,6 +182,11 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
                 if place == TypePlace::Local && is_vec_of_f64(ty, true) {
                     return Ok(Ty::Slice { mutable: true });
                 }
+                // A `Vec<f64>` field (`struct Model { weights: Vec<f64>, .. }`): a slice the
+                // caller owns, as a `&'a [f64]` field is, read-only.
+                if place == TypePlace::Field && is_vec_of_f64(ty, false) {
+                    return Ok(Ty::Slice { mutable: false });
+                }
                 // `Data<'a>`, `Data<'_>`: a struct holding slices, its lifetimes written.
                 if let Some(s) = struct_with_lifetimes(&p.path) {
                     return struct_in(place, s, ty);

@@ -164,7 +164,9 @@ fn leaf_params(
     depth: usize,
 ) -> Option<()> {
     let Some(s) = struct_named(ty, structs) else {
-        out.push((access, name.to_string()));
+        // A `Vec<f64>` field is passed as the slice it holds.
+        let is_vec = matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec"));
+        out.push((if depth > 0 && is_vec { quote!(#access.as_slice()) } else { access }, name.to_string()));
         return Some(());
     };
     if depth > 16 {

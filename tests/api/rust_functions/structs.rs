@@ -175,3 +175,50 @@ fn tuple_struct_parameters_are_numbered_fields() {
     assert_eq!(value, norm2(&Pt(3.0, 4.0), 2.0));
     assert_eq!(grad, vec![24.0, 32.0, 100.0]);
 }
+
+/// A model as Rust code usually holds one: owned `Vec<f64>` fields beside scalars.
+#[jitdiff::module]
+pub mod linear_model {
+    pub struct Model {
+        pub weights: Vec<f64>,
+        pub bias: f64,
+    }
+
+    impl Model {
+        fn predict(&self, x: &[f64]) -> f64 {
+            self.weights.iter().zip(x).map(|(w, v)| w * v).sum::<f64>() + self.bias
+        }
+    }
+
+    /// The mean squared error over the rows of `xs` (as many columns as weights).
+    pub fn mse(model: &Model, xs: &[f64], ys: &[f64]) -> f64 {
+        let d = model.weights.len();
+        let mut total = 0.0;
+        for (row, y) in xs.chunks(d).zip(ys) {
+            let e = model.predict(row) - y;
+            total += e * e;
+        }
+        total / ys.len() as f64
+    }
+}
+
+#[test]
+fn a_vec_field_is_a_slice_parameter_and_its_gradient_block() {
+    use linear_model::{Model, mse};
+    let model = Model { weights: vec![0.5, -1.0, 2.0], bias: 0.25 };
+    let xs = [1.0, 2.0, 3.0, -1.0, 0.5, 4.0];
+    let ys = [2.0, 7.0];
+    assert_eq!(mse::PARAMS, ["model_weights", "model_bias", "xs", "ys"]);
+    let want = mse(&model, &xs, &ys);
+    assert_eq!(mse::primal().unwrap().call(&model, &xs, &ys).unwrap().to_bits(), want.to_bits());
+    let g = mse::gradient_wrt(&["model_weights", "model_bias"]).unwrap();
+    let (value, grad) = g.value_and_grad(&model, &xs, &ys).unwrap();
+    assert_eq!(value.to_bits(), want.to_bits());
+    // d/dw_j = 2/n sum_i e_i x_ij, d/db = 2/n sum_i e_i.
+    let errors: Vec<f64> =
+        (0..2).map(|i| (0..3).map(|j| model.weights[j] * xs[3 * i + j]).sum::<f64>() + model.bias - ys[i]).collect();
+    let mut want_grad: Vec<f64> = (0..3).map(|j| (0..2).map(|i| errors[i] * xs[3 * i + j]).sum::<f64>()).collect();
+    want_grad.push(errors.iter().sum());
+    let want_grad: Vec<f64> = want_grad.iter().map(|v| v * 2.0 / ys.len() as f64).collect();
+    super::assert_close(&grad, &want_grad, 1e-14, "gradient");
+}

@@ -159,6 +159,14 @@ dual! { COLLECTED:
         }
         total + w.iter().sum::<f64>()
     }
+    // A struct holding a `Vec<f64>` (a slice parameter per field).
+    struct Model {
+        weights: Vec<f64>,
+        bias: f64,
+    }
+    fn predict(model: &Model, x: &[f64]) -> f64 {
+        model.weights.iter().zip(x).map(|(w, v)| w * v).sum::<f64>() + model.bias * model.weights.len() as f64
+    }
     // Double buffering: `u = next;` moves a new `Vec` into `u` on each step.
     fn diffuse(u0: &[f64], steps: usize, k: f64) -> f64 {
         let n = u0.len();
@@ -193,6 +201,10 @@ fn collect_and_to_vec_make_local_arrays_as_rustc_does() {
             assert_eq!(crate::support::run(&m, "diffuse", &mut args), vec![RuntimeValue::F64(want)], "n = {n}");
         }
     }
+    let model = Model { weights: vec![0.5, -1.5, 2.0], bias: 0.25 };
+    let x = [1.0, 2.0, 4.0];
+    let mut args = [ArgValue::Slice(model.weights.clone()), ArgValue::F64(model.bias), ArgValue::Slice(x.to_vec())];
+    assert_eq!(crate::support::run(&m, "predict", &mut args), vec![RuntimeValue::F64(predict(&model, &x))]);
     // `u = next;` with another length: Rust reallocates, the IR's arrays keep their length.
     let m = lower("fn f(x: &[f64]) -> f64 {\n    let mut u = x.to_vec();\n    u = x[1..].to_vec();\n    u[0]\n}");
     let err = jitdiff_ir::Interpreter::new(&m).call("f", &mut [ArgValue::Slice(vec![1.0, 2.0])]).unwrap_err();

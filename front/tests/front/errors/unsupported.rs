@@ -49,8 +49,8 @@ fn f() -> f64 {
         r#"3:9: struct variables declared without a value are not supported; initialise the struct where it is declared: `let s = Name { ... };`"#,
     ),
     (
-        "struct_vec_field",
-        r#"struct P { s: Vec<f64> }"#,
+        "struct_nested_vec_field",
+        r#"struct P { s: Vec<Vec<f64>> }"#,
         r#"1:15: `Vec` values are not supported; take `&[f64]`, `&Vec<f64>` or `&mut [f64]` parameters and write results into a `&mut [f64]`; in the body, `Vec<f64>` from `vec!`, `collect` or `to_vec` is a local array"#,
     ),
     (
