@@ -45,16 +45,39 @@ impl Lowerer<'_> {
         if len == 0 {
             return Err(unsupported(array.span(), "empty arrays", "give the array at least one element"));
         }
+        // `[[a, b], [c, d]]`: rows of the same length, flat (see `rows.rs`).
+        if matches!(crate::iter::peel_parens(&array.elems[0]), syn::Expr::Array(_) | syn::Expr::Repeat(_)) {
+            let mut values = vec![];
+            let mut width = None;
+            for elem in &array.elems {
+                let Some(row) = self.row_values(elem)? else {
+                    return Err(invalid(
+                        elem.span(),
+                        "every row of an array of arrays must be written `[a, b, ..]` or `[x; C]`",
+                    ));
+                };
+                if *width.get_or_insert(row.len()) != row.len() {
+                    return Err(invalid(elem.span(), "the rows of an array of arrays must have the same length"));
+                }
+                values.extend(row);
+            }
+            return Ok(self.stored_in_new_array(values));
+        }
         let mut values = vec![];
         for elem in &array.elems {
             values.push(self.scalar_of(elem, &Ty::F64)?.value);
         }
-        let slice = self.ssa.alloc_in_entry(len);
+        Ok(self.stored_in_new_array(values))
+    }
+
+    /// A local array of `values`, stored one by one.
+    fn stored_in_new_array(&mut self, values: Vec<Value>) -> Lowered {
+        let slice = self.ssa.alloc_in_entry(values.len() as i64);
         for (k, value) in values.into_iter().enumerate() {
             let index = self.ssa.iconst(k as i64);
             self.ssa.store(slice, index, value);
         }
-        Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }))
+        Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } })
     }
 
     /// `[x; N]` with a constant `N`: a local array filled with `x` each time this runs.
@@ -67,6 +90,20 @@ impl Lowerer<'_> {
                     "a local array needs a length from 1 to {MAX_LOCAL_ARRAY}, not {len}; pass a `&mut [f64]` for larger buffers"
                 ),
             ));
+        }
+        // `[[x; C]; R]`, `[[a, b]; R]`: R copies of the row, flat (see `rows.rs`).
+        if let Some(row) = self.row_values(&repeat.expr)? {
+            let total = len.saturating_mul(row.len() as i64);
+            if total > MAX_LOCAL_ARRAY {
+                return Err(invalid(
+                    repeat.span(),
+                    format!("a local array holds at most {MAX_LOCAL_ARRAY} elements, not {total}"),
+                ));
+            }
+            let slice = self.ssa.alloc_in_entry(total);
+            let count = self.ssa.iconst(len);
+            self.fill_rows(slice, count, &row);
+            return Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }));
         }
         let fill = self.scalar_of(&repeat.expr, &Ty::F64)?.value;
         let slice = self.ssa.alloc_in_entry(len);
@@ -88,6 +125,20 @@ impl Lowerer<'_> {
     /// lengths and constants (see [`crate::ssa::Ssa::value_in_entry`]), and the array is filled
     /// where the `vec!` runs, each time it runs, as Rust makes a fresh one.
     fn lower_vec_of_length(&mut self, repeat: &syn::ExprRepeat, mac: &syn::Macro) -> Result<Lowered> {
+        // `vec![[x; C]; n]`: n rows, flat (see `rows.rs`).
+        if let Some(row) = self.row_values(&repeat.expr)? {
+            let count = self.scalar_of(&repeat.len, &Ty::Int(IntKind::Usize))?.value;
+            let width = self.ssa.iconst(row.len() as i64);
+            let len = self.ssa.op(Opcode::IMul, &[count, width]);
+            self.at(mac.path.span());
+            let slice = if self.ssa.current == Block::ENTRY {
+                self.ssa.op(Opcode::Alloc, &[len])
+            } else {
+                self.array_allocated_at_entry(len, mac.span())?
+            };
+            self.fill_rows(slice, count, &row);
+            return Ok(Lowered::Value(Operand { value: slice, ty: Ty::Slice { mutable: true } }));
+        }
         let fill = self.scalar_of(&repeat.expr, &Ty::F64)?.value;
         let len = self.scalar_of(&repeat.len, &Ty::Int(IntKind::Usize))?.value;
         self.at(mac.path.span());
@@ -217,5 +268,92 @@ impl Lowerer<'_> {
         let less_one = self.ssa.op(Opcode::ISub, &[step, one]);
         let rounded_up = self.ssa.op(Opcode::IAdd, &[span, less_one]);
         self.ssa.op(Opcode::IDiv, &[rounded_up, step])
+    }
+
+    /// `let kept: Vec<f64> = x.iter().filter(..).copied().collect();`: the first `count`
+    /// elements of the array collected into, a view; `false` where `init` is no `collect`
+    /// after a `filter`.
+    pub(crate) fn bind_filtered_collect(
+        &mut self,
+        local: &syn::Local,
+        plain: &syn::Pat,
+        init: &syn::Expr,
+    ) -> Result<bool> {
+        if let syn::Expr::MethodCall(m) = crate::iter::peel_parens(init)
+            && m.method == "collect"
+            && crate::iter::is_iterator(&m.receiver)
+            && let Ok(chain) = crate::iter::parse_chain(&m.receiver)
+            && chain.adapters.iter().any(|a| matches!(a, crate::iter::Adapter::Filter(_)))
+        {
+            let annotated = match &local.pat {
+                syn::Pat::Type(pt) => Some(crate::types::parse_type(&pt.ty, crate::types::TypePlace::Local)?),
+                _ => None,
+            };
+            let (name, mutable) = crate::stmt::binding(plain)?;
+            let (slice, len, _) = self.lower_collect(m, annotated.as_ref())?;
+            let offset = self.ssa.iconst(0);
+            self.declare_view(&name, crate::views::View { slice, offset, len, mutable });
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// `let [a, _, mut c] = array;` and `let [first, .., last] = array;`: each name bound to its
+    /// element (`load`, bounds-checked; elements after `..` counted from the end).
+    pub(crate) fn bind_array_pattern(&mut self, pattern: &syn::PatSlice, array: jitdiff_ir::Value) -> Result<()> {
+        let rest = pattern.elems.iter().position(|p| matches!(p, syn::Pat::Rest(_)));
+        let count = pattern.elems.len();
+        for (k, elem) in pattern.elems.iter().enumerate() {
+            if matches!(elem, syn::Pat::Wild(_) | syn::Pat::Rest(_)) {
+                continue;
+            }
+            if !matches!(elem, syn::Pat::Ident(_)) {
+                return Err(unsupported(
+                    elem.span(),
+                    "array patterns other than names, `_` and `..`",
+                    "bind the elements by name",
+                ));
+            }
+            let (name, mutable) = crate::stmt::binding(elem)?;
+            let index = match rest {
+                Some(r) if k > r => {
+                    let len = self.ssa.op(jitdiff_ir::Opcode::Len, &[array]);
+                    let back = self.ssa.iconst((count - k) as i64);
+                    self.ssa.op(jitdiff_ir::Opcode::ISub, &[len, back])
+                }
+                _ => self.ssa.iconst(k as i64),
+            };
+            let value = self.ssa.op(jitdiff_ir::Opcode::Load, &[array, index]);
+            self.ssa.name_value(value, &name);
+            self.declare(&name, Ty::F64, mutable, Some(value));
+        }
+        Ok(())
+    }
+
+    /// `name = value;` of a local array `name` owns: the elements of `value` copied into it
+    /// (Rust moves `value` there, so nothing can tell a copy apart), which needs the two to
+    /// have the same length — a `Panic` fault where they have not (the IR's local arrays keep
+    /// the length they were allocated with).
+    pub(crate) fn copy_into_owned_array(&mut self, name: &str, value: Operand, span: proc_macro2::Span) -> Result<()> {
+        self.scopes.push();
+        self.declare("_assigned", value.ty, false, Some(value.value));
+        let target = syn::Ident::new(name, span);
+        let copy: syn::Block = syn::parse_quote_spanned!(span=> { #target.copy_from_slice(&_assigned); });
+        let lowered = self.lower_block(&copy, Some(&Ty::Unit));
+        self.scopes.pop();
+        lowered.map(|_| ())
+    }
+}
+
+/// Does `expr` make a new array the variable bound to it owns (`vec![..]`, `[x; N]`, `[a, b]`,
+/// `collect()`, `to_vec()`, ...)?
+pub(crate) fn makes_an_array(expr: &syn::Expr) -> bool {
+    match crate::iter::peel_parens(expr) {
+        syn::Expr::Array(_) | syn::Expr::Repeat(_) => true,
+        syn::Expr::Macro(m) => m.mac.path.is_ident("vec"),
+        syn::Expr::MethodCall(m) => {
+            matches!(m.method.to_string().as_str(), "collect" | "to_vec" | "to_owned" | "clone")
+        }
+        _ => false,
     }
 }

@@ -201,7 +201,16 @@ impl Lowerer<'_> {
                 "pass the whole slice and an offset, and index `x[offset + i]`",
             ));
         }
-        let view = self.view_of(&index.expr);
+        if self.rows_of(&index.expr).is_some() {
+            return Err(invalid(
+                index.span(),
+                "a row of an array of arrays is not a number: index its element (`m[i][j]`), borrow it (`&m[i]`) or copy it (`let row = m[i];`)",
+            ));
+        }
+        let view = match self.view_of(&index.expr) {
+            Some(view) => Some(view),
+            None => self.row_view(&index.expr)?,
+        };
         let slice = match view {
             Some(view) => Operand { value: view.slice, ty: Ty::Slice { mutable: view.mutable } },
             None => into_slice(self.lower_expr(&index.expr, None)?, &index.expr)?,

@@ -358,6 +358,21 @@ impl Lowerer<'_> {
                 let count = self.clamp_at_zero(diff);
                 Stream::Range { start, count, kind }
             }
+            // The rows of an array of arrays, as `chunks_exact(C)` gives them (see `rows.rs`).
+            Source::Slice { expr, mutable } if let Some(cols) = self.rows_of(expr) => {
+                let view = self.slice_source(expr, *mutable)?;
+                let size = self.ssa.iconst(cols);
+                let count = self.chunk_count(Chunking::ChunksExact, view.len, size);
+                Stream::Chunked {
+                    slice: view.slice,
+                    base: view.offset,
+                    len: view.len,
+                    size,
+                    chunking: Chunking::ChunksExact,
+                    count,
+                    mutable: view.mutable,
+                }
+            }
             Source::Slice { expr, mutable } => {
                 let view = self.slice_source(expr, *mutable)?;
                 Stream::Slice { slice: view.slice, offset: Some(view.offset), count: view.len, mutable: view.mutable }

@@ -55,6 +55,7 @@ mod operators;
 mod overload;
 mod panics;
 mod pick;
+mod rows;
 mod scope;
 mod slice_updates;
 mod ssa;

@@ -268,7 +268,11 @@ pub(crate) fn lower_function(
             lowerer.declare_view(&name, crate::views::View { slice: value, offset, len, mutable });
             continue;
         }
-        lowerer.declare(&name, ty.clone(), mutable, Some(value));
+        let slot = lowerer.declare(&name, ty.clone(), mutable, Some(value));
+        if let Some(cols) = crate::rows::row_length_of_type(&typed.ty) {
+            let cols = crate::consts::const_int(lowerer.ctx, cols, "the length of a row")?;
+            lowerer.scopes.slot_mut(slot).kind = SlotKind::Rows { cols };
+        }
     }
     let body = lowerer.lower_block(&item.block, Some(&sig.ret.clone()))?;
     let close = item.block.brace_token.span.close();

@@ -58,6 +58,11 @@ impl Lowerer<'_> {
         if let Some(called) = self.struct_method_call(m)? {
             return Ok(called);
         }
+        if let Some(cols) = self.rows_of(&m.receiver)
+            && !matches!(name.as_str(), "iter" | "iter_mut" | "into_iter")
+        {
+            return self.rows_method(m, cols);
+        }
         if crate::iter::is_iterator(&m.receiver) {
             return self.lower_iter_consumer(m, expect);
         }

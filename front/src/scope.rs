@@ -24,6 +24,9 @@ pub(crate) enum SlotKind {
     /// (`vec![..]`, `collect`, `to_vec`, `[x; N]`): assigning it another array of its length
     /// copies the elements (`u = next;`), which is what Rust's move amounts to.
     OwnedArray,
+    /// An array of arrays (`[[f64; C]; R]`, `&[[f64; C]]`): a flat slice of rows of `cols`
+    /// elements (see `rows.rs`).
+    Rows { cols: i64 },
     /// `v` of `for v in x.iter_mut()`: the element `slice[index]` (read and written in place).
     Element { slice: Value, index: Value },
     /// `w` of `for w in x.windows(k)` (or `chunks`, `chunks_exact`): indexed, measured and

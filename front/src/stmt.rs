@@ -45,38 +45,6 @@ impl Lowerer<'_> {
         Ok(if self.ssa.reachable { value } else { Lowered::Never })
     }
 
-    /// `let [a, _, mut c] = array;` and `let [first, .., last] = array;`: each name bound to its
-    /// element (`load`, bounds-checked; elements after `..` counted from the end).
-    fn bind_array_pattern(&mut self, pattern: &syn::PatSlice, array: jitdiff_ir::Value) -> Result<()> {
-        let rest = pattern.elems.iter().position(|p| matches!(p, syn::Pat::Rest(_)));
-        let count = pattern.elems.len();
-        for (k, elem) in pattern.elems.iter().enumerate() {
-            if matches!(elem, syn::Pat::Wild(_) | syn::Pat::Rest(_)) {
-                continue;
-            }
-            if !matches!(elem, syn::Pat::Ident(_)) {
-                return Err(unsupported(
-                    elem.span(),
-                    "array patterns other than names, `_` and `..`",
-                    "bind the elements by name",
-                ));
-            }
-            let (name, mutable) = binding(elem)?;
-            let index = match rest {
-                Some(r) if k > r => {
-                    let len = self.ssa.op(jitdiff_ir::Opcode::Len, &[array]);
-                    let back = self.ssa.iconst((count - k) as i64);
-                    self.ssa.op(jitdiff_ir::Opcode::ISub, &[len, back])
-                }
-                _ => self.ssa.iconst(k as i64),
-            };
-            let value = self.ssa.op(jitdiff_ir::Opcode::Load, &[array, index]);
-            self.ssa.name_value(value, &name);
-            self.declare(&name, Ty::F64, mutable, Some(value));
-        }
-        Ok(())
-    }
-
     fn lower_let(&mut self, local: &syn::Local) -> Result<()> {
         if let Some(init) = &local.init
             && let Some((else_token, _)) = &init.diverge
@@ -98,23 +66,14 @@ impl Lowerer<'_> {
             self.declare_view(&name, view);
             return Ok(());
         }
-        // `let kept: Vec<f64> = x.iter().filter(..).copied().collect();`: the first `count`
-        // elements of the array collected into, a view.
         if let (syn::Pat::Ident(_), Some(init)) = (plain, &local.init)
-            && let syn::Expr::MethodCall(m) = crate::iter::peel_parens(&init.expr)
-            && m.method == "collect"
-            && crate::iter::is_iterator(&m.receiver)
-            && let Ok(chain) = crate::iter::parse_chain(&m.receiver)
-            && chain.adapters.iter().any(|a| matches!(a, crate::iter::Adapter::Filter(_)))
+            && self.bind_row(plain, &init.expr)?
         {
-            let annotated = match &local.pat {
-                syn::Pat::Type(pt) => Some(parse_type(&pt.ty, TypePlace::Local)?),
-                _ => None,
-            };
-            let (name, mutable) = binding(plain)?;
-            let (slice, len, _) = self.lower_collect(m, annotated.as_ref())?;
-            let offset = self.ssa.iconst(0);
-            self.declare_view(&name, crate::views::View { slice, offset, len, mutable });
+            return Ok(());
+        }
+        if let (syn::Pat::Ident(_), Some(init)) = (plain, &local.init)
+            && self.bind_filtered_collect(local, plain, &init.expr)?
+        {
             return Ok(());
         }
         let (pat, annotated) = match &local.pat {
@@ -176,9 +135,23 @@ impl Lowerer<'_> {
                         };
                         let slot = self.declare(&name, ty, mutable, Some(op.value));
                         if matches!(op.ty, Ty::Slice { .. })
-                            && local.init.as_ref().is_some_and(|i| makes_an_array(&i.expr))
+                            && local.init.as_ref().is_some_and(|i| crate::arrays::makes_an_array(&i.expr))
                         {
                             self.scopes.slot_mut(slot).kind = SlotKind::OwnedArray;
+                        }
+                        // An array of arrays: its row length from the type written or the
+                        // expression that makes it.
+                        let written = match &local.pat {
+                            syn::Pat::Type(pt) => crate::rows::row_length_of_type(&pt.ty),
+                            _ => None,
+                        };
+                        let cols = match (written, &local.init) {
+                            (Some(cols), _) => Some(crate::consts::const_int(self.ctx, cols, "the length of a row")?),
+                            (None, Some(init)) => crate::rows::row_length_of_expr(self.ctx, &init.expr),
+                            _ => None,
+                        };
+                        if let (Some(cols), Ty::Slice { .. }) = (cols, &op.ty) {
+                            self.scopes.slot_mut(slot).kind = SlotKind::Rows { cols };
                         }
                         Ok(())
                     }
@@ -550,20 +523,6 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `name = value;` of a local array `name` owns: the elements of `value` copied into it
-    /// (Rust moves `value` there, so nothing can tell a copy apart), which needs the two to
-    /// have the same length — a `Panic` fault where they have not (the IR's local arrays keep
-    /// the length they were allocated with).
-    fn copy_into_owned_array(&mut self, name: &str, value: Operand, span: Span) -> Result<()> {
-        self.scopes.push();
-        self.declare("_assigned", value.ty, false, Some(value.value));
-        let target = syn::Ident::new(name, span);
-        let copy: syn::Block = syn::parse_quote_spanned!(span=> { #target.copy_from_slice(&_assigned); });
-        let lowered = self.lower_block(&copy, Some(&Ty::Unit));
-        self.scopes.pop();
-        lowered.map(|_| ())
-    }
-
     pub(crate) fn assign_slot(
         &mut self,
         index: usize,
@@ -675,19 +634,6 @@ fn item_in_body(item: &syn::Item) -> FrontError {
 }
 
 /// Is `ty` `&[f64]` or `&mut [f64]`?
-/// Does `expr` make a new array the variable bound to it owns (`vec![..]`, `[x; N]`, `[a, b]`,
-/// `collect()`, `to_vec()`, ...)?
-fn makes_an_array(expr: &syn::Expr) -> bool {
-    match crate::iter::peel_parens(expr) {
-        syn::Expr::Array(_) | syn::Expr::Repeat(_) => true,
-        syn::Expr::Macro(m) => m.mac.path.is_ident("vec"),
-        syn::Expr::MethodCall(m) => {
-            matches!(m.method.to_string().as_str(), "collect" | "to_vec" | "to_owned" | "clone")
-        }
-        _ => false,
-    }
-}
-
 fn is_slice_reference(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Paren(p) => is_slice_reference(&p.elem),

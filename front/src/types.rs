@@ -249,10 +249,10 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
                 };
             }
             match &*r.elem {
-                syn::Type::Slice(s) if is_f64(&s.elem) => slice_in(place, mutable, ty),
+                syn::Type::Slice(s) if is_f64(&s.elem) || is_f64_array(&s.elem) => slice_in(place, mutable, ty),
                 // `&Vec<f64>`, `&mut Vec<f64>`: a slice (the caller's `Vec` cannot grow here).
                 elem if is_vec_of_f64(elem, false) => slice_in(place, mutable, ty),
-                syn::Type::Array(a) if is_f64(&a.elem) => slice_in(place, mutable, ty),
+                syn::Type::Array(a) if is_f64(&a.elem) || is_f64_array(&a.elem) => slice_in(place, mutable, ty),
                 syn::Type::Slice(_) | syn::Type::Array(_) => Err(unsupported(
                     r.elem.span(),
                     "slices of anything but `f64`",
@@ -265,7 +265,8 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
                 )),
             }
         }
-        syn::Type::Array(a) if is_f64(&a.elem) => match place {
+        // `[f64; N]`, and `[[f64; C]; R]` (an array of arrays, flat: see `rows.rs`).
+        syn::Type::Array(a) if is_f64(&a.elem) || is_f64_array(&a.elem) => match place {
             TypePlace::Parameter => Ok(Ty::Slice { mutable: false }),
             // `let mut a: [f64; 3] = [0.0; 3];`: a local array, writable if the binding is `mut`.
             TypePlace::Local => Ok(Ty::Slice { mutable: true }),
@@ -346,6 +347,11 @@ pub(crate) fn is_vec_of_f64(ty: &syn::Type, infer: bool) -> bool {
         && p.qself.is_none()
         && args.args.len() == 1
         && matches!(args.args.first(), Some(syn::GenericArgument::Type(t)) if is_f64(t) || (infer && matches!(t, syn::Type::Infer(_))))
+}
+
+/// `[f64; C]`.
+fn is_f64_array(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Array(a) if is_f64(&a.elem))
 }
 
 fn is_f64(ty: &syn::Type) -> bool {

@@ -85,6 +85,14 @@ impl Lowerer<'_> {
         if self.view_of(arg).is_some() {
             return true;
         }
+        // A row `m[i]` (or `&m[i]`) of an array of arrays.
+        let place = match crate::iter::peel_parens(arg) {
+            syn::Expr::Reference(r) => &*r.expr,
+            other => other,
+        };
+        if matches!(crate::iter::peel_parens(place), syn::Expr::Index(i) if self.rows_of(&i.expr).is_some()) {
+            return true;
+        }
         matches!(crate::iter::peel_parens(arg), syn::Expr::Reference(r) if crate::iter::sub_slice(&r.expr).1.is_some())
     }
 
@@ -92,6 +100,9 @@ impl Lowerer<'_> {
     pub(crate) fn view_argument(&mut self, arg: &syn::Expr, mutable: bool) -> Result<View> {
         let inner = match crate::iter::peel_parens(arg) {
             syn::Expr::Reference(r) if crate::iter::sub_slice(&r.expr).1.is_some() => &*r.expr,
+            syn::Expr::Reference(r) if matches!(crate::iter::peel_parens(&r.expr), syn::Expr::Index(i) if self.rows_of(&i.expr).is_some()) => {
+                &*r.expr
+            }
             other => other,
         };
         self.slice_source(inner, Some(mutable))
@@ -112,7 +123,15 @@ impl Lowerer<'_> {
     /// out-of-range sub-slice starts at the slice's end (see docs/rust.md).
     pub(crate) fn slice_source(&mut self, expr: &syn::Expr, mutable: Option<bool>) -> Result<View> {
         let (base, range) = crate::iter::sub_slice(expr);
-        let whole = match self.view_of(base) {
+        if range.is_some() && self.rows_of(base).is_some() {
+            return Err(unsupported(
+                base.span(),
+                "sub-slices of arrays of arrays (`m[a..b]`)",
+                "index the rows in a loop: `for i in a..b { let row = &m[i]; ... }`",
+            ));
+        }
+        let row = self.row_view(base)?;
+        let whole = match self.view_of(base).or(row) {
             Some(view) => view,
             None => {
                 let slice = match self.lower_expr(base, None)? {
@@ -167,7 +186,7 @@ impl Lowerer<'_> {
         // Within a view the slice goes on past its end: an end past the view's moves the
         // sub-slice to the slice's end, where every read faults. (A whole slice needs no
         // check: reading past its end faults by itself.)
-        let offset = if self.view_of(base).is_some() {
+        let offset = if self.view_of(base).is_some() || row.is_some() {
             let inside = self.ssa.icmp(CondCode::Le, end, whole.len);
             let past_end = self.ssa.op(Opcode::Len, &[whole.slice]);
             self.ssa.select(inside, at, past_end)

@@ -155,6 +155,22 @@ fn struct_named<'s>(ty: &syn::Type, structs: &[&'s syn::ItemStruct]) -> Option<&
 
 /// The IR parameters a Rust parameter of type `ty`, read as `access`, stands for: itself, or
 /// the fields of a struct depth first (as the front end flattens them): (access, name, type).
+/// Whether `ty` is an array of arrays of `f64` (`[[f64; C]; R]`, `&[[f64; C]]`, `&mut ...`):
+/// `Some(mutable)`.
+fn rows(ty: &syn::Type) -> Option<bool> {
+    let (outer, mutable) = match ty {
+        syn::Type::Reference(r) => (&*r.elem, r.mutability.is_some()),
+        other => (other, false),
+    };
+    let element = match outer {
+        syn::Type::Array(a) => &*a.elem,
+        syn::Type::Slice(s) => &*s.elem,
+        _ => return None,
+    };
+    matches!(element, syn::Type::Array(row) if matches!(&*row.elem, syn::Type::Path(p) if p.path.is_ident("f64")))
+        .then_some(mutable)
+}
+
 fn leaf_params(
     ty: &syn::Type,
     access: TokenStream,
@@ -166,7 +182,14 @@ fn leaf_params(
     let Some(s) = struct_named(ty, structs) else {
         // A `Vec<f64>` field is passed as the slice it holds.
         let is_vec = matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec"));
-        out.push((if depth > 0 && is_vec { quote!(#access.as_slice()) } else { access }, name.to_string()));
+        let access = match rows(ty) {
+            // An array of arrays (`&[[f64; 3]]`) is the flat slice of its rows.
+            Some(true) => quote!(#access.as_flattened_mut()),
+            Some(false) => quote!(#access.as_flattened()),
+            None if depth > 0 && is_vec => quote!(#access.as_slice()),
+            None => access,
+        };
+        out.push((access, name.to_string()));
         return Some(());
     };
     if depth > 16 {

@@ -90,6 +90,7 @@ fn corpus() -> (Vec<String>, Vec<String>) {
             crate::constructs::arrays::SLICE_UPDATES,
             crate::constructs::arrays::COLLECTED,
             crate::constructs::picks::PICKS,
+            crate::constructs::rows::ROWS,
             crate::constructs::iterators::CONSUMERS,
         ]
         .map(String::from),

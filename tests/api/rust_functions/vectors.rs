@@ -1,6 +1,6 @@
 //! Functions written with `Vec`s and `Option`-giving iterators, as Rust code often is:
 //! `&Vec<f64>` parameters, `collect`, `to_vec`, `vec!` inside a loop, `u = next;` double
-//! buffering, `max_by`/`min_by`. Their values against the rustc-compiled functions, their
+//! buffering, `max_by`/`min_by`, arrays of arrays (`&[[f64; 3]]`). Their values against the rustc-compiled functions, their
 //! derivatives against analytic ones (softmax cross-entropy, where a tie sends the derivative)
 //! or finite differences and the other mode (an explicit heat-equation solver).
 
@@ -140,6 +140,54 @@ fn double_buffered_diffusion_differentiates_in_every_mode() {
         let grad_at = |t: f64| {
             let x: Vec<f64> = (0..n).map(|i| u0[i] + t * v[i]).collect();
             g.value_and_grad(&x, steps, k + t * v[n]).unwrap().1
+        };
+        let (plus, minus) = (grad_at(1e-6), grad_at(-1e-6));
+        let fd: Vec<f64> = plus.iter().zip(&minus).map(|(a, b)| (a - b) / 2e-6).collect();
+        assert_close(&hvp, &fd, 1e-5, &format!("n = {n}: HVP vs differences of the gradient"));
+    }
+}
+
+/// A chain of springs of rest length `rest` between consecutive points.
+#[jitdiff::function]
+pub fn chain_energy(points: &[[f64; 3]], rest: f64) -> f64 {
+    let mut total = 0.0;
+    for i in 1..points.len() {
+        let a = &points[i - 1];
+        let b = &points[i];
+        let length = (0..3).map(|j| (b[j] - a[j]) * (b[j] - a[j])).sum::<f64>().sqrt();
+        total += (length - rest) * (length - rest);
+    }
+    total
+}
+
+#[test]
+fn arrays_of_points_differentiate_as_their_flat_elements() {
+    let (g, h) = (chain_energy::gradient().unwrap(), chain_energy::hvp().unwrap());
+    let mut rng = SplitMix64::new(33);
+    for n in [2usize, 3, 10] {
+        let points: Vec<[f64; 3]> = (0..n).map(|_| [rng.normal(), rng.normal(), rng.normal()]).collect();
+        let rest = 0.7;
+        let (value, grad) = g.value_and_grad(&points, rest).unwrap();
+        assert_close(&[value], &[chain_energy(&points, rest)], 1e-15, "value");
+        assert_eq!(grad.len(), 3 * n + 1, "one entry per coordinate, row after row, then `rest`");
+        let at = |c: usize, step: f64| {
+            let mut p = points.clone();
+            let mut r = rest;
+            if c < 3 * n {
+                p[c / 3][c % 3] += step
+            } else {
+                r += step
+            }
+            chain_energy(&p, r)
+        };
+        let fd: Vec<f64> = (0..=3 * n).map(|c| (at(c, 1e-6) - at(c, -1e-6)) / 2e-6).collect();
+        assert_close(&grad, &fd, 1e-6, &format!("n = {n}: gradient vs FD"));
+        let v = rng.normals(3 * n + 1);
+        let mut hvp = vec![0.0; 3 * n + 1];
+        h.hvp(&points, rest, &v, &mut hvp).unwrap();
+        let grad_at = |t: f64| {
+            let p: Vec<[f64; 3]> = (0..n).map(|i| [0, 1, 2].map(|j| points[i][j] + t * v[3 * i + j])).collect();
+            g.value_and_grad(&p, rest + t * v[3 * n]).unwrap().1
         };
         let (plus, minus) = (grad_at(1e-6), grad_at(-1e-6));
         let fd: Vec<f64> = plus.iter().zip(&minus).map(|(a, b)| (a - b) / 2e-6).collect();

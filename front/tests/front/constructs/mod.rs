@@ -12,5 +12,6 @@ mod generics;
 pub(crate) mod iterators;
 mod math;
 pub(crate) mod picks;
+pub(crate) mod rows;
 pub(crate) mod structs;
 mod tables;

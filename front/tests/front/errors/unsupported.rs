@@ -114,6 +114,13 @@ impl P {
         r#"1:9: `Vec` values are not supported; take `&[f64]`, `&Vec<f64>` or `&mut [f64]` parameters and write results into a `&mut [f64]`; in the body, `Vec<f64>` from `vec!`, `collect` or `to_vec` is a local array"#,
     ),
     (
+        "row_as_number",
+        r#"fn f(m: &[[f64; 2]]) -> f64 {
+    m[0] * 2.0
+}"#,
+        r#"2:5: a row of an array of arrays is not a number: index its element (`m[i][j]`), borrow it (`&m[i]`) or copy it (`let row = m[i];`)"#,
+    ),
+    (
         "collect_into_other",
         r#"fn f(x: &[f64]) -> f64 {
     let n: usize = x.iter().map(|a| *a as usize).collect();
@@ -159,6 +166,20 @@ impl P {
     x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().1
 }"#,
         r#"2:5: `find`, `max_by` and `min_by` of pairs, windows or chunks are not supported; pick numbers (`map` the items to one), or find an index with `fold`: `.fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) })`"#,
+    ),
+    (
+        "rows_sub_slice",
+        r#"fn f(m: &[[f64; 2]]) -> f64 {
+    m[1..].iter().map(|r| r[0]).sum()
+}"#,
+        r#"2:5: sub-slices of arrays of arrays (`m[a..b]`) are not supported; index the rows in a loop: `for i in a..b { let row = &m[i]; ... }`"#,
+    ),
+    (
+        "rows_swap",
+        r#"fn f(m: &mut [[f64; 2]]) {
+    m.swap(0, 1);
+}"#,
+        r#"2:7: calls of `swap` on an array of arrays are not supported; index its rows (`m[i][j]`, `&m[i]`), iterate over them, or ask its `len()`"#,
     ),
     (
         "vec_in_a_loop",
