@@ -139,7 +139,7 @@ impl Lowerer<'_> {
                 }
                 return Ok(Lowered::Value(Operand { value: buffer, ty: Ty::Slice { mutable: true } }));
             }
-            "position" | "find" | "max_by" | "min_by" => {
+            "position" | "find" | "max_by" | "min_by" | "reduce" | "last" | "nth" => {
                 return Err(unsupported(
                     m.method.span(),
                     format!("`{name}` whose `Option` is kept"),
@@ -421,7 +421,7 @@ impl Lowerer<'_> {
                 if matches!(item, Item::Pair(..) | Item::View(_)) {
                     return Err(unsupported(
                         chain_span(chain),
-                        "`find`, `max_by` and `min_by` of pairs, windows or chunks",
+                        "`find`, `max_by`, `min_by`, `reduce` and `last` of pairs, windows or chunks",
                         "pick numbers (`map` the items to one), or find an index with `fold`: `.fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) })`",
                     ));
                 }
@@ -429,7 +429,7 @@ impl Lowerer<'_> {
                 if value.ty != Ty::F64 {
                     return Err(unsupported(
                         chain_span(chain),
-                        format!("`find`, `max_by` and `min_by` of `{}` items", value.ty),
+                        format!("`find`, `max_by`, `min_by`, `reduce` and `last` of `{}` items", value.ty),
                         "pick `f64` items (`.map(|i| i as f64)`), or count with `position`",
                     ));
                 }
@@ -606,7 +606,7 @@ fn source_span(source: &crate::iter::Source<'_>) -> proc_macro2::Span {
     use crate::iter::Source;
     match source {
         Source::Range { start, .. } => start.span(),
-        Source::Slice { expr, .. } | Source::Chunked { expr, .. } => expr.span(),
+        Source::Slice { expr, .. } | Source::Flattened { expr, .. } | Source::Chunked { expr, .. } => expr.span(),
         Source::Enumerate(inner)
         | Source::Zip(inner, _)
         | Source::Rev(inner)

@@ -32,6 +32,11 @@ pub(crate) enum Source<'e> {
         expr: &'e syn::Expr,
         mutable: Option<bool>,
     },
+    /// `m.iter().flatten()` of an array of arrays: its elements, row after row (see `rows.rs`).
+    Flattened {
+        expr: &'e syn::Expr,
+        mutable: Option<bool>,
+    },
     Enumerate(Box<Source<'e>>),
     Zip(Box<Source<'e>>, Box<Source<'e>>),
     Rev(Box<Source<'e>>),
@@ -60,7 +65,7 @@ pub(crate) struct Chain<'e> {
     pub adapters: Vec<Adapter<'e>>,
 }
 
-const STRUCTURAL: [&str; 17] = [
+const STRUCTURAL: [&str; 18] = [
     "iter",
     "iter_mut",
     "into_iter",
@@ -78,6 +83,7 @@ const STRUCTURAL: [&str; 17] = [
     "chunks_exact",
     "chunks_mut",
     "chunks_exact_mut",
+    "flatten",
 ];
 
 /// Is `expr` (syntactically) an iterator chain?
@@ -199,6 +205,17 @@ fn parse_source_within(expr: &syn::Expr, depth: usize) -> Result<Source<'_>> {
                 "enumerate" => {
                     arg(0)?;
                     Ok(Source::Enumerate(inner()?))
+                }
+                "flatten" => {
+                    arg(0)?;
+                    match parse_source(&m.receiver)? {
+                        Source::Slice { expr, mutable } => Ok(Source::Flattened { expr, mutable }),
+                        _ => Err(unsupported(
+                            m.method.span(),
+                            "`flatten` of anything but an array of arrays",
+                            "iterate over the rows and then their elements with two `for` loops",
+                        )),
+                    }
                 }
                 "rev" => {
                     arg(0)?;
@@ -373,7 +390,14 @@ impl Lowerer<'_> {
                     mutable: view.mutable,
                 }
             }
-            Source::Slice { expr, mutable } => {
+            Source::Flattened { expr, mutable } if self.rows_of(expr).is_none() => {
+                return Err(unsupported(
+                    expr.span(),
+                    "`flatten` of anything but an array of arrays",
+                    "iterate over the rows and then their elements with two `for` loops",
+                ));
+            }
+            Source::Slice { expr, mutable } | Source::Flattened { expr, mutable } => {
                 let view = self.slice_source(expr, *mutable)?;
                 Stream::Slice { slice: view.slice, offset: Some(view.offset), count: view.len, mutable: view.mutable }
             }

@@ -1,5 +1,6 @@
 //! Consumers that give an `Option`, taken apart where it is made: `position(|v| ...)`,
-//! `find(|v| ...)`, `max_by(|a, b| ...)` and `min_by(|a, b| ...)`, followed by `unwrap()` /
+//! `find(|v| ...)`, `max_by(|a, b| ...)`, `min_by(|a, b| ...)`, `reduce(|acc, v| ...)` and an
+//! iterator's `last()` and `nth(k)`, followed by `unwrap()` /
 //! `expect(..)` (a `Panic` fault where there is no item, as Rust panics), `unwrap_or(d)`,
 //! `is_some()` or `is_none()`; `copied()` / `cloned()` before them change nothing.
 //!
@@ -21,7 +22,7 @@ use std::borrow::Cow;
 use syn::spanned::Spanned;
 
 /// The consumers this file lowers.
-const PICKS: [&str; 4] = ["position", "find", "max_by", "min_by"];
+const PICKS: [&str; 7] = ["position", "find", "max_by", "min_by", "reduce", "last", "nth"];
 
 /// What the loop picks.
 // One per loop lowered, built once: boxing the comparator would buy nothing.
@@ -31,6 +32,11 @@ pub(crate) enum Pick<'e> {
     Find(Cow<'e, syn::ExprClosure>),
     /// The largest (`max`) or smallest item by the comparator.
     Extreme { compare: Comparator, max: bool },
+    /// `reduce(|acc, v| ...)`: the first item, then the closure of the result so far and each
+    /// later one.
+    Reduce(Cow<'e, syn::ExprClosure>),
+    /// `last()` of an iterator: every item in turn.
+    Last,
 }
 
 /// A comparator `|a, b| left.partial_cmp(right)...` as two closures of `(a, b)`, one for each side.
@@ -71,12 +77,28 @@ impl Lowerer<'_> {
         inner: &syn::ExprMethodCall,
     ) -> Result<Lowered> {
         let name = inner.method.to_string();
+        // `nth(k)` is the last item of `skip(k).take(1)`.
+        if name == "nth" {
+            let [k] = &inner.args.iter().collect::<Vec<_>>()[..] else {
+                return Err(invalid(inner.span(), "`nth` takes 1 argument; pass 1"));
+            };
+            let receiver = &inner.receiver;
+            let span = inner.span();
+            let last: syn::ExprMethodCall = syn::parse_quote_spanned!(span=> #receiver.skip(#k).take(1).last());
+            return self.lower_option_consumer(outer, &last);
+        }
         let chain = parse_chain(&inner.receiver)?;
         let arity = if name == "position" || name == "find" { 1 } else { 2 };
         let closure = match &inner.args.iter().collect::<Vec<_>>()[..] {
             [arg] => closure_or_function(arg, arity),
             _ => None,
         };
+        if name == "last" {
+            if !inner.args.is_empty() {
+                return Err(invalid(inner.span(), "`last` takes no arguments"));
+            }
+            return self.take_apart(outer, inner, &chain, Consumer::Pick(Pick::Last));
+        }
         let Some(closure) = closure else {
             let example = if arity == 1 { "|v| *v > 0.0" } else { "|a, b| a.partial_cmp(b).unwrap()" };
             return Err(unsupported(
@@ -88,10 +110,23 @@ impl Lowerer<'_> {
         let consumer = match name.as_str() {
             "position" => Consumer::Position(closure),
             "find" => Consumer::Pick(Pick::Find(closure)),
+            "reduce" => Consumer::Pick(Pick::Reduce(closure)),
             _ => Consumer::Pick(Pick::Extreme { compare: comparator(&closure)?, max: name == "max_by" }),
         };
+        self.take_apart(outer, inner, &chain, consumer)
+    }
+
+    /// Run `consumer` over `chain` and take its `Option` apart with `outer`.
+    fn take_apart(
+        &mut self,
+        outer: &syn::ExprMethodCall,
+        inner: &syn::ExprMethodCall,
+        chain: &crate::iter::Chain<'_>,
+        consumer: Consumer<'_>,
+    ) -> Result<Lowered> {
+        let name = inner.method.to_string();
         let span = inner.span();
-        let Lowered::Tuple(parts) = self.counted_loop(&chain, consumer, None, span)? else {
+        let Lowered::Tuple(parts) = self.counted_loop(chain, consumer, None, span)? else {
             return Err(invalid(span, format!("`{name}` gave no item (a front-end bug)")));
         };
         let (item, found) = (parts[0].clone(), parts[1].value);
@@ -141,6 +176,29 @@ impl Lowerer<'_> {
             this.set_accumulator(slot + 1, yes, Ty::Bool);
         };
         let (compare, max) = match pick {
+            Pick::Last => {
+                take_first(self);
+                return Ok(true);
+            }
+            Pick::Reduce(closure) => {
+                let found = self.read_slot(slot + 1, proc_macro2::Span::call_site())?.value;
+                self.leave_where(found, false, Leave::Continue, ("first", "later"), take_first);
+                let so_far = self.read_slot(slot, proc_macro2::Span::call_site())?.value;
+                let items = [so_far, value].map(|v| crate::iter::Item::Scalar(Operand { value: v, ty: Ty::F64 }));
+                match self.apply_closure(closure, items.to_vec(), Some(&Ty::F64))? {
+                    Lowered::Value(op) if op.ty == Ty::F64 => self.set_accumulator(slot, op.value, Ty::F64),
+                    Lowered::Never => return Ok(false),
+                    other => {
+                        return Err(crate::expr::type_error(
+                            closure.body.span(),
+                            &Ty::F64,
+                            &other.ty(),
+                            Some(&closure.body),
+                        ));
+                    }
+                }
+                return Ok(true);
+            }
             Pick::Find(closure) => {
                 let item = crate::iter::Item::Scalar(Operand { value, ty: Ty::F64 });
                 let Some(accepted) = self.predicate(closure, item)? else { return Ok(false) };

@@ -34,6 +34,15 @@ dual! { PICKS:
     fn total_max(x: &[f64]) -> f64 {
         x.iter().copied().max_by(f64::total_cmp).unwrap()
     }
+    // `reduce`, and an iterator's `last()` and `nth(k)`.
+    fn folds(x: &[f64], k: usize) -> f64 {
+        let biggest = x.iter().copied().reduce(f64::max).unwrap();
+        let sum = x.iter().map(|v| v * 2.0).reduce(|a, b| a + b).unwrap_or(-1.0);
+        let last = x.iter().rev().skip(1).last().copied().unwrap_or(0.5);
+        let kth = x.iter().nth(k).copied().unwrap_or(-2.0);
+        let some = x.iter().filter(|v| **v > 0.0).last().is_some();
+        biggest + sum * 0.5 + last + kth * 3.0 + if some { 1.0 } else { 0.0 }
+    }
     fn strict_max(x: &[f64]) -> f64 {
         x.iter().copied().max_by(|a, b| a.partial_cmp(b).expect("no NaN")).unwrap()
     }
@@ -51,6 +60,10 @@ fn find_max_by_and_min_by_pick_as_rustc_does() {
             let t = rng.normal();
             let got = call("picks", &mut [ArgValue::Slice(x.clone()), ArgValue::F64(t)]).unwrap();
             assert_eq!(got, vec![RuntimeValue::F64(picks(&x, t))], "x = {x:?}, t = {t}");
+            for k in [0, 1, n - 1, n, n + 3] {
+                let got = call("folds", &mut [ArgValue::Slice(x.clone()), ArgValue::I64(k as i64)]).unwrap();
+                assert_eq!(got, vec![RuntimeValue::F64(folds(&x, k))], "x = {x:?}, k = {k}");
+            }
         }
     }
     // Signed zeros and NaNs: `total_cmp` puts -0 below +0 and a (positive) NaN above all;
@@ -77,6 +90,7 @@ fn find_max_by_and_min_by_pick_as_rustc_does() {
     let x = vec![1.0, 3.0, -2.0, 3.0];
     assert_eq!(call("strict_max", &mut [ArgValue::Slice(x.clone())]).unwrap(), vec![RuntimeValue::F64(strict_max(&x))]);
     // Where Rust panics: `partial_cmp(..).expect(..)` meeting a NaN, `unwrap` of an empty chain.
+    assert_eq!(call("folds", &mut [ArgValue::Slice(vec![]), ArgValue::I64(0)]).unwrap_err().kind_name(), "Panic");
     for x in [vec![1.0, f64::NAN], vec![]] {
         let err = call("strict_max", &mut [ArgValue::Slice(x.clone())]).unwrap_err();
         assert_eq!(err.kind_name(), "Panic", "{x:?}");

@@ -45,6 +45,7 @@ dual! { ROWS:
         for row in &moved {
             total += row.iter().sum::<f64>() * 0.1;
         }
+        total += moved.iter().flatten().map(|v| v * v).sum::<f64>() * 0.01;
         for (i, row) in moved.iter().enumerate() {
             total += row[i % 3] * (i as f64);
         }

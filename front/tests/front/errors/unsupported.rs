@@ -165,7 +165,7 @@ impl P {
         r#"fn f(x: &[f64]) -> f64 {
     x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().1
 }"#,
-        r#"2:5: `find`, `max_by` and `min_by` of pairs, windows or chunks are not supported; pick numbers (`map` the items to one), or find an index with `fold`: `.fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) })`"#,
+        r#"2:5: `find`, `max_by`, `min_by`, `reduce` and `last` of pairs, windows or chunks are not supported; pick numbers (`map` the items to one), or find an index with `fold`: `.fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) })`"#,
     ),
     (
         "rows_sub_slice",
