@@ -598,20 +598,5 @@ impl Lowerer<'_> {
 }
 
 fn chain_span(chain: &Chain<'_>) -> proc_macro2::Span {
-    source_span(&chain.source)
-}
-
-/// Where a chain's source starts (its first slice or range).
-fn source_span(source: &crate::iter::Source<'_>) -> proc_macro2::Span {
-    use crate::iter::Source;
-    match source {
-        Source::Range { start, .. } => start.span(),
-        Source::Slice { expr, .. } | Source::Flattened { expr, .. } | Source::Chunked { expr, .. } => expr.span(),
-        Source::Enumerate(inner)
-        | Source::Zip(inner, _)
-        | Source::Rev(inner)
-        | Source::Step(inner, _)
-        | Source::Skip(inner, _)
-        | Source::Take(inner, _) => source_span(inner),
-    }
+    crate::iter::source_start(&chain.source)
 }

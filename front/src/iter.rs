@@ -39,6 +39,8 @@ pub(crate) enum Source<'e> {
     },
     Enumerate(Box<Source<'e>>),
     Zip(Box<Source<'e>>, Box<Source<'e>>),
+    /// `a.chain(b)`: the items of `a`, then those of `b` (numbers: elements or range values).
+    Chain(Box<Source<'e>>, Box<Source<'e>>),
     Rev(Box<Source<'e>>),
     Step(Box<Source<'e>>, &'e syn::Expr),
     Skip(Box<Source<'e>>, &'e syn::Expr),
@@ -65,7 +67,7 @@ pub(crate) struct Chain<'e> {
     pub adapters: Vec<Adapter<'e>>,
 }
 
-const STRUCTURAL: [&str; 18] = [
+const STRUCTURAL: [&str; 19] = [
     "iter",
     "iter_mut",
     "into_iter",
@@ -84,6 +86,7 @@ const STRUCTURAL: [&str; 18] = [
     "chunks_mut",
     "chunks_exact_mut",
     "flatten",
+    "chain",
 ];
 
 /// Is `expr` (syntactically) an iterator chain?
@@ -225,6 +228,10 @@ fn parse_source_within(expr: &syn::Expr, depth: usize) -> Result<Source<'_>> {
                     let other = arg(1)?;
                     Ok(Source::Zip(inner()?, Box::new(parse_source(other)?)))
                 }
+                "chain" => {
+                    let other = arg(1)?;
+                    Ok(Source::Chain(inner()?, Box::new(parse_source(other)?)))
+                }
                 "step_by" => Ok(Source::Step(inner()?, arg(1)?)),
                 "skip" => Ok(Source::Skip(inner()?, arg(1)?)),
                 "take" => Ok(Source::Take(inner()?, arg(1)?)),
@@ -265,6 +272,8 @@ pub(crate) enum Stream {
     },
     Enumerate(Box<Stream>),
     Zip(Box<Stream>, Box<Stream>, Value),
+    /// The items of the first, then of the second (both numbers of one type), and their count.
+    Chain(Box<Stream>, Box<Stream>, Value),
     Rev(Box<Stream>),
     Step(Box<Stream>, Value, Value),
     Skip(Box<Stream>, Value, Value),
@@ -282,11 +291,25 @@ pub(crate) enum Stream {
 }
 
 impl Stream {
+    /// The type of its items where they are numbers (a slice's elements, a range's values).
+    fn number_type(&self) -> Option<Ty> {
+        match self {
+            Stream::Range { kind, .. } => Some(Ty::Int(*kind)),
+            Stream::Slice { .. } => Some(Ty::F64),
+            Stream::Rev(inner) | Stream::Step(inner, ..) | Stream::Skip(inner, ..) | Stream::Take(inner, _) => {
+                inner.number_type()
+            }
+            Stream::Chain(first, ..) => first.number_type(),
+            Stream::Enumerate(_) | Stream::Zip(..) | Stream::Chunked { .. } => None,
+        }
+    }
+
     pub(crate) fn count(&self) -> Value {
         match self {
             Stream::Range { count, .. } | Stream::Slice { count, .. } | Stream::Chunked { count, .. } => *count,
             Stream::Enumerate(inner) | Stream::Rev(inner) => inner.count(),
             Stream::Zip(_, _, count)
+            | Stream::Chain(_, _, count)
             | Stream::Step(_, _, count)
             | Stream::Skip(_, _, count)
             | Stream::Take(_, count) => *count,
@@ -416,6 +439,21 @@ impl Lowerer<'_> {
             }
             Source::Enumerate(inner) => Stream::Enumerate(Box::new(self.stream(inner)?)),
             Source::Rev(inner) => Stream::Rev(Box::new(self.stream(inner)?)),
+            Source::Chain(first, second) => {
+                let (a, b) = (self.stream(first)?, self.stream(second)?);
+                match (a.number_type(), b.number_type()) {
+                    (Some(x), Some(y)) if x.unify(&y).is_some() => {}
+                    _ => {
+                        return Err(unsupported(
+                            source_start(first),
+                            "`chain` of anything but two iterators over numbers of one type (slices' elements, ranges)",
+                            "chain the slices or ranges first and `map`, `zip` or `enumerate` after, or write two loops",
+                        ));
+                    }
+                }
+                let count = self.ssa.op(Opcode::IAdd, &[a.count(), b.count()]);
+                Stream::Chain(Box::new(a), Box::new(b), count)
+            }
             Source::Zip(a, b) => {
                 let (a, b) = (self.stream(a)?, self.stream(b)?);
                 let (na, nb) = (a.count(), b.count());
@@ -477,6 +515,31 @@ impl Lowerer<'_> {
             Stream::Zip(a, b, _) => {
                 let (a, b) = (self.item_at(a, k), self.item_at(b, k));
                 Item::Pair(Box::new(a), Box::new(b))
+            }
+            Stream::Chain(a, b, _) => {
+                // Read from the stream the item is in only (the other may have no such index).
+                let ty = match (a.number_type(), b.number_type()) {
+                    (Some(x), Some(y)) => x.unify(&y).unwrap_or(x),
+                    _ => Ty::F64,
+                };
+                let first_count = a.count();
+                let in_first = self.ssa.icmp(CondCode::Lt, k, first_count);
+                let (from_first, from_second) = (self.ssa.new_block("chain_first"), self.ssa.new_block("chain_second"));
+                let join = self.ssa.new_block("chain_item");
+                let value = self.ssa.func.add_block_param(join, ty.ir().unwrap_or(jitdiff_ir::Type::F64), None);
+                let reachable = self.ssa.reachable;
+                self.ssa.branch(in_first, from_first, from_second);
+                self.ssa.switch_to(from_first, reachable);
+                let item = self.item_at(a, k);
+                let item = self.item_value(item).value;
+                self.ssa.jump(join, vec![item]);
+                self.ssa.switch_to(from_second, reachable);
+                let rest = self.ssa.op(Opcode::ISub, &[k, first_count]);
+                let item = self.item_at(b, rest);
+                let item = self.item_value(item).value;
+                self.ssa.jump(join, vec![item]);
+                self.ssa.switch_to(join, reachable);
+                Item::Scalar(Operand { value, ty })
             }
             Stream::Rev(inner) => {
                 let one = self.ssa.iconst(1);
@@ -594,5 +657,20 @@ fn literal_usize(expr: &syn::Expr) -> Option<i64> {
         }
         syn::Expr::Paren(p) => literal_usize(&p.expr),
         _ => None,
+    }
+}
+
+/// Where a source starts (its first slice or range), for errors.
+pub(crate) fn source_start(source: &Source<'_>) -> proc_macro2::Span {
+    match source {
+        Source::Range { start, .. } => start.span(),
+        Source::Slice { expr, .. } | Source::Flattened { expr, .. } | Source::Chunked { expr, .. } => expr.span(),
+        Source::Enumerate(inner)
+        | Source::Zip(inner, _)
+        | Source::Chain(inner, _)
+        | Source::Rev(inner)
+        | Source::Step(inner, _)
+        | Source::Skip(inner, _)
+        | Source::Take(inner, _) => source_start(inner),
     }
 }

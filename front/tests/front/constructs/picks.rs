@@ -43,6 +43,18 @@ dual! { PICKS:
         let some = x.iter().filter(|v| **v > 0.0).last().is_some();
         biggest + sum * 0.5 + last + kth * 3.0 + if some { 1.0 } else { 0.0 }
     }
+    // `chain` of slices, sub-slices and ranges, under other adapters.
+    fn chained(x: &[f64], y: &[f64], n: usize) -> f64 {
+        let a: f64 = x.iter().chain(y.iter()).map(|v| v * v).sum();
+        let b = x.iter().rev().chain(y.iter().skip(1)).enumerate().map(|(i, v)| v * i as f64).sum::<f64>();
+        let c: usize = (0..n).chain(5..7).sum();
+        let m = x.iter().chain(&y[..1]).copied().max_by(f64::total_cmp).unwrap_or(0.0);
+        let mut d = 0.0;
+        for (k, v) in y.iter().chain(x.iter()).rev().enumerate() {
+            d += v * (k as f64 + 0.5);
+        }
+        a + b + c as f64 + m + d
+    }
     fn strict_max(x: &[f64]) -> f64 {
         x.iter().copied().max_by(|a, b| a.partial_cmp(b).expect("no NaN")).unwrap()
     }
@@ -60,6 +72,10 @@ fn find_max_by_and_min_by_pick_as_rustc_does() {
             let t = rng.normal();
             let got = call("picks", &mut [ArgValue::Slice(x.clone()), ArgValue::F64(t)]).unwrap();
             assert_eq!(got, vec![RuntimeValue::F64(picks(&x, t))], "x = {x:?}, t = {t}");
+            let y = rng.normals(1 + n % 3);
+            let got =
+                call("chained", &mut [ArgValue::Slice(x.clone()), ArgValue::Slice(y.clone()), ArgValue::I64(n as i64)]);
+            assert_eq!(got.unwrap(), vec![RuntimeValue::F64(chained(&x, &y, n))], "x = {x:?}, y = {y:?}");
             for k in [0, 1, n - 1, n, n + 3] {
                 let got = call("folds", &mut [ArgValue::Slice(x.clone()), ArgValue::I64(k as i64)]).unwrap();
                 assert_eq!(got, vec![RuntimeValue::F64(folds(&x, k))], "x = {x:?}, k = {k}");

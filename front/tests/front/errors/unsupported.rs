@@ -182,6 +182,13 @@ impl P {
         r#"2:7: calls of `swap` on an array of arrays are not supported; index its rows (`m[i][j]`, `&m[i]`), iterate over them, or ask its `len()`"#,
     ),
     (
+        "chain_of_pairs",
+        r#"fn f(x: &[f64]) -> f64 {
+    x.iter().enumerate().chain(x.iter().enumerate()).map(|(i, v)| v * i as f64).sum()
+}"#,
+        r#"2:5: `chain` of anything but two iterators over numbers of one type (slices' elements, ranges) are not supported; chain the slices or ranges first and `map`, `zip` or `enumerate` after, or write two loops"#,
+    ),
+    (
         "vec_in_a_loop",
         r#"fn f(n: usize) -> f64 {
     let mut s = 0.0;
