@@ -350,3 +350,49 @@ fn ordering_value(expr: &syn::Expr) -> Option<i8> {
         _ => None,
     }
 }
+
+/// `compare(x, y) == Ordering::Greater` for the comparator `closure` (one of the forms
+/// [`comparator`] reads) as a Rust expression over the variables `x` and `y`: for lowerings
+/// written as Rust, such as `sort_by`'s.
+pub(crate) fn greater_expr(closure: &syn::ExprClosure, x: &syn::Ident, y: &syn::Ident) -> Result<syn::Expr> {
+    let compare = comparator(closure)?;
+    let names: Vec<syn::Ident> = closure.inputs.iter().map(parameter_name).collect::<Result<_>>()?;
+    let [a, b] = &names[..] else {
+        return Err(invalid(closure.span(), "a comparator takes two parameters: `|a, b| a.partial_cmp(b).unwrap()`"));
+    };
+    let span = compare.span;
+    let (left, right) = (&compare.left.body, &compare.right.body);
+    let side =
+        |body: &syn::Expr| -> syn::Expr { syn::parse_quote_spanned!(span=> { let #a = #x; let #b = #y; #body }) };
+    let (left, right) = (side(left), side(right));
+    let greater: syn::Expr = match compare.unordered {
+        Unordered::Panics => syn::parse_quote_spanned!(span=> {
+            assert!(!(left__.is_nan() || right__.is_nan()));
+            left__ > right__
+        }),
+        Unordered::Is(ordering) => {
+            let as_greater = ordering > 0;
+            syn::parse_quote_spanned!(span=> if left__.is_nan() || right__.is_nan() { #as_greater } else { left__ > right__ })
+        }
+        Unordered::Total => syn::parse_quote_spanned!(span=>
+            (left__.is_nan() && !right__.is_nan())
+                || left__ > right__
+                || (left__ == 0.0 && right__ == 0.0 && 1.0 / left__ > 0.0 && 1.0 / right__ < 0.0)
+        ),
+    };
+    Ok(syn::parse_quote_spanned!(span=> {
+        let left__: f64 = #left;
+        let right__: f64 = #right;
+        #greater
+    }))
+}
+
+/// The name a comparator's parameter binds (`a`, `&a`, `a: &f64`).
+fn parameter_name(pat: &syn::Pat) -> Result<syn::Ident> {
+    match pat {
+        syn::Pat::Ident(p) if p.subpat.is_none() => Ok(p.ident.clone()),
+        syn::Pat::Reference(r) => parameter_name(&r.pat),
+        syn::Pat::Type(t) => parameter_name(&t.pat),
+        other => Err(unsupported(other.span(), "comparator parameters other than names", "name them: `|a, b| ...`")),
+    }
+}

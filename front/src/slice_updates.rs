@@ -1,4 +1,5 @@
-//! The methods that write a mutable slice in place: `swap`, `fill`, `copy_from_slice` and `reverse`, each
+//! The methods that write a mutable slice in place: `swap`, `fill`, `copy_from_slice`, `reverse`
+//! and `sort_by`, each
 //! lowered as the Rust it stands for — indexing and a loop over `iter_mut`, so bounds checks,
 //! views (`let row = &mut w[a..b]; row.fill(0.0)`) and derivatives are those of that code:
 //!
@@ -6,14 +7,20 @@
 //! - `s.fill(v)` is `for e in s.iter_mut() { *e = v; }`;
 //! - `d.copy_from_slice(src)` is `assert!(d.len() == src.len())` (Rust's panic for different
 //!   lengths), then `for (a, b) in d.iter_mut().zip(src.iter()) { *a = *b; }`;
-//! - `s.reverse()` swaps `s[i]` and `s[n - 1 - i]` for `i` below `n / 2`.
+//! - `s.reverse()` swaps `s[i]` and `s[n - 1 - i]` for `i` below `n / 2`;
+//! - `s.sort_by(cmp)` and `s.sort_unstable_by(cmp)` are an insertion sort by the comparator
+//!   (the forms of `pick.rs`): stable, so `sort_by` puts equal items where Rust does (and
+//!   derivatives follow them there); O(n^2) comparisons, for the short slices sorted in
+//!   objective functions (medians, trimmed means). A NaN meeting `partial_cmp(..).unwrap()`
+//!   is a `Panic` fault, as in Rust (any sort compares every item at least once).
 
 use crate::error::{Result, invalid};
 use crate::lower::{Lowered, Lowerer};
 use syn::spanned::Spanned;
 
 /// The method names this file lowers.
-pub(crate) const SLICE_UPDATES: [&str; 4] = ["swap", "fill", "copy_from_slice", "reverse"];
+pub(crate) const SLICE_UPDATES: [&str; 6] =
+    ["swap", "fill", "copy_from_slice", "reverse", "sort_by", "sort_unstable_by"];
 
 impl Lowerer<'_> {
     /// `m`, a call of one of [`SLICE_UPDATES`] on a slice or a view.
@@ -38,6 +45,34 @@ impl Lowerer<'_> {
                     let kept__ = #receiver[first__];
                     #receiver[first__] = #receiver[second__];
                     #receiver[second__] = kept__;
+                })
+            }
+            "sort_by" | "sort_unstable_by" => {
+                let Some(closure) = crate::iter::closure_or_function(&m.args[0], 2) else {
+                    return Err(invalid(
+                        m.args[0].span(),
+                        format!(
+                            "`{name}` takes a comparator written in place: `.{name}(|a, b| a.partial_cmp(b).unwrap())`"
+                        ),
+                    ));
+                };
+                let (earlier, key) = (syn::Ident::new("earlier__", span), syn::Ident::new("key__", span));
+                let greater = crate::pick::greater_expr(&closure, &earlier, &key)?;
+                syn::parse_quote_spanned!(span=> {
+                    let count__: usize = #receiver.len();
+                    for i__ in 1..count__ {
+                        let key__: f64 = #receiver[i__];
+                        let mut j__: usize = i__;
+                        while j__ > 0 {
+                            let earlier__: f64 = #receiver[j__ - 1];
+                            if !(#greater) {
+                                break;
+                            }
+                            #receiver[j__] = earlier__;
+                            j__ -= 1;
+                        }
+                        #receiver[j__] = key__;
+                    }
                 })
             }
             "reverse" => syn::parse_quote_spanned!(span=> {

@@ -194,3 +194,33 @@ fn arrays_of_points_differentiate_as_their_flat_elements() {
         assert_close(&hvp, &fd, 1e-5, &format!("n = {n}: HVP vs differences of the gradient"));
     }
 }
+
+/// The mean without the smallest and the largest value (a sort, then a sub-slice).
+#[jitdiff::function]
+pub fn trimmed_mean(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    v[1..n - 1].iter().sum::<f64>() / (n - 2) as f64
+}
+
+#[test]
+fn a_sorted_copy_sends_the_derivative_back_through_the_permutation() {
+    let (g, f) = (trimmed_mean::gradient().unwrap(), trimmed_mean::forward(1).unwrap());
+    let mut rng = SplitMix64::new(34);
+    for n in [3usize, 4, 9, 17] {
+        let x = rng.normals(n);
+        let (value, grad) = g.value_and_grad(&x).unwrap();
+        assert_close(&[value], &[trimmed_mean(&x)], 1e-15, "value");
+        let (lo, hi) =
+            (x.iter().copied().fold(f64::INFINITY, f64::min), x.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        let want: Vec<f64> = x.iter().map(|&v| if v == lo || v == hi { 0.0 } else { 1.0 / (n - 2) as f64 }).collect();
+        assert_close(&grad, &want, 1e-15, &format!("n = {n}: gradient"));
+        for (k, want_k) in want.iter().enumerate() {
+            let tangent: Vec<f64> = (0..n).map(|i| if i == k { 1.0 } else { 0.0 }).collect();
+            let (_, jvp) = f.jvp(&x, &[&tangent]).unwrap();
+            assert_close(&jvp[..1], &[*want_k], 1e-15, &format!("n = {n}: JVP along x[{k}]"));
+        }
+    }
+    assert!(g.value_and_grad(&[1.0, f64::NAN, 2.0]).is_err(), "a NaN meets `partial_cmp(..).unwrap()`");
+}

@@ -71,6 +71,21 @@ dual! { SLICE_UPDATES:
         state.reverse();
         state[0] + state[1] * state[2]
     }
+    // `sort_by` / `sort_unstable_by`: a median, a deviation, an order by distance (ties kept
+    // in order, as the stable sort does), descending.
+    fn sorted_stats(x: &[f64], t: f64, out: &mut [f64]) -> f64 {
+        let mut v = x.to_vec();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let n = v.len();
+        let median = if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) };
+        let mut dev: Vec<f64> = v.iter().map(|a| (a - median).abs()).collect();
+        dev.sort_unstable_by(f64::total_cmp);
+        out.copy_from_slice(x);
+        out.sort_by(|a, b| (*a - t).abs().partial_cmp(&(*b - t).abs()).unwrap_or(std::cmp::Ordering::Equal));
+        let mut down = x.to_vec();
+        down.sort_by(|a, b| b.total_cmp(a));
+        median + dev[n / 2] * 2.0 + down[0] * 0.5
+    }
     // `first()` / `last()` with their `Option` taken apart at once.
     fn ends(x: &[f64], y: &[f64]) -> f64 {
         let a = *x.first().unwrap();
@@ -112,6 +127,23 @@ fn swap_fill_and_copy_from_slice_write_as_rustc_does() {
             assert_eq!(got, vec![RuntimeValue::F64(ends(&x, &y))], "y = {y:?}");
         }
     }
+    for n in [1usize, 2, 5, 8] {
+        for _ in 0..3 {
+            // Halves, so that ties occur (and the order among them shows in `out`).
+            let x: Vec<f64> = rng.normals(n).iter().map(|v| (v * 2.0).round() / 2.0).collect();
+            let t = 0.25;
+            let mut want_out = vec![0.0; n];
+            let want = sorted_stats(&x, t, &mut want_out);
+            let mut args = [ArgValue::Slice(x.clone()), ArgValue::F64(t), ArgValue::SliceMut(vec![0.0; n])];
+            let got = crate::support::run(&m, "sorted_stats", &mut args);
+            assert_eq!(got, vec![RuntimeValue::F64(want)], "x = {x:?}");
+            assert_eq!(args[2], ArgValue::SliceMut(want_out), "x = {x:?}");
+        }
+    }
+    // A NaN meets `partial_cmp(..).unwrap()`: Rust panics, so does the IR.
+    let mut args = [ArgValue::Slice(vec![1.0, f64::NAN, 0.5]), ArgValue::F64(0.0), ArgValue::SliceMut(vec![0.0; 3])];
+    let err = jitdiff_ir::Interpreter::new(&m).call("sorted_stats", &mut args).unwrap_err();
+    assert_eq!(err.kind_name(), "Panic");
     // Different lengths: Rust panics in `copy_from_slice`, the IR stops with a `Panic` fault.
     let m = lower("fn f(a: &mut [f64], b: &[f64]) {\n    a.copy_from_slice(b);\n}");
     let mut args = [ArgValue::SliceMut(vec![0.0; 2]), ArgValue::Slice(vec![1.0; 3])];
