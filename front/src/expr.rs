@@ -126,6 +126,16 @@ impl Lowerer<'_> {
         if slot.kind == SlotKind::Struct {
             return Err(crate::structs::struct_as_scalar(&slot.name, span));
         }
+        if let SlotKind::Growing { .. } = slot.kind {
+            return Err(unsupported(
+                span,
+                format!(
+                    "vectors that `push` used other than indexed, measured, iterated or passed on (here `{}`)",
+                    slot.name
+                ),
+                "index it, iterate over it, or pass `&v` to a function taking a slice",
+            ));
+        }
         if let SlotKind::View(_) = slot.kind {
             return Err(unsupported(
                 span,

@@ -43,6 +43,7 @@ mod error;
 mod expr;
 mod forloop;
 mod generics;
+mod growing;
 mod impls;
 mod iter;
 mod join;

@@ -58,6 +58,11 @@ impl Lowerer<'_> {
         if let Some(called) = self.struct_method_call(m)? {
             return Ok(called);
         }
+        if let Some(slot) = self.growing_of(&m.receiver)
+            && let Some(done) = self.growing_method(m, slot)?
+        {
+            return Ok(done);
+        }
         if let Some(cols) = self.rows_of(&m.receiver)
             && !matches!(name.as_str(), "iter" | "iter_mut" | "into_iter")
         {
@@ -198,8 +203,8 @@ impl Lowerer<'_> {
             return Err(unsupported(
                 name_span,
                 format!("calls of `{name}` (a `Vec` here keeps the length it was made with)"),
-                "make it with its final length (`vec![0.0; n]`, `collect()`) and assign its elements (`v[i] = x`); \
-                 count the used part yourself and pass `&v[..count]` on",
+                "to `push`, make it with `Vec::with_capacity(n)` (`n` the most it will hold); else make it with its \
+                 final length (`vec![0.0; n]`, `collect()`) and assign its elements (`v[i] = x`)",
             ));
         }
         arg_count(name, args, 0, span)?;

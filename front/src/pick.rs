@@ -154,7 +154,7 @@ impl Lowerer<'_> {
     }
 
     /// A `Panic` fault at `span` where `cond` is false.
-    fn trap_unless(&mut self, cond: Value, span: proc_macro2::Span, labels: (&str, &str)) {
+    pub(crate) fn trap_unless(&mut self, cond: Value, span: proc_macro2::Span, labels: (&str, &str)) {
         let fail = self.ssa.new_block(labels.0);
         let fine = self.ssa.new_block(labels.1);
         let reachable = self.ssa.reachable;

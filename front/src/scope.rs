@@ -27,6 +27,9 @@ pub(crate) enum SlotKind {
     /// An array of arrays (`[[f64; C]; R]`, `&[[f64; C]]`): a flat slice of rows of `cols`
     /// elements (see `rows.rs`).
     Rows { cols: i64 },
+    /// A vector that grows by `push` into the local array `buffer`; its length is the slot
+    /// before it, and `zero` an index 0 for the view it is (see `growing.rs`).
+    Growing { buffer: Value, zero: Value },
     /// `v` of `for v in x.iter_mut()`: the element `slice[index]` (read and written in place).
     Element { slice: Value, index: Value },
     /// `w` of `for w in x.windows(k)` (or `chunks`, `chunks_exact`): indexed, measured and

@@ -67,7 +67,7 @@ impl Lowerer<'_> {
             return Ok(());
         }
         if let (syn::Pat::Ident(_), Some(init)) = (plain, &local.init)
-            && self.bind_row(plain, &init.expr)?
+            && (self.bind_row(plain, &init.expr)? || self.bind_growing(plain, &init.expr)?)
         {
             return Ok(());
         }

@@ -73,6 +73,7 @@ impl Lowerer<'_> {
                 let slot = self.scopes.lookup(&crate::types::name_of(ident))?;
                 match self.scopes.slot(slot).kind {
                     SlotKind::View(view) => Some(view),
+                    SlotKind::Growing { .. } => self.growing_view(slot),
                     _ => None,
                 }
             }

@@ -89,6 +89,7 @@ fn corpus() -> (Vec<String>, Vec<String>) {
             crate::constructs::control::PANICS,
             crate::constructs::arrays::SLICE_UPDATES,
             crate::constructs::arrays::COLLECTED,
+            crate::constructs::arrays::GROWING,
             crate::constructs::picks::PICKS,
             crate::constructs::rows::ROWS,
             crate::constructs::iterators::CONSUMERS,

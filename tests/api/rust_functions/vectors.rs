@@ -224,3 +224,36 @@ fn a_sorted_copy_sends_the_derivative_back_through_the_permutation() {
     }
     assert!(g.value_and_grad(&[1.0, f64::NAN, 2.0]).is_err(), "a NaN meets `partial_cmp(..).unwrap()`");
 }
+
+/// Least squares over the observations that pass a test, collected with `push`.
+#[jitdiff::function]
+pub fn kept_residuals(x: &[f64], y: &[f64], a: f64, b: f64) -> f64 {
+    let mut kept = Vec::with_capacity(x.len());
+    for i in 0..x.len() {
+        if y[i] > 0.0 {
+            kept.push(a * x[i] + b - y[i]);
+        }
+    }
+    kept.iter().map(|r| r * r).sum::<f64>() / kept.len().max(1) as f64
+}
+
+#[test]
+fn pushed_residuals_differentiate_with_respect_to_the_parameters() {
+    let g = kept_residuals::gradient_wrt(&["a", "b"]).unwrap();
+    let mut rng = SplitMix64::new(35);
+    for n in [1usize, 6, 30] {
+        let (x, y) = (rng.normals(n), rng.normals(n));
+        let (a, b) = (0.7, -0.2);
+        let (value, grad) = g.value_and_grad(&x, &y, a, b).unwrap();
+        assert_close(&[value], &[kept_residuals(&x, &y, a, b)], 1e-15, "value");
+        // d/da = 2/m sum r_i x_i, d/db = 2/m sum r_i over the kept i.
+        let kept: Vec<usize> = (0..n).filter(|&i| y[i] > 0.0).collect();
+        let m = kept.len().max(1) as f64;
+        let r = |i: usize| a * x[i] + b - y[i];
+        let want = [
+            kept.iter().map(|&i| 2.0 * r(i) * x[i]).sum::<f64>() / m,
+            kept.iter().map(|&i| 2.0 * r(i)).sum::<f64>() / m,
+        ];
+        assert_close(&grad, &want, 1e-13, &format!("n = {n}: gradient"));
+    }
+}

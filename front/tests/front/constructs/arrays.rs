@@ -255,3 +255,65 @@ fn collect_and_to_vec_make_local_arrays_as_rustc_does() {
     let err = jitdiff_ir::Interpreter::new(&m).call("f", &mut [ArgValue::I64(0)]).unwrap_err();
     assert_eq!(err.kind_name(), "Panic");
 }
+
+dual! { GROWING:
+    fn total(v: &[f64]) -> f64 {
+        v.iter().sum()
+    }
+    // `Vec::with_capacity` and `push` (under a branch, in loops), `clear`, `truncate`.
+    fn pushes(x: &[f64], y: &[f64], a: f64, b: f64) -> f64 {
+        let n = x.len();
+        let mut r: Vec<f64> = Vec::with_capacity(n);
+        for i in 0..n {
+            if y[i] > -10.0 {
+                r.push(a * x[i] + b - y[i]);
+            }
+        }
+        let mut big = Vec::with_capacity(n + 1);
+        for v in r.iter() {
+            if v.abs() > 0.5 {
+                big.push(*v);
+            }
+        }
+        big.push(1.0);
+        let m = big.len() as f64;
+        let mut s = r.iter().map(|e| e * e).sum::<f64>() + total(&big) * m;
+        if !r.is_empty() {
+            s += r[0] + r[r.len() - 1];
+        }
+        big.clear();
+        s += big.len() as f64;
+        r.truncate(2);
+        for k in 0..3 {
+            let mut fresh = Vec::with_capacity(4);
+            fresh.push(k as f64);
+            fresh.push(s * 0.001);
+            s += fresh.iter().product::<f64>();
+        }
+        s + r.iter().sum::<f64>() + r.len() as f64
+    }
+    fn overfull(k: usize) -> f64 {
+        let mut v = Vec::with_capacity(2);
+        for i in 0..k {
+            v.push(i as f64);
+        }
+        v.iter().sum()
+    }
+}
+
+#[test]
+fn vectors_grow_by_push_within_their_capacity() {
+    let m = lower(GROWING);
+    let mut rng = Rng::new(47);
+    for n in [0usize, 1, 4, 9] {
+        let x = rng.normals(n);
+        let y: Vec<f64> = rng.normals(n).iter().map(|v| if *v > 1.0 { -20.0 } else { *v }).collect();
+        let want = pushes(&x, &y, 1.5, 0.25);
+        let mut args = [ArgValue::Slice(x), ArgValue::Slice(y), ArgValue::F64(1.5), ArgValue::F64(0.25)];
+        assert_eq!(crate::support::run(&m, "pushes", &mut args), vec![RuntimeValue::F64(want)], "n = {n}");
+    }
+    assert_eq!(crate::support::run(&m, "overfull", &mut [ArgValue::I64(2)]), vec![RuntimeValue::F64(overfull(2))]);
+    // Past the capacity Rust grows the vector; here it is a `Panic` fault at the `push`.
+    let err = jitdiff_ir::Interpreter::new(&m).call("overfull", &mut [ArgValue::I64(3)]).unwrap_err();
+    assert_eq!(err.kind_name(), "Panic");
+}

@@ -143,7 +143,7 @@ impl P {
     v.push(x[0]);
     v[2]
 }"#,
-        r#"3:7: calls of `push` (a `Vec` here keeps the length it was made with) are not supported; make it with its final length (`vec![0.0; n]`, `collect()`) and assign its elements (`v[i] = x`); count the used part yourself and pass `&v[..count]` on"#,
+        r#"3:7: calls of `push` (a `Vec` here keeps the length it was made with) are not supported; to `push`, make it with `Vec::with_capacity(n)` (`n` the most it will hold); else make it with its final length (`vec![0.0; n]`, `collect()`) and assign its elements (`v[i] = x`)"#,
     ),
     (
         "comparator_by_branches",
@@ -187,6 +187,25 @@ impl P {
     x.iter().enumerate().chain(x.iter().enumerate()).map(|(i, v)| v * i as f64).sum()
 }"#,
         r#"2:5: `chain` of anything but two iterators over numbers of one type (slices' elements, ranges) are not supported; chain the slices or ranges first and `map`, `zip` or `enumerate` after, or write two loops"#,
+    ),
+    (
+        "vec_new",
+        r#"fn f(x: &[f64]) -> f64 {
+    let mut v = Vec::new();
+    v.push(x[0]);
+    v[0]
+}"#,
+        r#"2:17: `Vec::new()` (a vector here cannot grow past the array it is given) are not supported; allocate the most elements it will hold: `Vec::with_capacity(n)` and `push`, or build it with `collect()` or `vec![0.0; n]`"#,
+    ),
+    (
+        "growing_vec_as_value",
+        r#"fn f(x: &[f64]) -> f64 {
+    let mut v = Vec::with_capacity(2);
+    v.push(x[0]);
+    let w = v;
+    w[0]
+}"#,
+        r#"4:13: vectors that `push` used other than indexed, measured, iterated or passed on (here `v`) are not supported; index it, iterate over it, or pass `&v` to a function taking a slice"#,
     ),
     (
         "vec_in_a_loop",
