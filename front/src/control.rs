@@ -11,6 +11,9 @@ use syn::spanned::Spanned;
 
 impl Lowerer<'_> {
     pub(crate) fn lower_if(&mut self, e: &syn::ExprIf, expect: Option<&Ty>) -> Result<Lowered> {
+        if let syn::Expr::Let(l) = &*e.cond {
+            return self.lower_if_let(e, l, expect);
+        }
         let cond = self.scalar(&e.cond, Some(&Ty::Bool))?;
         if cond.ty != Ty::Bool && cond.ty != Ty::Never {
             return Err(type_error(e.cond.span(), &Ty::Bool, &cond.ty, Some(&e.cond)));

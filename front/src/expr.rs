@@ -63,7 +63,11 @@ impl Lowerer<'_> {
             )),
             E::Macro(m) => self.lower_macro(&m.mac),
             E::Match(m) => self.lower_match(m, expect),
-            E::Let(l) => Err(unsupported(l.span(), "`if let` and `while let`", "test with a `bool` condition")),
+            E::Let(l) => Err(unsupported(
+                l.span(),
+                "`while let` and `let` expressions other than an `if let Some(v) = ...` condition",
+                "test with a `bool` condition",
+            )),
             E::Range(r) => Err(unsupported(
                 r.span(),
                 "ranges outside `for` loops",

@@ -76,60 +76,7 @@ impl Lowerer<'_> {
         outer: &syn::ExprMethodCall,
         inner: &syn::ExprMethodCall,
     ) -> Result<Lowered> {
-        let name = inner.method.to_string();
-        // `nth(k)` is the last item of `skip(k).take(1)`.
-        if name == "nth" {
-            let [k] = &inner.args.iter().collect::<Vec<_>>()[..] else {
-                return Err(invalid(inner.span(), "`nth` takes 1 argument; pass 1"));
-            };
-            let receiver = &inner.receiver;
-            let span = inner.span();
-            let last: syn::ExprMethodCall = syn::parse_quote_spanned!(span=> #receiver.skip(#k).take(1).last());
-            return self.lower_option_consumer(outer, &last);
-        }
-        let chain = parse_chain(&inner.receiver)?;
-        let arity = if name == "position" || name == "find" { 1 } else { 2 };
-        let closure = match &inner.args.iter().collect::<Vec<_>>()[..] {
-            [arg] => closure_or_function(arg, arity),
-            _ => None,
-        };
-        if name == "last" {
-            if !inner.args.is_empty() {
-                return Err(invalid(inner.span(), "`last` takes no arguments"));
-            }
-            return self.take_apart(outer, inner, &chain, Consumer::Pick(Pick::Last));
-        }
-        let Some(closure) = closure else {
-            let example = if arity == 1 { "|v| *v > 0.0" } else { "|a, b| a.partial_cmp(b).unwrap()" };
-            return Err(unsupported(
-                inner.span(),
-                format!("`{name}` calls without one closure written in place or a function's name"),
-                format!("write the closure in the call: `.{name}({example})`"),
-            ));
-        };
-        let consumer = match name.as_str() {
-            "position" => Consumer::Position(closure),
-            "find" => Consumer::Pick(Pick::Find(closure)),
-            "reduce" => Consumer::Pick(Pick::Reduce(closure)),
-            _ => Consumer::Pick(Pick::Extreme { compare: comparator(&closure)?, max: name == "max_by" }),
-        };
-        self.take_apart(outer, inner, &chain, consumer)
-    }
-
-    /// Run `consumer` over `chain` and take its `Option` apart with `outer`.
-    fn take_apart(
-        &mut self,
-        outer: &syn::ExprMethodCall,
-        inner: &syn::ExprMethodCall,
-        chain: &crate::iter::Chain<'_>,
-        consumer: Consumer<'_>,
-    ) -> Result<Lowered> {
-        let name = inner.method.to_string();
-        let span = inner.span();
-        let Lowered::Tuple(parts) = self.counted_loop(chain, consumer, None, span)? else {
-            return Err(invalid(span, format!("`{name}` gave no item (a front-end bug)")));
-        };
-        let (item, found) = (parts[0].clone(), parts[1].value);
+        let (item, found) = self.option_parts(inner)?;
         let method = outer.method.to_string();
         let arity = if method == "unwrap_or" || method == "expect" { 1 } else { 0 };
         if outer.args.len() != arity {
@@ -151,6 +98,114 @@ impl Lowerer<'_> {
                 Lowered::Value(item)
             }
         })
+    }
+
+    /// The item `inner` (one of [`PICKS`] on a chain) picks, and whether there was one.
+    fn option_parts(&mut self, inner: &syn::ExprMethodCall) -> Result<(Operand, Value)> {
+        let name = inner.method.to_string();
+        // `nth(k)` is the last item of `skip(k).take(1)`.
+        if name == "nth" {
+            let [k] = &inner.args.iter().collect::<Vec<_>>()[..] else {
+                return Err(invalid(inner.span(), "`nth` takes 1 argument; pass 1"));
+            };
+            let receiver = &inner.receiver;
+            let span = inner.span();
+            let last: syn::ExprMethodCall = syn::parse_quote_spanned!(span=> #receiver.skip(#k).take(1).last());
+            return self.option_parts(&last);
+        }
+        let chain = parse_chain(&inner.receiver)?;
+        let arity = if name == "position" || name == "find" { 1 } else { 2 };
+        let closure = match &inner.args.iter().collect::<Vec<_>>()[..] {
+            [arg] => closure_or_function(arg, arity),
+            _ => None,
+        };
+        let consumer = if name == "last" {
+            if !inner.args.is_empty() {
+                return Err(invalid(inner.span(), "`last` takes no arguments"));
+            }
+            Consumer::Pick(Pick::Last)
+        } else {
+            let Some(closure) = closure else {
+                let example = if arity == 1 { "|v| *v > 0.0" } else { "|a, b| a.partial_cmp(b).unwrap()" };
+                return Err(unsupported(
+                    inner.span(),
+                    format!("`{name}` calls without one closure written in place or a function's name"),
+                    format!("write the closure in the call: `.{name}({example})`"),
+                ));
+            };
+            match name.as_str() {
+                "position" => Consumer::Position(closure),
+                "find" => Consumer::Pick(Pick::Find(closure)),
+                "reduce" => Consumer::Pick(Pick::Reduce(closure)),
+                _ => Consumer::Pick(Pick::Extreme { compare: comparator(&closure)?, max: name == "max_by" }),
+            }
+        };
+        let span = inner.span();
+        let Lowered::Tuple(parts) = self.counted_loop(&chain, consumer, None, span)? else {
+            return Err(invalid(span, format!("`{name}` gave no item (a front-end bug)")));
+        };
+        Ok((parts[0].clone(), parts[1].value))
+    }
+
+    /// `if let Some(v) = option { .. } else { .. }` where `option` is one of [`PICKS`] on a
+    /// chain, or a slice's `first()` / `last()` (`copied()` / `cloned()` after it or not): the
+    /// branch on whether there was an item, with `v` bound to it in the first.
+    pub(crate) fn lower_if_let(&mut self, e: &syn::ExprIf, l: &syn::ExprLet, expect: Option<&Ty>) -> Result<Lowered> {
+        let refused = || {
+            unsupported(
+                l.span(),
+                "`if let` other than `if let Some(v) = ...` of `find`, `max_by`, `min_by`, `position`, `reduce`, an iterator's `last`/`nth`, or a slice's `first()`/`last()`",
+                "take the `Option` apart with `.unwrap_or(..)`, `.is_some()`, or test with a `bool` condition",
+            )
+        };
+        let syn::Pat::TupleStruct(some) = &*l.pat else { return Err(refused()) };
+        let [binding] = &some.elems.iter().collect::<Vec<_>>()[..] else { return Err(refused()) };
+        if !some.path.is_ident("Some") {
+            return Err(refused());
+        }
+        // `Some(v)`, `Some(&v)`, `Some(mut v)`.
+        let binding = match binding {
+            syn::Pat::Reference(r) => &*r.pat,
+            other => other,
+        };
+        let syn::Pat::Ident(name) = binding else { return Err(refused()) };
+        let mut option = crate::iter::peel_parens(&l.expr);
+        while let syn::Expr::MethodCall(m) = option
+            && matches!(m.method.to_string().as_str(), "copied" | "cloned")
+            && m.args.is_empty()
+        {
+            option = crate::iter::peel_parens(&m.receiver);
+        }
+        let syn::Expr::MethodCall(call) = option else { return Err(refused()) };
+        let (item, found) =
+            if PICKS.contains(&call.method.to_string().as_str()) && crate::iter::is_iterator(&call.receiver) {
+                self.option_parts(call)?
+            } else if call.args.is_empty() && (call.method == "first" || call.method == "last") {
+                // A slice's ends: the only item of `iter().take(1)` (after `rev()` for `last`).
+                let receiver = &call.receiver;
+                let span = call.span();
+                let pick: syn::ExprMethodCall = if call.method == "first" {
+                    syn::parse_quote_spanned!(span=> #receiver.iter().take(1).last())
+                } else {
+                    syn::parse_quote_spanned!(span=> #receiver.iter().rev().take(1).last())
+                };
+                self.option_parts(&pick)?
+            } else {
+                return Err(refused());
+            };
+        self.scopes.push();
+        self.declare("_jitdiff_some", Ty::Bool, false, Some(found));
+        self.declare("_jitdiff_item", item.ty, false, Some(item.value));
+        let then_branch = &e.then_branch;
+        let span = e.if_token.span;
+        let cond: syn::Expr = syn::parse_quote_spanned!(span=> _jitdiff_some);
+        let bind: syn::Stmt = syn::parse_quote_spanned!(span=> let #name = _jitdiff_item;);
+        let mut then_branch = then_branch.clone();
+        then_branch.stmts.insert(0, bind);
+        let rewritten = syn::ExprIf { cond: Box::new(cond), then_branch, ..e.clone() };
+        let lowered = self.lower_if(&rewritten, expect);
+        self.scopes.pop();
+        lowered
     }
 
     /// A `Panic` fault at `span` where `cond` is false.

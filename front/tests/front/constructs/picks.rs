@@ -55,6 +55,30 @@ dual! { PICKS:
         }
         a + b + c as f64 + m + d
     }
+    // `if let Some(v) = ...` of the same, and of a slice's ends.
+    fn if_lets(x: &[f64], t: f64) -> f64 {
+        let mut s = 0.0;
+        if let Some(m) = x.iter().copied().max_by(|a, b| a.total_cmp(b)) {
+            s += m * 2.0;
+        }
+        if let Some(&first) = x.first() {
+            s += first;
+        } else {
+            s -= 100.0;
+        }
+        let above = if let Some(v) = x.iter().find(|v| **v > t) {
+            *v
+        } else if let Some(l) = x.last() {
+            l * 0.5
+        } else {
+            -1.0
+        };
+        if let Some(mut k) = x.iter().position(|v| *v < 0.0) {
+            k += 1;
+            s += k as f64;
+        }
+        s + above
+    }
     fn strict_max(x: &[f64]) -> f64 {
         x.iter().copied().max_by(|a, b| a.partial_cmp(b).expect("no NaN")).unwrap()
     }
@@ -76,6 +100,8 @@ fn find_max_by_and_min_by_pick_as_rustc_does() {
             let got =
                 call("chained", &mut [ArgValue::Slice(x.clone()), ArgValue::Slice(y.clone()), ArgValue::I64(n as i64)]);
             assert_eq!(got.unwrap(), vec![RuntimeValue::F64(chained(&x, &y, n))], "x = {x:?}, y = {y:?}");
+            let got = call("if_lets", &mut [ArgValue::Slice(x.clone()), ArgValue::F64(t)]).unwrap();
+            assert_eq!(got, vec![RuntimeValue::F64(if_lets(&x, t))], "x = {x:?}, t = {t}");
             for k in [0, 1, n - 1, n, n + 3] {
                 let got = call("folds", &mut [ArgValue::Slice(x.clone()), ArgValue::I64(k as i64)]).unwrap();
                 assert_eq!(got, vec![RuntimeValue::F64(folds(&x, k))], "x = {x:?}, k = {k}");
@@ -103,6 +129,8 @@ fn find_max_by_and_min_by_pick_as_rustc_does() {
         call("largest_or", &mut [ArgValue::Slice(vec![]), ArgValue::F64(7.0)]).unwrap(),
         vec![RuntimeValue::F64(7.0)]
     );
+    let got = call("if_lets", &mut [ArgValue::Slice(vec![]), ArgValue::F64(0.0)]).unwrap();
+    assert_eq!(got, vec![RuntimeValue::F64(if_lets(&[], 0.0))]);
     let x = vec![1.0, 3.0, -2.0, 3.0];
     assert_eq!(call("strict_max", &mut [ArgValue::Slice(x.clone())]).unwrap(), vec![RuntimeValue::F64(strict_max(&x))]);
     // Where Rust panics: `partial_cmp(..).expect(..)` meeting a NaN, `unwrap` of an empty chain.

@@ -208,6 +208,13 @@ impl P {
         r#"4:13: vectors that `push` used other than indexed, measured, iterated or passed on (here `v`) are not supported; index it, iterate over it, or pass `&v` to a function taking a slice"#,
     ),
     (
+        "if_let_other",
+        r#"fn f(x: &[f64]) -> f64 {
+    if let [a, b] = x { a + b } else { 0.0 }
+}"#,
+        r#"2:8: `if let` other than `if let Some(v) = ...` of `find`, `max_by`, `min_by`, `position`, `reduce`, an iterator's `last`/`nth`, or a slice's `first()`/`last()` are not supported; take the `Option` apart with `.unwrap_or(..)`, `.is_some()`, or test with a `bool` condition"#,
+    ),
+    (
         "vec_in_a_loop",
         r#"fn f(n: usize) -> f64 {
     let mut s = 0.0;
