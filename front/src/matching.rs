@@ -17,6 +17,11 @@ const MAX_ALTERNATIVES: usize = 256;
 
 impl Lowerer<'_> {
     pub(crate) fn lower_match(&mut self, m: &syn::ExprMatch, expect: Option<&Ty>) -> Result<Lowered> {
+        // `match option { Some(v) => a, None => b }` is `if let Some(v) = option { a } else { b }`.
+        if let Some(rewritten) = option_match_as_if_let(m) {
+            let syn::Expr::Let(l) = &*rewritten.cond else { return Err(invalid(m.span(), "a front-end bug")) };
+            return self.lower_if_let(&rewritten, l, expect);
+        }
         let scrutinee = self.scalar(&m.expr, None)?;
         if !matches!(scrutinee.ty, Ty::Int(_) | Ty::Bool | Ty::Never) {
             return Err(unsupported(
@@ -219,4 +224,32 @@ fn pattern_mentions_bool(pat: &syn::Pat, value: bool) -> bool {
         syn::Pat::Paren(p) => pattern_mentions_bool(&p.pat, value),
         _ => false,
     }
+}
+
+/// `match e { Some(p) => a, None => b }` (either order; `_` for `None`) as
+/// `if let Some(p) = e { a } else { b }`; `None` for any other `match`.
+fn option_match_as_if_let(m: &syn::ExprMatch) -> Option<syn::ExprIf> {
+    let [first, second] = &m.arms[..] else { return None };
+    let is_some = |arm: &syn::Arm| {
+        arm.guard.is_none()
+            && matches!(&arm.pat, syn::Pat::TupleStruct(t) if t.path.is_ident("Some") && t.elems.len() == 1)
+    };
+    let is_none = |arm: &syn::Arm| {
+        arm.guard.is_none()
+            && match &arm.pat {
+                syn::Pat::Ident(p) => p.ident == "None" && p.subpat.is_none(),
+                syn::Pat::Path(p) => p.path.is_ident("None"),
+                syn::Pat::Wild(_) => true,
+                _ => false,
+            }
+    };
+    let (some, none) = match (is_some(first), is_some(second)) {
+        (true, false) if is_none(second) => (first, second),
+        (false, true) if is_none(first) && !matches!(first.pat, syn::Pat::Wild(_)) => (second, first),
+        _ => return None,
+    };
+    let span = m.match_token.span;
+    let (pat, expr) = (&some.pat, &m.expr);
+    let (then_body, else_body) = (&some.body, &none.body);
+    Some(syn::parse_quote_spanned!(span=> if let #pat = #expr { #then_body } else { #else_body }))
 }

@@ -77,7 +77,18 @@ dual! { PICKS:
             k += 1;
             s += k as f64;
         }
-        s + above
+        let matched = match x.iter().copied().reduce(|a, b| a * 0.5 + b) {
+            Some(r) => r * 3.0,
+            None => 0.25,
+        };
+        let reversed = match x.last() {
+            None => -0.5,
+            Some(&l) => {
+                s += 1.0;
+                l
+            }
+        };
+        s + above + matched + reversed
     }
     fn strict_max(x: &[f64]) -> f64 {
         x.iter().copied().max_by(|a, b| a.partial_cmp(b).expect("no NaN")).unwrap()
