@@ -170,6 +170,7 @@ impl Lowerer<'_> {
         let outer = self.scopes.len();
         self.scopes.push();
         // The accumulator of sum/product/fold/count: a variable user code cannot name.
+        let mut pick_width = 1;
         let accumulator = match &consumer {
             Consumer::For { .. } | Consumer::ForEach(_) => None,
             Consumer::Sum { product, turbofish } => {
@@ -221,11 +222,23 @@ impl Lowerer<'_> {
                 Some(count)
             }
             Consumer::Pick(_) => {
-                let placeholder = self.ssa.fconst(0.0);
-                let best = self.declare("_picked#", Ty::F64, true, Some(placeholder));
+                // The picked item's parts (a number, or a pair of `enumerate`/`zip`), then
+                // whether there was one.
+                let shape = match &plan {
+                    Plan::Indexed(stream) if !chain.adapters.iter().any(|a| matches!(a, Adapter::Map(_))) => {
+                        stream.item_types().unwrap_or(vec![Ty::F64])
+                    }
+                    _ => vec![Ty::F64],
+                };
+                pick_width = shape.len();
+                let first = self.scopes.len();
+                for (k, ty) in shape.iter().enumerate() {
+                    let placeholder = self.placeholder(ty).value;
+                    self.declare(&format!("_picked{k}#"), ty.clone(), true, Some(placeholder));
+                }
                 let no = self.ssa.bconst(false);
                 self.declare("_found#", Ty::Bool, true, Some(no));
-                Some(best)
+                Some(first)
             }
             Consumer::Position(_) => {
                 let zero = self.ssa.iconst(0);
@@ -278,8 +291,13 @@ impl Lowerer<'_> {
             })?;
         }
         let result = match accumulator {
+            // The item's parts, then whether there was one.
             Some(slot) if matches!(consumer, Consumer::Position(_) | Consumer::Pick(_)) => {
-                Lowered::Tuple(vec![self.read_slot(slot, span)?, self.read_slot(slot + 1, span)?])
+                let mut parts = vec![];
+                for k in 0..=pick_width {
+                    parts.push(self.read_slot(slot + k, span)?);
+                }
+                Lowered::Tuple(parts)
             }
             Some(slot) if matches!(consumer, Consumer::Collect) => {
                 Lowered::Tuple(vec![self.read_slot(slot + 1, span)?, self.read_slot(slot, span)?])
@@ -418,22 +436,39 @@ impl Lowerer<'_> {
                 }
             }
             Consumer::Pick(pick) => {
-                if matches!(item, Item::Pair(..) | Item::View(_)) {
-                    return Err(unsupported(
+                let refused = || {
+                    unsupported(
                         chain_span(chain),
-                        "`find`, `max_by`, `min_by`, `reduce` and `last` of pairs, windows or chunks",
-                        "pick numbers (`map` the items to one), or find an index with `fold`: `.fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) })`",
-                    ));
+                        "`find`, `max_by`, `min_by`, `reduce` and `last` of windows, chunks, nested pairs or pairs made by `map`",
+                        "pick numbers, or pairs straight from `enumerate` / `zip` (`.enumerate().max_by(|a, b| a.1.total_cmp(b.1))`)",
+                    )
+                };
+                let parts = match item {
+                    Item::Pair(a, b)
+                        if !matches!(*a, Item::Pair(..) | Item::View(_))
+                            && !matches!(*b, Item::Pair(..) | Item::View(_)) =>
+                    {
+                        vec![self.item_value(*a), self.item_value(*b)]
+                    }
+                    Item::Pair(..) | Item::View(_) => return Err(refused()),
+                    scalar => {
+                        let value = self.item_value(scalar);
+                        if value.ty != Ty::F64 {
+                            return Err(unsupported(
+                                chain_span(chain),
+                                format!("`find`, `max_by`, `min_by`, `reduce` and `last` of `{}` items", value.ty),
+                                "pick `f64` items (`.map(|i| i as f64)`), or count with `position`",
+                            ));
+                        }
+                        vec![value]
+                    }
+                };
+                let slot = accumulator.unwrap_or_default();
+                let width = (0..).find(|k| self.scopes.slot(slot + k).name == "_found#").unwrap_or(0);
+                if parts.len() != width {
+                    return Err(refused());
                 }
-                let value = self.item_value(item);
-                if value.ty != Ty::F64 {
-                    return Err(unsupported(
-                        chain_span(chain),
-                        format!("`find`, `max_by`, `min_by`, `reduce` and `last` of `{}` items", value.ty),
-                        "pick `f64` items (`.map(|i| i as f64)`), or count with `position`",
-                    ));
-                }
-                if !self.pick_item(pick, value.value, accumulator.unwrap_or_default())? {
+                if !self.pick_item(pick, &parts, slot)? {
                     return Ok(());
                 }
             }

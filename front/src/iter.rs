@@ -291,6 +291,20 @@ pub(crate) enum Stream {
 }
 
 impl Stream {
+    /// The types of its items' parts: one number, or the two of a pair (`enumerate`, `zip`).
+    pub(crate) fn item_types(&self) -> Option<Vec<Ty>> {
+        match self {
+            Stream::Enumerate(inner) => Some(vec![Ty::Int(IntKind::Usize), inner.number_type()?]),
+            Stream::Zip(a, b, _) => Some(vec![a.number_type()?, b.number_type()?]),
+            Stream::Rev(inner) | Stream::Step(inner, ..) | Stream::Skip(inner, ..) | Stream::Take(inner, _)
+                if matches!(**inner, Stream::Enumerate(_) | Stream::Zip(..)) =>
+            {
+                inner.item_types()
+            }
+            other => Some(vec![other.number_type()?]),
+        }
+    }
+
     /// The type of its items where they are numbers (a slice's elements, a range's values).
     fn number_type(&self) -> Option<Ty> {
         match self {
@@ -588,6 +602,15 @@ impl Lowerer<'_> {
                 let (name, mutable) = crate::stmt::binding(pat)?;
                 let op = self.item_value(item);
                 self.declare(&name, op.ty, mutable, Some(op.value));
+                Ok(())
+            }
+            // A pair of numbers bound to one name (`|a, b| a.1.total_cmp(b.1)`): a tuple variable.
+            (syn::Pat::Ident(_), Item::Pair(a, b))
+                if !matches!(*a, Item::Pair(..) | Item::View(_)) && !matches!(*b, Item::Pair(..) | Item::View(_)) =>
+            {
+                let (name, mutable) = crate::stmt::binding(pat)?;
+                let items = [self.item_value(*a), self.item_value(*b)];
+                self.declare_tuple(&name, &items, mutable);
                 Ok(())
             }
             (_, Item::Pair(..)) => Err(invalid(

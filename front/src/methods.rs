@@ -47,9 +47,9 @@ impl Lowerer<'_> {
         let name = m.method.to_string();
         // `chain.position(..)`, `find`, `max_by`, `min_by` and the `Option` taken apart at once.
         if matches!(name.as_str(), "unwrap" | "unwrap_or" | "expect" | "is_some" | "is_none")
-            && let Some(inner) = crate::pick::option_source(&m.receiver)
+            && let Some((inner, maps)) = crate::pick::option_source(&m.receiver)
         {
-            return self.lower_option_consumer(m, inner);
+            return self.lower_option_consumer(m, inner, &maps);
         }
         // `x.first()` / `x.last()` and the `Option` taken apart at once.
         if let Some((slice, last)) = crate::ends::end_of(m) {

@@ -59,13 +59,21 @@ enum Unordered {
 }
 
 /// `m` (the receiver of `unwrap`, `is_some`, ...) if it is a call of one of [`PICKS`] on an
-/// iterator chain, perhaps followed by `copied()` or `cloned()`.
-pub(crate) fn option_source(m: &syn::Expr) -> Option<&syn::ExprMethodCall> {
+/// iterator chain, perhaps followed by `copied()`, `cloned()` and `map(..)` of the `Option` (those
+/// `map` arguments, in the order they apply).
+pub(crate) fn option_source(m: &syn::Expr) -> Option<(&syn::ExprMethodCall, Vec<&syn::Expr>)> {
     let syn::Expr::MethodCall(call) = crate::iter::peel_parens(m) else { return None };
-    if matches!(call.method.to_string().as_str(), "copied" | "cloned") && call.args.is_empty() {
-        return option_source(&call.receiver);
+    match (call.method.to_string().as_str(), &call.args.iter().collect::<Vec<_>>()[..]) {
+        ("copied" | "cloned", []) => return option_source(&call.receiver),
+        ("map", [f]) if !crate::iter::is_iterator(&call.receiver) => {
+            let (inner, mut maps) = option_source(&call.receiver)?;
+            maps.push(f);
+            return Some((inner, maps));
+        }
+        _ => {}
     }
-    (PICKS.contains(&call.method.to_string().as_str()) && crate::iter::is_iterator(&call.receiver)).then_some(call)
+    (PICKS.contains(&call.method.to_string().as_str()) && crate::iter::is_iterator(&call.receiver))
+        .then_some((call, vec![]))
 }
 
 impl Lowerer<'_> {
@@ -75,8 +83,10 @@ impl Lowerer<'_> {
         &mut self,
         outer: &syn::ExprMethodCall,
         inner: &syn::ExprMethodCall,
+        maps: &[&syn::Expr],
     ) -> Result<Lowered> {
         let (item, found) = self.option_parts(inner)?;
+        let item = self.map_all(item, found, maps)?;
         let method = outer.method.to_string();
         let arity = if method == "unwrap_or" || method == "expect" { 1 } else { 0 };
         if outer.args.len() != arity {
@@ -88,20 +98,58 @@ impl Lowerer<'_> {
         Ok(match method.as_str() {
             "is_some" => Lowered::Value(Operand { value: found, ty: Ty::Bool }),
             "is_none" => Lowered::Value(Operand { value: self.ssa.op(Opcode::Not, &[found]), ty: Ty::Bool }),
-            "unwrap_or" => {
-                let default = self.scalar_of(&outer.args[0], &item.ty)?;
-                Lowered::Value(Operand { value: self.ssa.select(found, item.value, default.value), ty: item.ty })
-            }
+            "unwrap_or" => match item {
+                Lowered::Value(item) => {
+                    let default = self.scalar_of(&outer.args[0], &item.ty)?;
+                    Lowered::Value(Operand { value: self.ssa.select(found, item.value, default.value), ty: item.ty })
+                }
+                Lowered::Tuple(items) => {
+                    // `(7, &0.5)`: the pair's parts, references dropped as the item has none.
+                    let syn::Expr::Tuple(default) = crate::iter::peel_parens(&outer.args[0]) else {
+                        return Err(invalid(outer.args[0].span(), "the default of a pair is a pair: `(0, &0.0)`"));
+                    };
+                    if default.elems.len() != items.len() {
+                        return Err(invalid(default.span(), "the default of a pair is a pair: `(0, &0.0)`"));
+                    }
+                    let mut defaults = vec![];
+                    for (elem, item) in default.elems.iter().zip(&items) {
+                        defaults.push(self.scalar_of(&without_reference(elem), &item.ty)?);
+                    }
+                    let chosen = items
+                        .iter()
+                        .zip(&defaults)
+                        .map(|(i, d)| Operand { value: self.ssa.select(found, i.value, d.value), ty: i.ty.clone() })
+                        .collect();
+                    Lowered::Tuple(chosen)
+                }
+                other => other,
+            },
             _ => {
                 // `unwrap`/`expect`: Rust panics when there was no item.
                 self.trap_unless(found, outer.span(), ("not_found", "found"));
-                Lowered::Value(item)
+                item
             }
         })
     }
 
-    /// The item `inner` (one of [`PICKS`] on a chain) picks, and whether there was one.
-    fn option_parts(&mut self, inner: &syn::ExprMethodCall) -> Result<(Operand, Value)> {
+    /// `item` through each `map` of its `Option` in turn.
+    fn map_all(&mut self, mut item: Lowered, found: Value, maps: &[&syn::Expr]) -> Result<Lowered> {
+        for f in maps {
+            let Some(closure) = closure_or_function(f, 1) else {
+                return Err(unsupported(
+                    f.span(),
+                    "`map` of an `Option` without a closure written in place or a function's name",
+                    "write the closure in the call: `.map(|(i, _)| i)`",
+                ));
+            };
+            item = self.map_option(item, found, &closure)?;
+        }
+        Ok(item)
+    }
+
+    /// The item `inner` (one of [`PICKS`] on a chain) picks (a number, or a pair of
+    /// `enumerate`/`zip`), and whether there was one.
+    fn option_parts(&mut self, inner: &syn::ExprMethodCall) -> Result<(Lowered, Value)> {
         let name = inner.method.to_string();
         // `nth(k)` is the last item of `skip(k).take(1)`.
         if name == "nth" {
@@ -141,10 +189,17 @@ impl Lowerer<'_> {
             }
         };
         let span = inner.span();
-        let Lowered::Tuple(parts) = self.counted_loop(&chain, consumer, None, span)? else {
+        let Lowered::Tuple(mut parts) = self.counted_loop(&chain, consumer, None, span)? else {
             return Err(invalid(span, format!("`{name}` gave no item (a front-end bug)")));
         };
-        Ok((parts[0].clone(), parts[1].value))
+        let Some(found) = parts.pop() else {
+            return Err(invalid(span, format!("`{name}` gave no item (a front-end bug)")));
+        };
+        let item = match parts.len() {
+            1 => Lowered::Value(parts.remove(0)),
+            _ => Lowered::Tuple(parts),
+        };
+        Ok((item, found.value))
     }
 
     /// `if let Some(v) = option { .. } else { .. }` where `option` is one of [`PICKS`] on a
@@ -163,24 +218,26 @@ impl Lowerer<'_> {
         if !some.path.is_ident("Some") {
             return Err(refused());
         }
-        // `Some(v)`, `Some(&v)`, `Some(mut v)`.
-        let binding = match binding {
-            syn::Pat::Reference(r) => &*r.pat,
-            other => other,
-        };
-        let syn::Pat::Ident(name) = binding else { return Err(refused()) };
-        let mut option = crate::iter::peel_parens(&l.expr);
-        while let syn::Expr::MethodCall(m) = option
-            && matches!(m.method.to_string().as_str(), "copied" | "cloned")
-            && m.args.is_empty()
-        {
-            option = crate::iter::peel_parens(&m.receiver);
-        }
-        let syn::Expr::MethodCall(call) = option else { return Err(refused()) };
-        let (item, found) =
-            if PICKS.contains(&call.method.to_string().as_str()) && crate::iter::is_iterator(&call.receiver) {
-                self.option_parts(call)?
-            } else if call.args.is_empty() && (call.method == "first" || call.method == "last") {
+        // `Some(v)`, `Some(&v)`, `Some(mut v)`, `Some((i, &v))`: the references dropped (the
+        // item is a value here).
+        let binding = without_reference_patterns(binding).ok_or_else(refused)?;
+        let (item, found) = match option_source(&l.expr) {
+            Some((inner, maps)) => {
+                let (item, found) = self.option_parts(inner)?;
+                (self.map_all(item, found, &maps)?, found)
+            }
+            None => {
+                let mut option = crate::iter::peel_parens(&l.expr);
+                while let syn::Expr::MethodCall(m) = option
+                    && matches!(m.method.to_string().as_str(), "copied" | "cloned")
+                    && m.args.is_empty()
+                {
+                    option = crate::iter::peel_parens(&m.receiver);
+                }
+                let syn::Expr::MethodCall(call) = option else { return Err(refused()) };
+                if !(call.args.is_empty() && (call.method == "first" || call.method == "last")) {
+                    return Err(refused());
+                }
                 // A slice's ends: the only item of `iter().take(1)` (after `rev()` for `last`).
                 let receiver = &call.receiver;
                 let span = call.span();
@@ -190,16 +247,21 @@ impl Lowerer<'_> {
                     syn::parse_quote_spanned!(span=> #receiver.iter().rev().take(1).last())
                 };
                 self.option_parts(&pick)?
-            } else {
-                return Err(refused());
-            };
+            }
+        };
         self.scopes.push();
         self.declare("_jitdiff_some", Ty::Bool, false, Some(found));
-        self.declare("_jitdiff_item", item.ty, false, Some(item.value));
+        match &item {
+            Lowered::Value(op) => {
+                self.declare("_jitdiff_item", op.ty.clone(), false, Some(op.value));
+            }
+            Lowered::Tuple(items) => self.declare_tuple("_jitdiff_item", items, false),
+            other => return Err(invalid(l.span(), format!("cannot bind a `{}`", other.ty()))),
+        }
         let then_branch = &e.then_branch;
         let span = e.if_token.span;
         let cond: syn::Expr = syn::parse_quote_spanned!(span=> _jitdiff_some);
-        let bind: syn::Stmt = syn::parse_quote_spanned!(span=> let #name = _jitdiff_item;);
+        let bind: syn::Stmt = syn::parse_quote_spanned!(span=> let #binding = _jitdiff_item;);
         let mut then_branch = then_branch.clone();
         then_branch.stmts.insert(0, bind);
         let rewritten = syn::ExprIf { cond: Box::new(cond), then_branch, ..e.clone() };
@@ -221,26 +283,41 @@ impl Lowerer<'_> {
         self.ssa.switch_to(fine, reachable);
     }
 
-    /// One item `value` of a `find`/`max_by`/`min_by` loop whose picked item and flag are the
-    /// slots `slot` and `slot + 1`. `false` where the closure diverges (the rest of the
-    /// iteration never runs).
-    pub(crate) fn pick_item(&mut self, pick: &Pick<'_>, value: Value, slot: usize) -> Result<bool> {
-        let take_first = |this: &mut Self| {
-            this.set_accumulator(slot, value, Ty::F64);
-            let yes = this.ssa.bconst(true);
-            this.set_accumulator(slot + 1, yes, Ty::Bool);
+    /// One item (its `parts`: a number, or a pair's two) of a `find`/`max_by`/`min_by`/`reduce`/
+    /// `last` loop whose picked item is the slots from `slot` and its flag the slot after them.
+    /// `false` where the closure diverges (the rest of the iteration never runs).
+    pub(crate) fn pick_item(&mut self, pick: &Pick<'_>, parts: &[Operand], slot: usize) -> Result<bool> {
+        let width = parts.len();
+        let found_slot = slot + width;
+        let take = |this: &mut Self, values: &[Operand]| {
+            for (k, part) in values.iter().enumerate() {
+                this.set_accumulator(slot + k, part.value, part.ty.clone());
+            }
         };
+        let take_first = |this: &mut Self| {
+            take(this, parts);
+            let yes = this.ssa.bconst(true);
+            this.set_accumulator(found_slot, yes, Ty::Bool);
+        };
+        let span = proc_macro2::Span::call_site();
         let (compare, max) = match pick {
             Pick::Last => {
                 take_first(self);
                 return Ok(true);
             }
+            Pick::Find(closure) => {
+                let Some(accepted) = self.predicate(closure, item_of(parts)?)? else { return Ok(false) };
+                self.leave_where(accepted, true, Leave::Break, ("found", "not_found"), take_first);
+                return Ok(true);
+            }
             Pick::Reduce(closure) => {
-                let found = self.read_slot(slot + 1, proc_macro2::Span::call_site())?.value;
+                if width != 1 {
+                    return Err(unsupported(closure.span(), "`reduce` of pairs", "`map` the pairs to numbers first"));
+                }
+                let found = self.read_slot(found_slot, span)?.value;
                 self.leave_where(found, false, Leave::Continue, ("first", "later"), take_first);
-                let so_far = self.read_slot(slot, proc_macro2::Span::call_site())?.value;
-                let items = [so_far, value].map(|v| crate::iter::Item::Scalar(Operand { value: v, ty: Ty::F64 }));
-                match self.apply_closure(closure, items.to_vec(), Some(&Ty::F64))? {
+                let so_far = self.read_slot(slot, span)?;
+                match self.apply_closure(closure, vec![item_of(&[so_far])?, item_of(parts)?], Some(&Ty::F64))? {
                     Lowered::Value(op) if op.ty == Ty::F64 => self.set_accumulator(slot, op.value, Ty::F64),
                     Lowered::Never => return Ok(false),
                     other => {
@@ -254,21 +331,17 @@ impl Lowerer<'_> {
                 }
                 return Ok(true);
             }
-            Pick::Find(closure) => {
-                let item = crate::iter::Item::Scalar(Operand { value, ty: Ty::F64 });
-                let Some(accepted) = self.predicate(closure, item)? else { return Ok(false) };
-                self.leave_where(accepted, true, Leave::Break, ("found", "not_found"), take_first);
-                return Ok(true);
-            }
             Pick::Extreme { compare, max } => (compare, *max),
         };
         // The first item is the pick so far; later ones are compared with it.
-        let found = self.read_slot(slot + 1, proc_macro2::Span::call_site())?.value;
+        let found = self.read_slot(found_slot, span)?.value;
         self.leave_where(found, false, Leave::Continue, ("first", "later"), take_first);
-        let best = self.read_slot(slot, proc_macro2::Span::call_site())?.value;
+        let mut best = vec![];
+        for k in 0..width {
+            best.push(self.read_slot(slot + k, span)?);
+        }
         let side = |this: &mut Self, closure: &syn::ExprClosure| -> Result<Option<Value>> {
-            let items = [best, value].map(|v| crate::iter::Item::Scalar(Operand { value: v, ty: Ty::F64 }));
-            match this.apply_closure(closure, items.to_vec(), Some(&Ty::F64))? {
+            match this.apply_closure(closure, vec![item_of(&best)?, item_of(parts)?], Some(&Ty::F64))? {
                 Lowered::Value(op) if op.ty == Ty::F64 => Ok(Some(op.value)),
                 Lowered::Never => Ok(None),
                 other => Err(crate::expr::type_error(closure.body.span(), &Ty::F64, &other.ty(), Some(&closure.body))),
@@ -278,10 +351,51 @@ impl Lowerer<'_> {
         let Some(right) = side(self, &compare.right)? else { return Ok(false) };
         // `compare(best, item)` is `Greater`: `min_by` takes the item, `max_by` keeps the best.
         let greater = self.compares_greater(left, right, compare)?;
-        let take = if max { self.ssa.op(Opcode::Not, &[greater]) } else { greater };
-        let next = self.ssa.select(take, value, best);
-        self.set_accumulator(slot, next, Ty::F64);
+        let take_new = if max { self.ssa.op(Opcode::Not, &[greater]) } else { greater };
+        let next: Vec<Operand> = parts
+            .iter()
+            .zip(&best)
+            .map(|(new, old)| Operand { value: self.ssa.select(take_new, new.value, old.value), ty: old.ty.clone() })
+            .collect();
+        take(self, &next);
         Ok(true)
+    }
+
+    /// `option.map(closure)` of a picked `item`: the closure applied where there was one
+    /// (`found`), behind a branch, as Rust calls it only then.
+    fn map_option(&mut self, item: Lowered, found: Value, closure: &syn::ExprClosure) -> Result<Lowered> {
+        let parts = match &item {
+            Lowered::Value(op) => vec![op.clone()],
+            Lowered::Tuple(items) => items.clone(),
+            other => return Err(invalid(closure.span(), format!("cannot `map` a `{}`", other.ty()))),
+        };
+        let (some, none) = (self.ssa.new_block("some"), self.ssa.new_block("none"));
+        self.ssa.branch(found, some, none);
+        let reachable = self.ssa.reachable;
+        let before = self.scopes.snapshot();
+        let mut join = self.new_join();
+        self.ssa.switch_to(some, reachable);
+        let mapped = self.apply_closure(closure, vec![item_of(&parts)?], None)?;
+        let ty = match &mapped {
+            Lowered::Value(op) if op.ty.is_scalar() => op.ty.clone(),
+            Lowered::Tuple(items) if items.len() == 2 => mapped.ty(),
+            other => {
+                return Err(invalid(
+                    closure.body.span(),
+                    format!("`map` of a picked item must give a number or a pair, not `{}`", other.ty()),
+                ));
+            }
+        };
+        self.edge_to(&mut join, mapped.values());
+        self.scopes.restore(&before);
+        self.ssa.switch_to(none, reachable);
+        let placeholders: Vec<Value> = match &ty {
+            Ty::Tuple(items) => items.iter().map(|t| self.placeholder(t).value).collect(),
+            scalar => vec![self.placeholder(scalar).value],
+        };
+        self.edge_to(&mut join, placeholders);
+        let results = self.finish_join(join, "mapped", &crate::control::value_types(&ty));
+        Ok(crate::control::assemble(&ty, &results))
     }
 
     /// Whether `left.partial_cmp(&right)` (or `total_cmp`) is `Greater` as the comparator reads it.
@@ -449,5 +563,36 @@ fn parameter_name(pat: &syn::Pat) -> Result<syn::Ident> {
         syn::Pat::Reference(r) => parameter_name(&r.pat),
         syn::Pat::Type(t) => parameter_name(&t.pat),
         other => Err(unsupported(other.span(), "comparator parameters other than names", "name them: `|a, b| ...`")),
+    }
+}
+
+/// An item made of `parts`: a number, or a pair.
+fn item_of(parts: &[Operand]) -> Result<crate::iter::Item> {
+    use crate::iter::Item;
+    match parts {
+        [a, b] => Ok(Item::Pair(Box::new(Item::Scalar(a.clone())), Box::new(Item::Scalar(b.clone())))),
+        [one] => Ok(Item::Scalar(one.clone())),
+        _ => Err(invalid(
+            proc_macro2::Span::call_site(),
+            "a picked item of other than one or two parts (a front-end bug)",
+        )),
+    }
+}
+
+/// `pat` with its reference patterns (`&v`) replaced by what they match, where it is made of
+/// names, `_`, references and tuples of those; `None` for anything else.
+fn without_reference_patterns(pat: &syn::Pat) -> Option<syn::Pat> {
+    match pat {
+        syn::Pat::Reference(r) => without_reference_patterns(&r.pat),
+        syn::Pat::Ident(p) if p.subpat.is_none() => Some(pat.clone()),
+        syn::Pat::Wild(_) => Some(pat.clone()),
+        syn::Pat::Tuple(t) => {
+            let mut t = t.clone();
+            for elem in t.elems.iter_mut() {
+                *elem = without_reference_patterns(elem)?;
+            }
+            Some(syn::Pat::Tuple(t))
+        }
+        _ => None,
     }
 }

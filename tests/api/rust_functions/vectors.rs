@@ -257,3 +257,23 @@ fn pushed_residuals_differentiate_with_respect_to_the_parameters() {
         assert_close(&grad, &want, 1e-13, &format!("n = {n}: gradient"));
     }
 }
+
+/// The largest element times its index (the argmax idiom: `enumerate().max_by(..).map(..)`).
+#[jitdiff::function]
+pub fn weighted_max(x: &[f64]) -> f64 {
+    x.iter().enumerate().max_by(|a, b| a.1.partial_cmp(b.1).unwrap()).map(|(i, v)| v * (i + 1) as f64).unwrap_or(0.0)
+}
+
+#[test]
+fn the_argmax_idiom_differentiates_at_the_index_rust_picks() {
+    let (g, f) = (weighted_max::gradient().unwrap(), weighted_max::forward(1).unwrap());
+    for (x, k) in [(vec![0.5, 3.0, -1.0, 3.0, 2.0], 3usize), (vec![2.0], 0), (vec![-1.0, -3.0], 0)] {
+        let (value, grad) = g.value_and_grad(&x).unwrap();
+        assert_eq!(value, weighted_max(&x), "{x:?}");
+        let want: Vec<f64> = (0..x.len()).map(|i| if i == k { (k + 1) as f64 } else { 0.0 }).collect();
+        assert_eq!(grad, want, "{x:?}");
+        let tangent: Vec<f64> = (0..x.len()).map(|i| if i == k { 1.0 } else { 0.0 }).collect();
+        assert_eq!(f.jvp(&x, &[&tangent]).unwrap().1[0], (k + 1) as f64, "{x:?}: forward mode");
+    }
+    assert_eq!(g.value_and_grad(&[]).unwrap(), (0.0, vec![]));
+}

@@ -90,6 +90,25 @@ dual! { PICKS:
         };
         s + above + matched + reversed
     }
+    // Pairs from `enumerate` / `zip`: argmax and argmin, `map` of the `Option`, `if let`.
+    fn arg_picks(x: &[f64], y: &[f64]) -> f64 {
+        let i = x.iter().enumerate().max_by(|a, b| a.1.partial_cmp(b.1).unwrap()).map(|(i, _)| i).unwrap_or(9);
+        let (j, low) = x.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).unwrap_or((8, &0.25));
+        let pair = x
+            .iter()
+            .zip(y.iter())
+            .max_by(|a, b| (a.0 * a.1).total_cmp(&(b.0 * b.1)))
+            .map(|(a, b)| a - b)
+            .unwrap_or(0.0);
+        let first_big = x.iter().enumerate().find(|(_, v)| **v > 1.0).map(|(k, _)| k as f64).unwrap_or(-1.0);
+        let mut s = 0.0;
+        if let Some((k, &v)) = x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
+            s += v * k as f64;
+        }
+        let last = x.iter().enumerate().last().map(|(k, v)| k as f64 + v).unwrap_or(0.0);
+        let d = x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap_or((7, &0.5)).0;
+        i as f64 + j as f64 * 10.0 + low + pair + first_big + s + last + d as f64
+    }
     fn strict_max(x: &[f64]) -> f64 {
         x.iter().copied().max_by(|a, b| a.partial_cmp(b).expect("no NaN")).unwrap()
     }
@@ -111,6 +130,8 @@ fn find_max_by_and_min_by_pick_as_rustc_does() {
             let got =
                 call("chained", &mut [ArgValue::Slice(x.clone()), ArgValue::Slice(y.clone()), ArgValue::I64(n as i64)]);
             assert_eq!(got.unwrap(), vec![RuntimeValue::F64(chained(&x, &y, n))], "x = {x:?}, y = {y:?}");
+            let got = call("arg_picks", &mut [ArgValue::Slice(x.clone()), ArgValue::Slice(y.clone())]).unwrap();
+            assert_eq!(got, vec![RuntimeValue::F64(arg_picks(&x, &y))], "x = {x:?}, y = {y:?}");
             let got = call("if_lets", &mut [ArgValue::Slice(x.clone()), ArgValue::F64(t)]).unwrap();
             assert_eq!(got, vec![RuntimeValue::F64(if_lets(&x, t))], "x = {x:?}, t = {t}");
             for k in [0, 1, n - 1, n, n + 3] {

@@ -161,11 +161,11 @@ impl P {
         r#"2:22: `max_by` whose `Option` is kept are not supported; take it apart where it is made: `.max_by(..).unwrap()`, `.expect("...")`, `.unwrap_or(default)`, `.is_some()` or `.is_none()`"#,
     ),
     (
-        "max_by_of_pairs",
+        "max_by_of_mapped_pairs",
         r#"fn f(x: &[f64]) -> f64 {
-    x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().1
+    x.iter().map(|v| (*v, v * 2.0)).max_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0
 }"#,
-        r#"2:5: `find`, `max_by`, `min_by`, `reduce` and `last` of pairs, windows or chunks are not supported; pick numbers (`map` the items to one), or find an index with `fold`: `.fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) })`"#,
+        r#"2:5: `find`, `max_by`, `min_by`, `reduce` and `last` of windows, chunks, nested pairs or pairs made by `map` are not supported; pick numbers, or pairs straight from `enumerate` / `zip` (`.enumerate().max_by(|a, b| a.1.total_cmp(b.1))`)"#,
     ),
     (
         "rows_sub_slice",
