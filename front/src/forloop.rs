@@ -436,37 +436,11 @@ impl Lowerer<'_> {
                 }
             }
             Consumer::Pick(pick) => {
-                let refused = || {
-                    unsupported(
-                        chain_span(chain),
-                        "`find`, `max_by`, `min_by`, `reduce` and `last` of windows, chunks, nested pairs or pairs made by `map`",
-                        "pick numbers, or pairs straight from `enumerate` / `zip` (`.enumerate().max_by(|a, b| a.1.total_cmp(b.1))`)",
-                    )
-                };
-                let parts = match item {
-                    Item::Pair(a, b)
-                        if !matches!(*a, Item::Pair(..) | Item::View(_))
-                            && !matches!(*b, Item::Pair(..) | Item::View(_)) =>
-                    {
-                        vec![self.item_value(*a), self.item_value(*b)]
-                    }
-                    Item::Pair(..) | Item::View(_) => return Err(refused()),
-                    scalar => {
-                        let value = self.item_value(scalar);
-                        if value.ty != Ty::F64 {
-                            return Err(unsupported(
-                                chain_span(chain),
-                                format!("`find`, `max_by`, `min_by`, `reduce` and `last` of `{}` items", value.ty),
-                                "pick `f64` items (`.map(|i| i as f64)`), or count with `position`",
-                            ));
-                        }
-                        vec![value]
-                    }
-                };
+                let parts = self.pick_parts(item, chain_span(chain))?;
                 let slot = accumulator.unwrap_or_default();
                 let width = (0..).find(|k| self.scopes.slot(slot + k).name == "_found#").unwrap_or(0);
                 if parts.len() != width {
-                    return Err(refused());
+                    return Err(crate::pick::pairs_refused(chain_span(chain)));
                 }
                 if !self.pick_item(pick, &parts, slot)? {
                     return Ok(());

@@ -361,6 +361,30 @@ impl Lowerer<'_> {
         Ok(true)
     }
 
+    /// The parts of a loop's `item` for [`Lowerer::pick_item`]: an `f64`, or a pair's two numbers.
+    pub(crate) fn pick_parts(&mut self, item: crate::iter::Item, span: proc_macro2::Span) -> Result<Vec<Operand>> {
+        use crate::iter::Item;
+        match item {
+            Item::Pair(a, b)
+                if !matches!(*a, Item::Pair(..) | Item::View(_)) && !matches!(*b, Item::Pair(..) | Item::View(_)) =>
+            {
+                Ok(vec![self.item_value(*a), self.item_value(*b)])
+            }
+            Item::Pair(..) | Item::View(_) => Err(pairs_refused(span)),
+            scalar => {
+                let value = self.item_value(scalar);
+                if value.ty != Ty::F64 {
+                    return Err(unsupported(
+                        span,
+                        format!("`find`, `max_by`, `min_by`, `reduce` and `last` of `{}` items", value.ty),
+                        "pick `f64` items (`.map(|i| i as f64)`), or count with `position`",
+                    ));
+                }
+                Ok(vec![value])
+            }
+        }
+    }
+
     /// `option.map(closure)` of a picked `item`: the closure applied where there was one
     /// (`found`), behind a branch, as Rust calls it only then.
     fn map_option(&mut self, item: Lowered, found: Value, closure: &syn::ExprClosure) -> Result<Lowered> {
@@ -595,4 +619,13 @@ fn without_reference_patterns(pat: &syn::Pat) -> Option<syn::Pat> {
         }
         _ => None,
     }
+}
+
+/// The error for items `find`/`max_by`/... cannot pick.
+pub(crate) fn pairs_refused(span: proc_macro2::Span) -> crate::error::FrontError {
+    unsupported(
+        span,
+        "`find`, `max_by`, `min_by`, `reduce` and `last` of windows, chunks, nested pairs or pairs made by `map`",
+        "pick numbers, or pairs straight from `enumerate` / `zip` (`.enumerate().max_by(|a, b| a.1.total_cmp(b.1))`)",
+    )
 }
