@@ -193,22 +193,7 @@ impl Lowerer<'_> {
 
     /// `for k in 0..len { slice[k] = fill }` (variables are unchanged: no carried state).
     fn fill_loop(&mut self, slice: Value, len: Value, fill: Value) {
-        let zero = self.ssa.iconst(0);
-        let head = self.ssa.new_block("fill_head");
-        let k = self.ssa.func.add_block_param(head, jitdiff_ir::Type::I64, None);
-        let body = self.ssa.new_block("fill_body");
-        let done = self.ssa.new_block("fill_done");
-        let reachable = self.ssa.reachable;
-        self.ssa.jump(head, vec![zero]);
-        self.ssa.switch_to(head, reachable);
-        let more = self.ssa.icmp(CondCode::Lt, k, len);
-        self.ssa.branch(more, body, done);
-        self.ssa.switch_to(body, reachable);
-        self.ssa.store(slice, k, fill);
-        let one = self.ssa.iconst(1);
-        let next = self.ssa.op(Opcode::IAdd, &[k, one]);
-        self.ssa.jump(head, vec![next]);
-        self.ssa.switch_to(done, reachable);
+        self.fill_rows(slice, len, &[fill]);
     }
 
     /// `chain.collect::<Vec<f64>>()` (or with the type from a `let`'s annotation): the local

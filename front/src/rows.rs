@@ -160,14 +160,15 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Store `row` (C values) into rows `0..count` of the flat `slice`: row after row.
+    /// Store `row` (C values) into rows `0..count` of the flat `slice`, row after row (a
+    /// one-element row fills a plain array).
     pub(crate) fn fill_rows(&mut self, slice: jitdiff_ir::Value, count: jitdiff_ir::Value, row: &[jitdiff_ir::Value]) {
         let width = self.ssa.iconst(row.len() as i64);
         let zero = self.ssa.iconst(0);
-        let head = self.ssa.new_block("rows_head");
+        let head = self.ssa.new_block("fill_head");
         let r = self.ssa.func.add_block_param(head, jitdiff_ir::Type::I64, None);
-        let body = self.ssa.new_block("rows_body");
-        let done = self.ssa.new_block("rows_done");
+        let body = self.ssa.new_block("fill_body");
+        let done = self.ssa.new_block("fill_done");
         let reachable = self.ssa.reachable;
         self.ssa.jump(head, vec![zero]);
         self.ssa.switch_to(head, reachable);
