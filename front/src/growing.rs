@@ -66,15 +66,8 @@ impl Lowerer<'_> {
 
     /// The growing vector `expr` names (a variable, also `&v`, `(v)`): its slot.
     pub(crate) fn growing_of(&self, expr: &syn::Expr) -> Option<usize> {
-        match expr {
-            syn::Expr::Paren(p) => self.growing_of(&p.expr),
-            syn::Expr::Reference(r) => self.growing_of(&r.expr),
-            syn::Expr::Path(p) if p.qself.is_none() => {
-                let slot = self.scopes.lookup(&crate::types::name_of(p.path.get_ident()?))?;
-                matches!(self.scopes.slot(slot).kind, SlotKind::Growing { .. }).then_some(slot)
-            }
-            _ => None,
-        }
+        let slot = self.variable_slot(expr)?;
+        matches!(self.scopes.slot(slot).kind, SlotKind::Growing { .. }).then_some(slot)
     }
 
     /// `v.push(x)`, `v.clear()`, `v.truncate(k)` of the growing vector in `slot`; `None` for

@@ -41,16 +41,18 @@ pub(crate) fn row_length_of_type(ty: &syn::Type) -> Option<&syn::Expr> {
 impl Lowerer<'_> {
     /// The row length of the array of arrays `expr` names (a variable, also `&m`, `(m)`).
     pub(crate) fn rows_of(&self, expr: &syn::Expr) -> Option<i64> {
+        match self.scopes.slot(self.variable_slot(expr)?).kind {
+            SlotKind::Rows { cols } => Some(cols),
+            _ => None,
+        }
+    }
+
+    /// The slot of the variable `expr` names (also `&v`, `(v)`).
+    pub(crate) fn variable_slot(&self, expr: &syn::Expr) -> Option<usize> {
         match expr {
-            syn::Expr::Paren(p) => self.rows_of(&p.expr),
-            syn::Expr::Reference(r) => self.rows_of(&r.expr),
-            syn::Expr::Path(p) if p.qself.is_none() => {
-                let slot = self.scopes.lookup(&crate::types::name_of(p.path.get_ident()?))?;
-                match self.scopes.slot(slot).kind {
-                    SlotKind::Rows { cols } => Some(cols),
-                    _ => None,
-                }
-            }
+            syn::Expr::Paren(p) => self.variable_slot(&p.expr),
+            syn::Expr::Reference(r) => self.variable_slot(&r.expr),
+            syn::Expr::Path(p) if p.qself.is_none() => self.scopes.lookup(&crate::types::name_of(p.path.get_ident()?)),
             _ => None,
         }
     }

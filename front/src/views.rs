@@ -65,18 +65,10 @@ impl Lowerer<'_> {
 
     /// The view `expr` names, if it is a variable bound to a window or chunk (also `&w`, `(w)`).
     pub(crate) fn view_of(&self, expr: &syn::Expr) -> Option<View> {
-        match expr {
-            syn::Expr::Paren(p) => self.view_of(&p.expr),
-            syn::Expr::Reference(r) => self.view_of(&r.expr),
-            syn::Expr::Path(p) if p.qself.is_none() => {
-                let ident = p.path.get_ident()?;
-                let slot = self.scopes.lookup(&crate::types::name_of(ident))?;
-                match self.scopes.slot(slot).kind {
-                    SlotKind::View(view) => Some(view),
-                    SlotKind::Growing { .. } => self.growing_view(slot),
-                    _ => None,
-                }
-            }
+        let slot = self.variable_slot(expr)?;
+        match self.scopes.slot(slot).kind {
+            SlotKind::View(view) => Some(view),
+            SlotKind::Growing { .. } => self.growing_view(slot),
             _ => None,
         }
     }
