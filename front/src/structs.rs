@@ -213,6 +213,12 @@ fn resolve(
                 "pass other data as parameters of their own",
             ));
         }
+        if fields.iter().any(|(seen, _)| *seen == field_name) {
+            return Err(invalid(
+                field.span(),
+                format!("field `{field_name}` is declared twice in `{name}`; rename one"),
+            ));
+        }
         fields.push((field_name, ty));
     }
     within.pop();

@@ -3,6 +3,14 @@
 
 pub(crate) const CASES: &[(&str, &str, &str)] = &[
     (
+        "struct_field_twice",
+        r#"struct S { x: f64, v: f64, x: f64 }
+fn f(s: S) -> f64 {
+    s.x
+}"#,
+        r#"1:28: field `x` is declared twice in `S`; rename one"#,
+    ),
+    (
         "struct_pattern_incomplete",
         r#"struct P { x: f64, y: f64 }
 fn f(p: P) -> f64 {
