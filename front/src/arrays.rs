@@ -255,6 +255,39 @@ impl Lowerer<'_> {
         self.ssa.op(Opcode::IDiv, &[rounded_up, step])
     }
 
+    /// `let (left, right) = x.split_at(k);` (or `split_at_mut`): the views `&x[..k]` and
+    /// `&x[k..]`, `k` evaluated once; `k` past the end is a `Panic` fault, as Rust panics.
+    /// `false` where `init` is no such call.
+    pub(crate) fn bind_split(&mut self, plain: &syn::Pat, init: &syn::Expr) -> Result<bool> {
+        let syn::Expr::MethodCall(m) = crate::iter::peel_parens(init) else { return Ok(false) };
+        let mutable = m.method == "split_at_mut";
+        if !(mutable || m.method == "split_at") || m.args.len() != 1 {
+            return Ok(false);
+        }
+        let syn::Pat::Tuple(pair) = plain else { return Ok(false) };
+        let [left, right] = &pair.elems.iter().collect::<Vec<_>>()[..] else {
+            return Err(invalid(plain.span(), "`split_at` gives two slices: bind them as `(left, right)`"));
+        };
+        let (left, _) = crate::stmt::binding(left)?;
+        let (right, _) = crate::stmt::binding(right)?;
+        let span = m.span();
+        let at = self.scalar_of(&m.args[0], &Ty::Int(IntKind::Usize))?;
+        self.scopes.push();
+        self.declare("_jitdiff_mid", at.ty.clone(), false, Some(at.value));
+        let receiver = &m.receiver;
+        let whole = self.slice_source(receiver, Some(mutable))?;
+        let inside = self.ssa.icmp(CondCode::Le, at.value, whole.len);
+        self.trap_unless(inside, m.method.span(), ("mid_past_end", "split"));
+        let front: syn::Expr = syn::parse_quote_spanned!(span=> #receiver[.._jitdiff_mid]);
+        let back: syn::Expr = syn::parse_quote_spanned!(span=> #receiver[_jitdiff_mid..]);
+        let views = (self.sub_slice_view(&front, mutable), self.sub_slice_view(&back, mutable));
+        self.scopes.pop();
+        let (front, back) = (views.0?, views.1?);
+        self.declare_view(&left, front);
+        self.declare_view(&right, back);
+        Ok(true)
+    }
+
     /// `let kept: Vec<f64> = x.iter().filter(..).copied().collect();`: the first `count`
     /// elements of the array collected into, a view; `false` where `init` is no `collect`
     /// after a `filter`.

@@ -71,6 +71,11 @@ impl Lowerer<'_> {
         {
             return Ok(());
         }
+        if let (syn::Pat::Tuple(_), Some(init)) = (plain, &local.init)
+            && self.bind_split(plain, &init.expr)?
+        {
+            return Ok(());
+        }
         if let (syn::Pat::Ident(_), Some(init)) = (plain, &local.init)
             && self.bind_filtered_collect(local, plain, &init.expr)?
         {

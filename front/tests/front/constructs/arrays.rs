@@ -86,6 +86,18 @@ dual! { SLICE_UPDATES:
         down.sort_by(|a, b| b.total_cmp(a));
         median + dev[n / 2] * 2.0 + down[0] * 0.5
     }
+    // `split_at` / `split_at_mut`: two views.
+    fn halves(x: &[f64], out: &mut [f64], k: usize) -> f64 {
+        let (left, right) = x.split_at(k);
+        let (a, b) = out.split_at_mut(k);
+        for (i, v) in left.iter().enumerate() {
+            a[i] = v * 2.0;
+        }
+        for v in b.iter_mut() {
+            *v = 1.5;
+        }
+        left.iter().sum::<f64>() - right.iter().map(|v| v * v).sum::<f64>() + right.len() as f64
+    }
     // `first()` / `last()` with their `Option` taken apart at once.
     fn ends(x: &[f64], y: &[f64]) -> f64 {
         let a = *x.first().unwrap();
@@ -140,6 +152,17 @@ fn swap_fill_and_copy_from_slice_write_as_rustc_does() {
             assert_eq!(args[2], ArgValue::SliceMut(want_out), "x = {x:?}");
         }
     }
+    for (n, k) in [(4usize, 0usize), (4, 2), (4, 4), (1, 1)] {
+        let x = rng.normals(n);
+        let mut want_out = vec![0.0; n];
+        let want = halves(&x, &mut want_out, k);
+        let mut args = [ArgValue::Slice(x.clone()), ArgValue::SliceMut(vec![0.0; n]), ArgValue::I64(k as i64)];
+        assert_eq!(crate::support::run(&m, "halves", &mut args), vec![RuntimeValue::F64(want)], "n = {n}, k = {k}");
+        assert_eq!(args[1], ArgValue::SliceMut(want_out));
+    }
+    // `k` past the end: Rust panics in `split_at`.
+    let mut args = [ArgValue::Slice(vec![1.0; 2]), ArgValue::SliceMut(vec![0.0; 2]), ArgValue::I64(3)];
+    assert_eq!(jitdiff_ir::Interpreter::new(&m).call("halves", &mut args).unwrap_err().kind_name(), "Panic");
     // A NaN meets `partial_cmp(..).unwrap()`: Rust panics, so does the IR.
     let mut args = [ArgValue::Slice(vec![1.0, f64::NAN, 0.5]), ArgValue::F64(0.0), ArgValue::SliceMut(vec![0.0; 3])];
     let err = jitdiff_ir::Interpreter::new(&m).call("sorted_stats", &mut args).unwrap_err();
