@@ -50,6 +50,9 @@ pub struct BoundsCheckStats {
     /// Values copied at the edge of a loop that makes no call, so that the loop keeps them in
     /// registers while the code after it keeps them on the stack across its calls.
     pub copied_loop_values: usize,
+    /// Versioned loops with a third copy running two iterations at a time, their shared
+    /// arithmetic in `f64x2` lanes (each such copy is one more loop, rotated like the others).
+    pub paired_loops: usize,
 }
 
 /// Check every declaration against `module` and group them by function index.

@@ -209,6 +209,19 @@ pub(crate) fn lower_function(
     if l.m.bounds_checks && std::env::var_os("JITDIFF_NO_VERSIONING").is_none() {
         l.versioned = versioning::plan(f, &l.cfg, &l.consts);
         l.facts.stats.versioned_loops = l.versioned.len();
+        // Where Cranelift optimises, loops of shared arithmetic also run two iterations at a
+        // time (`pairs.rs`), the first few of a function (each paired loop is a third copy to
+        // compile); `JITDIFF_NO_PAIRS=1` turns it off, for comparisons.
+        if !l.m.exits_follow_checks && std::env::var_os("JITDIFF_NO_PAIRS").is_none() {
+            let mut left = super::pairs::MAX_PAIRED_LOOPS;
+            for v in &mut l.versioned {
+                if left > 0 {
+                    v.pairs = super::pairs::plan(f, v, l.loop_depth[v.header.index()], &l.used);
+                    left -= usize::from(v.pairs.is_some());
+                }
+            }
+            l.facts.stats.paired_loops = l.versioned.iter().filter(|v| v.pairs.is_some()).count();
+        }
     }
     l.versioned_around = versioning::loops_around(f.blocks.len(), &l.versioned);
     l.lower_body()?;
@@ -275,6 +288,7 @@ impl FuncLowerer<'_, '_> {
         self.out = params[1];
         self.tape = params[2];
         self.bind_all(&f.params, &params[3..]);
+        self.test_pair_overlaps();
         if super::tape::uses_tape(f) {
             self.init_tape_vars();
         }
@@ -347,6 +361,9 @@ impl FuncLowerer<'_, '_> {
             }
             self.copy = None;
         }
+        for k in 0..self.versioned.len() {
+            self.emit_pair_copy(k)?;
+        }
         Ok(())
     }
 
@@ -395,6 +412,16 @@ impl FuncLowerer<'_, '_> {
             for b in self.versioned[k].blocks.clone() {
                 let blk = self.block_with_params(&f.block(b).params);
                 self.versioned[k].fast.insert(b, blk);
+            }
+            if self.versioned[k].pairs.is_some() {
+                let pair_entry = Some(self.block_with_params(&f.block(header).params));
+                let pair_header = self.block_with_params(&f.block(header).params);
+                let pair_body = self.b.create_block();
+                if let Some(p) = self.versioned[k].pairs.as_mut() {
+                    p.entry_block = pair_entry;
+                    p.header_block = Some(pair_header);
+                    p.body_block = Some(pair_body);
+                }
             }
         }
         self.escaping_uses = vec![vec![]; f.blocks.len()];

@@ -22,6 +22,7 @@ mod func;
 mod inst;
 mod local_arrays;
 mod loop_copies;
+mod pairs;
 mod parallel;
 mod tables;
 mod tape;

@@ -75,7 +75,7 @@ impl Affine {
 
 /// One access whose check the fast copy drops.
 #[derive(Clone, Debug, PartialEq)]
-struct Access {
+pub(crate) struct Access {
     /// The slice: a function parameter, or a data table defined before the loop.
     slice: Value,
     /// Elements per index step (`W` of `vload`/`vstore`, else 1).
@@ -85,7 +85,7 @@ struct Access {
 
 /// The range the induction variable runs through, by step and in-loop condition `i cc bound`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Range {
+pub(crate) enum Range {
     /// Step +1 while `i < bound` (or `i != bound`, entered only when `init < bound`).
     UpBelow,
     /// Step +1 while `i <= bound`.
@@ -166,6 +166,38 @@ pub(crate) struct VersionedLoop {
     /// Cranelift blocks: the dispatch, and the fast copy of each body block (by block index).
     pub dispatch: Option<clif::Block>,
     pub fast: HashMap<Block, clif::Block>,
+    /// The copy running two iterations at a time, if the loop has one (`pairs.rs`).
+    pub pairs: Option<super::pairs::PairPlan>,
+}
+
+impl VersionedLoop {
+    /// The induction variable's position among the header's parameters.
+    pub fn iv(&self) -> usize {
+        self.iv
+    }
+    /// How the induction variable steps and ends.
+    pub fn range(&self) -> Range {
+        self.range
+    }
+    /// The bound: a constant or a loop-invariant value.
+    pub fn bound(&self) -> Result<i64, Value> {
+        self.bound
+    }
+    /// The accesses the fast copy does not check.
+    pub fn accesses(&self) -> &[Access] {
+        &self.accesses
+    }
+}
+
+impl Access {
+    /// Elements per index step.
+    pub fn width(&self) -> u8 {
+        self.width
+    }
+    /// The index's coefficient of the induction variable.
+    pub fn coef(&self) -> i64 {
+        self.index.coef
+    }
 }
 
 /// Where each value is defined: `Ok((block, instruction))` or `Err(block)` for a block
@@ -372,6 +404,7 @@ fn plan_loop(
         tape: TapeRun::plan(f, cfg, l),
         dispatch: None,
         fast: HashMap::default(),
+        pairs: None,
     })
 }
 
@@ -626,7 +659,8 @@ impl FuncLowerer<'_, '_> {
                 self.reserve_or(entries, fast_header, checked_header, &args)?;
             }
         } else {
-            self.b.ins().brif(ok, fast_header, &args, checked_header, &args);
+            let first = self.versioned[k].pairs.as_ref().and_then(|p| p.first_block()).unwrap_or(fast_header);
+            self.b.ins().brif(ok, first, &args, checked_header, &args);
         }
         // An edge entering from inside another versioned loop (its exit straight into this
         // header) is added again when that loop's fast copy is lowered, after this: the

@@ -8,6 +8,7 @@ mod externs;
 mod inline;
 mod loop_copies;
 mod ops;
+mod pairs;
 mod random;
 mod rotation;
 mod safety_comments;

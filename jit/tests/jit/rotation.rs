@@ -119,10 +119,12 @@ fn every_loop_of_these_programs_is_rotated() {
     let module = parse_module(LOOPS).unwrap();
     let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
     // Each innermost loop is versioned, and both its copies rotate; @nearest's two outer loops
-    // rotate too.
-    for (name, rotated) in [("uses_after", 2), ("nearest", 4), ("writes", 2)] {
+    // rotate too, and so does the copy of its distance loop that runs two iterations at a time
+    // (`pairs.rs`: a sum of squared differences).
+    for (name, rotated, paired) in [("uses_after", 2, 0), ("nearest", 5, 1), ("writes", 2, 0)] {
         let stats = compiled.function(name).unwrap().bounds_check_stats();
         assert_eq!(stats.versioned_loops, 1, "@{name}: {stats:?}");
+        assert_eq!(stats.paired_loops, paired, "@{name}: {stats:?}");
         assert_eq!(stats.rotated_loops, rotated, "@{name}: {stats:?}");
     }
 }

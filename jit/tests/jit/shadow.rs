@@ -65,10 +65,16 @@ fn stats(compiled: &CompiledModule, f: &str) -> BoundsCheckStats {
 #[test]
 fn the_tangent_loads_of_the_rosenbrock_jvp_lose_their_checks() {
     let (_, plain) = build(ROSENBROCK_JVP, &JitOptions::new());
-    // The loop is also versioned: its fast copy checks none of the four (affine) accesses; and
-    // both copies are rotated (the header's test copied to the end of the body).
-    let versioned =
-        BoundsCheckStats { versioned_loops: 1, unchecked_in_fast_copies: 4, rotated_loops: 2, ..Default::default() };
+    // The loop is also versioned: its fast copy checks none of the four (affine) accesses; it
+    // has a third copy running two iterations at a time (`pairs.rs`); and all three copies are
+    // rotated (the header's test copied to the end of the body).
+    let versioned = BoundsCheckStats {
+        versioned_loops: 1,
+        unchecked_in_fast_copies: 4,
+        rotated_loops: 3,
+        paired_loops: 1,
+        ..Default::default()
+    };
     assert_eq!(stats(&plain, "rosenbrock_jvp"), BoundsCheckStats { emitted: 4, elided: 0, ..versioned });
     let (m, shadowed) = build(ROSENBROCK_JVP, &JitOptions::new().shadow_slice("rosenbrock_jvp", 1, 0, 1));
     assert_eq!(stats(&shadowed, "rosenbrock_jvp"), BoundsCheckStats { emitted: 2, elided: 2, ..versioned });

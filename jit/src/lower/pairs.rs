@@ -1,0 +1,495 @@
+//! Two iterations at a time in the fast copy of a versioned loop. A loop of one header and one
+//! body block, whose counter steps +1 up to a bound, gets a third copy, entered from the
+//! dispatch, that runs iterations `i` and `i + 1` together while both remain and then leaves to
+//! the fast copy, which runs the last one if the count was odd (and takes the loop's exit).
+//!
+//! Work that depends on no carried value — loads of consecutive elements and the arithmetic on
+//! them — is done once for both iterations in `f64x2` lanes (lane 0 is iteration `i`). Work that
+//! does (a running sum, the counter's own arithmetic) is done per iteration, in order: iteration
+//! `i`'s instructions, then `i + 1`'s, reading what `i` passed along the back edge. Every lane
+//! computes the IEEE operation the scalar instruction does and the carried chains keep their
+//! order, so results are bit for bit those of the scalar loop — this is not a reassociating
+//! vectoriser. The gain is fewer instructions per element (one load, subtraction or product
+//! serves two iterations, and the counter and branch run half as often): `dist += (a[l] - b[l])²`
+//! takes about 5 instead of 7 per element.
+//!
+//! Only where the dispatch proved every access in bounds for the whole loop (each load and store
+//! one the fast copy does not check), with indices stepping by one element per iteration (loads
+//! may also read one fixed element), and only pure arithmetic besides: no call, tape operation
+//! or comparison. Both iterations' loads come before their stores, so a slice stored to is
+//! stored once per iteration and read only at the element stored, before the store
+//! (`d[i] += ...`); and the paired copy runs only when that slice's memory overlaps no other
+//! slice the loop uses (checked on entry: slices passed down a call may share memory).
+
+use super::func::FuncLowerer;
+use super::versioning::{Range, VersionedLoop};
+use crate::error::JitError;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{self as clif, BlockArg, InstBuilder, MemFlagsData, types};
+use jitdiff_ir::{Block, Function, Imm, Opcode, Terminator, Type, Value};
+use rustc_hash::FxHashMap as HashMap;
+
+/// How the paired copy computes one body instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Nothing to compute: a load only there for its bounds check, which the dispatch did.
+    Skip,
+    /// The same value in both iterations: computed once, as a scalar.
+    Uniform,
+    /// One `f64x2`: lane 0 for iteration `i`, lane 1 for `i + 1`.
+    Lanes,
+    /// Depends on a carried value or on the counter: computed once per iteration, in order.
+    PerLane,
+    /// A store of element `i` (and `i + 1`), done after both iterations' other work.
+    Store,
+}
+
+/// The paired copy of one versioned loop (see the module docs).
+pub(crate) struct PairPlan {
+    body: Block,
+    kinds: Vec<Kind>,
+    /// Slices the loop stores to and other slices it reads or writes: each pair must not
+    /// overlap in memory for the paired copy to run (checked on entry).
+    disjoint: Vec<(Value, Value)>,
+    /// Slices some instruction of the function stores to: read and written one element at a
+    /// time here too (see `pair_lanes`).
+    written: Vec<Value>,
+    /// Whether they are all apart, computed in the function's entry block (slices are
+    /// parameters there, and the test then runs once per call rather than once per loop).
+    apart: Option<clif::Value>,
+    /// Its Cranelift blocks: an entry testing the trip count and `disjoint`, a header (both with
+    /// the loop header's parameters) and a body.
+    pub entry_block: Option<clif::Block>,
+    pub header_block: Option<clif::Block>,
+    pub body_block: Option<clif::Block>,
+}
+
+impl PairPlan {
+    /// The block the dispatch enters it by.
+    pub fn first_block(&self) -> Option<clif::Block> {
+        self.entry_block
+    }
+}
+
+/// The most loops of one function that get a paired copy: it adds a third of a loop's code
+/// again, and Cranelift's compile time with it (a function of 25 such loops in a row took 40 %
+/// longer with all of them paired).
+pub(crate) const MAX_PAIRED_LOOPS: usize = 6;
+
+/// The fewest iterations the paired copy is entered for. Below, the fast copy runs them all: a
+/// loop of a few iterations gains little, and one whose count changes from entry to entry
+/// would pay a mispredicted branch more per entry (the paired loop's exit and the fast copy's
+/// last iteration).
+const MIN_PAIRED_TRIPS: i64 = 8;
+
+/// The paired copy of `l`, when it has one (see the module docs). `depth`: how many loops
+/// contain its header (itself included); `used[v]`: does anything use value `v`.
+pub(crate) fn plan(f: &Function, l: &VersionedLoop, depth: u32, used: &[bool]) -> Option<PairPlan> {
+    if l.range() != Range::UpBelow || l.tape.is_some() || l.blocks.len() != 2 {
+        return None;
+    }
+    let header = f.block(l.header);
+    let body = *l.blocks.iter().find(|&&b| b != l.header)?;
+    let data = f.block(body);
+    // The header only tests the counter and enters the body without arguments; the body jumps
+    // back to the header.
+    let Some(Terminator::Branch { then_dest, else_dest, .. }) = &header.term else { return None };
+    let into_body = if then_dest.block == body { then_dest } else { else_dest };
+    if into_body.block != body || !into_body.args.is_empty() || !data.params.is_empty() || header.insts.len() != 1 {
+        return None;
+    }
+    let Some(Terminator::Jump(back)) = &data.term else { return None };
+    if back.block != l.header {
+        return None;
+    }
+    let mut kind_of: HashMap<Value, Kind> = HashMap::default();
+    for &p in &header.params {
+        if !matches!(f.ty(p), Type::F64 | Type::I64) {
+            return None;
+        }
+        kind_of.insert(p, Kind::PerLane);
+    }
+    let access = |k: usize| l.unchecked.get(&(body, k as u32)).map(|&a| &l.accesses()[a]);
+    let mut kinds = Vec::with_capacity(data.insts.len());
+    let mut paired_work = 0;
+    // (slice, instruction index, access) of every store, and of every load that is not skipped.
+    let mut stores = vec![];
+    let mut loads = vec![];
+    for (k, inst) in data.insts.iter().enumerate() {
+        let of = |v: &Value| kind_of.get(v).copied().unwrap_or(Kind::Uniform);
+        let args: Vec<Kind> = inst.args.iter().map(of).collect();
+        let result = inst.results.first().copied();
+        let float_result = result.is_some_and(|r| f.ty(r) == Type::F64);
+        let int_result = result.is_some_and(|r| f.ty(r) == Type::I64);
+        let kind = match inst.op {
+            Opcode::IConst | Opcode::FConst => Kind::Uniform,
+            Opcode::IAdd | Opcode::ISub | Opcode::IMul | Opcode::INeg if int_result => {
+                if args.contains(&Kind::PerLane) { Kind::PerLane } else { Kind::Uniform }
+            }
+            Opcode::IToF if float_result => {
+                if args.contains(&Kind::PerLane) {
+                    Kind::PerLane
+                } else {
+                    Kind::Uniform
+                }
+            }
+            Opcode::Load if result.is_some_and(|r| !used[r.index()]) => Kind::Skip,
+            Opcode::Load => {
+                let a = access(k)?;
+                loads.push((inst.args[0], k, a));
+                match (a.width(), a.coef()) {
+                    (1, 1) => Kind::Lanes,
+                    (1, 0) => Kind::Uniform,
+                    _ => return None,
+                }
+            }
+            Opcode::Store => {
+                let a = access(k)?;
+                if (a.width(), a.coef()) != (1, 1) || f.ty(inst.args[2]) != Type::F64 {
+                    return None;
+                }
+                stores.push((inst.args[0], k, a));
+                Kind::Store
+            }
+            Opcode::FAdd | Opcode::FSub | Opcode::FMul | Opcode::FDiv | Opcode::FNeg | Opcode::Sqrt if float_result => {
+                if args.contains(&Kind::PerLane) {
+                    Kind::PerLane
+                } else if args.contains(&Kind::Lanes) {
+                    paired_work += 1;
+                    Kind::Lanes
+                } else {
+                    Kind::Uniform
+                }
+            }
+            _ => return None,
+        };
+        if let Some(r) = result {
+            kind_of.insert(r, kind);
+        }
+        kinds.push(kind);
+    }
+    // Stores only in a loop no other loop contains: measured on GMM, whose short inner loops
+    // over a local array (`y[r] += l * x`, a few iterations per entry, their count changing
+    // from one entry to the next) ran 5-15 % slower paired, where Rosenbrock's gradient loop
+    // (`d[i] += ...` over the whole input) runs 15-20 % faster.
+    if !stores.is_empty() && depth > 1 {
+        return None;
+    }
+    // A loop with no arithmetic to share gains nothing but a longer compile.
+    if paired_work == 0 {
+        return None;
+    }
+    // Memory: the paired copy does both iterations' loads before their stores. A slice stored
+    // to is stored once per iteration, and read only at the element stored, before the store
+    // (`d[i] += ...`): then iteration `i + 1` reads nothing iteration `i` writes. Other slices
+    // must not overlap it, which the entry checks.
+    let mut disjoint = vec![];
+    for (n, &(slice, at, stored)) in stores.iter().enumerate() {
+        if stores[..n].iter().any(|&(other, ..)| other == slice) {
+            return None;
+        }
+        for &(other, load_at, loaded) in &loads {
+            if other == slice && (loaded != stored || load_at > at) {
+                return None;
+            }
+        }
+        // Only two parameters can share memory: a local array or a table is memory of its own.
+        for &(other, ..) in loads.iter().chain(&stores) {
+            let both_parameters = f.params.contains(&slice) && f.params.contains(&other);
+            if other != slice
+                && both_parameters
+                && !disjoint.contains(&(slice, other))
+                && !disjoint.contains(&(other, slice))
+            {
+                disjoint.push((slice, other));
+            }
+        }
+    }
+    let written = f.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.op == Opcode::Store).map(|i| i.args[0]).collect();
+    Some(PairPlan {
+        body,
+        kinds,
+        disjoint,
+        written,
+        apart: None,
+        entry_block: None,
+        header_block: None,
+        body_block: None,
+    })
+}
+
+/// The values of the paired body computed so far.
+#[derive(Default)]
+struct PairValues {
+    uniform: HashMap<Value, clif::Value>,
+    lanes: HashMap<Value, clif::Value>,
+    per_lane: [HashMap<Value, clif::Value>; 2],
+    extracted: HashMap<(Value, u8), clif::Value>,
+    splats: HashMap<clif::Value, clif::Value>,
+}
+
+impl FuncLowerer<'_, '_> {
+    /// In the entry block, with the parameters bound: for each paired loop that stores, whether
+    /// the slices it checks are apart in memory (`PairPlan::disjoint`).
+    pub(super) fn test_pair_overlaps(&mut self) {
+        let mut tested: HashMap<(Value, Value), clif::Value> = HashMap::default();
+        for k in 0..self.versioned.len() {
+            let Some(pairs) = self.versioned[k].pairs.as_ref().map(|p| p.disjoint.clone()) else { continue };
+            let mut apart = None;
+            for (a, b) in pairs {
+                let this = match tested.get(&(a, b)) {
+                    Some(&known) => known,
+                    None => {
+                        let ends = |l: &mut Self, s: Value| {
+                            let (ptr, len) = (l.get(s)[0], l.get(s)[1]);
+                            let bytes = l.b.ins().ishl_imm_u(len, 3);
+                            (ptr, l.b.ins().iadd(ptr, bytes))
+                        };
+                        let ((a_start, a_end), (b_start, b_end)) = (ends(self, a), ends(self, b));
+                        let a_first = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a_end, b_start);
+                        let b_first = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, b_end, a_start);
+                        let this = self.b.ins().bor(a_first, b_first);
+                        tested.insert((a, b), this);
+                        this
+                    }
+                };
+                apart = Some(match apart {
+                    Some(so_far) => self.b.ins().band(so_far, this),
+                    None => this,
+                });
+            }
+            if let Some(p) = self.versioned[k].pairs.as_mut() {
+                p.apart = apart;
+            }
+        }
+    }
+
+    /// Emit the paired copy of versioned loop `k`, if it has one (after its fast copy).
+    pub(super) fn emit_pair_copy(&mut self, k: usize) -> Result<(), JitError> {
+        let Some(plan) = self.versioned[k].pairs.take() else { return Ok(()) };
+        let (Some(header_block), Some(body_block)) = (plan.header_block, plan.body_block) else {
+            return Err(self.internal("paired loop without blocks".into()));
+        };
+        let f = self.f;
+        let header = self.versioned[k].header;
+        let fast_header = self.versioned[k].fast[&header];
+        let iv_position = self.versioned[k].iv();
+        if let Some(entry) = plan.entry_block {
+            // Run the paired copy only for enough iterations, and only when no slice it stores
+            // to overlaps another it uses (tested only then: Cranelift computes the test made
+            // at the function's entry where it is used).
+            self.b.switch_to_block(entry);
+            let params = self.b.block_params(entry).to_vec();
+            let args: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
+            let bound = match self.versioned[k].bound() {
+                Ok(c) => self.iconst(c),
+                Err(v) => self.scalar_outside(v),
+            };
+            let last_start = self.b.ins().iadd_imm_s(bound, -MIN_PAIRED_TRIPS);
+            let long = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, params[iv_position], last_start);
+            match plan.apart {
+                Some(apart) => {
+                    let overlap_test = self.b.create_block();
+                    self.b.ins().brif(long, overlap_test, &[], fast_header, &args);
+                    self.b.seal_block(overlap_test);
+                    self.b.switch_to_block(overlap_test);
+                    self.b.ins().brif(apart, header_block, &args, fast_header, &args);
+                }
+                None => {
+                    self.b.ins().brif(long, header_block, &args, fast_header, &args);
+                }
+            }
+            self.b.seal_block(entry);
+        }
+        // Two iterations left: `i + 1 < bound` (no overflow: `i < bound`).
+        self.b.switch_to_block(header_block);
+        let params = self.b.block_params(header_block).to_vec();
+        let i = params[iv_position];
+        let bound = match self.versioned[k].bound() {
+            Ok(c) => self.iconst(c),
+            Err(v) => self.scalar_outside(v),
+        };
+        let next = self.b.ins().iadd_imm_s(i, 1);
+        let two_left = self.b.ins().icmp(IntCC::SignedLessThan, next, bound);
+        let leave: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
+        self.b.ins().brif(two_left, body_block, &[], fast_header, &leave);
+
+        self.b.switch_to_block(body_block);
+        self.at_block = plan.body;
+        let data = f.block(plan.body);
+        let mut values = PairValues::default();
+        // Both iterations' shared work first (it reads no carried value).
+        for (at, (inst, &kind)) in data.insts.iter().zip(&plan.kinds).enumerate() {
+            let Some(&result) = inst.results.first() else { continue };
+            match kind {
+                Kind::Uniform => {
+                    let v = self.pair_uniform((k, plan.body, at), inst, &values)?;
+                    values.uniform.insert(result, v);
+                }
+                Kind::Lanes => {
+                    let written = inst.op == Opcode::Load && plan.written.contains(&inst.args[0]);
+                    let v = self.pair_lanes((k, plan.body, at), inst, i, written, &mut values)?;
+                    values.lanes.insert(result, v);
+                }
+                Kind::Skip | Kind::PerLane | Kind::Store => {}
+            }
+        }
+        // Then each iteration's own work, in order; iteration `i + 1` starts from what `i`
+        // passes along the back edge (the counter included).
+        let Some(Terminator::Jump(back)) = &data.term else {
+            return Err(self.internal("paired loop body without back edge".into()));
+        };
+        let header_params = &f.block(header).params;
+        for lane in 0..2u8 {
+            for (position, &param) in header_params.iter().enumerate() {
+                let start = match lane {
+                    0 => params[position],
+                    _ => self.pair_operand(back.args[position], 0, &mut values),
+                };
+                values.per_lane[lane as usize].insert(param, start);
+            }
+            for (inst, &kind) in data.insts.iter().zip(&plan.kinds) {
+                if kind != Kind::PerLane {
+                    continue;
+                }
+                let args: Vec<clif::Value> =
+                    inst.args.iter().map(|&a| self.pair_operand(a, lane, &mut values)).collect();
+                let v = self.pair_arithmetic(inst.op, &args)?;
+                values.per_lane[lane as usize].insert(inst.results[0], v);
+            }
+        }
+        // The stores, in order: element `i` from lane 0, `i + 1` from lane 1.
+        for (at, (inst, &kind)) in data.insts.iter().zip(&plan.kinds).enumerate() {
+            if kind != Kind::Store {
+                continue;
+            }
+            let base = self.pair_base(k, plan.body, at)?;
+            let offset = self.b.ins().ishl_imm_u(i, 3);
+            let address = self.b.ins().iadd(base, offset);
+            // One element at a time, as the scalar code stores: a later load of one of them is
+            // then served from the store buffer (a wider store that a load straddles is not).
+            for lane in 0..2u8 {
+                let scalar = self.pair_operand(inst.args[2], lane, &mut values);
+                let flags = MemFlagsData::new().with_notrap().with_aligned();
+                self.b.ins().store(flags, scalar, address, 8 * i32::from(lane));
+            }
+        }
+        let mut args = Vec::with_capacity(params.len());
+        for &arg in &back.args {
+            args.push(BlockArg::from(self.pair_operand(arg, 1, &mut values)));
+        }
+        self.b.ins().jump(header_block, &args);
+        self.b.seal_block(body_block);
+        self.b.seal_block(header_block);
+        Ok(())
+    }
+
+    /// Value `v` in iteration `lane` (0: `i`, 1: `i + 1`) as a scalar.
+    fn pair_operand(&mut self, v: Value, lane: u8, values: &mut PairValues) -> clif::Value {
+        if let Some(&c) = values.per_lane[lane as usize].get(&v) {
+            return c;
+        }
+        if let Some(&vector) = values.lanes.get(&v) {
+            return *values.extracted.entry((v, lane)).or_insert_with(|| self.b.ins().extractlane(vector, lane));
+        }
+        match values.uniform.get(&v) {
+            Some(&u) => u,
+            None => self.scalar_outside(v),
+        }
+    }
+
+    /// Value `v` as lanes (a uniform one splatted).
+    fn pair_vector(&mut self, v: Value, values: &mut PairValues) -> clif::Value {
+        if let Some(&vector) = values.lanes.get(&v) {
+            return vector;
+        }
+        let scalar = match values.uniform.get(&v) {
+            Some(&u) => u,
+            None => self.scalar_outside(v),
+        };
+        *values.splats.entry(scalar).or_insert_with(|| self.b.ins().splat(types::F64X2, scalar))
+    }
+
+    /// An instruction whose value is the same in both iterations.
+    fn pair_uniform(
+        &mut self,
+        (k, body, at): (usize, Block, usize),
+        inst: &jitdiff_ir::InstData,
+        values: &PairValues,
+    ) -> Result<clif::Value, JitError> {
+        Ok(match (inst.op, inst.imm) {
+            (Opcode::FConst, Imm::F64(x)) => self.float_constant(x),
+            (Opcode::IConst, Imm::I64(c)) => self.iconst(c),
+            (Opcode::Load, _) => {
+                let base = self.pair_base(k, body, at)?;
+                self.b.ins().load(types::F64, MemFlagsData::new().with_notrap().with_aligned(), base, 0)
+            }
+            (op, _) => {
+                let mut args = Vec::with_capacity(inst.args.len());
+                for &a in &inst.args {
+                    args.push(match values.uniform.get(&a) {
+                        Some(&u) => u,
+                        None => self.scalar_outside(a),
+                    });
+                }
+                self.pair_arithmetic(op, &args)?
+            }
+        })
+    }
+
+    /// An instruction computed for both iterations in one `f64x2`.
+    fn pair_lanes(
+        &mut self,
+        (k, body, at): (usize, Block, usize),
+        inst: &jitdiff_ir::InstData,
+        i: clif::Value,
+        written: bool,
+        values: &mut PairValues,
+    ) -> Result<clif::Value, JitError> {
+        if inst.op == Opcode::Load {
+            // Elements `index` and `index + 1`, where the fast copy reads `base + 8 i`: one
+            // 16-byte load, or two 8-byte ones from a slice the function writes (one 16-byte
+            // load of two elements stored apart, or straddling a 16-byte store, waits for the
+            // stores to reach the cache: 3 to 4 times slower on GMM's short loops).
+            let base = self.pair_base(k, body, at)?;
+            let offset = self.b.ins().ishl_imm_u(i, 3);
+            let address = self.b.ins().iadd(base, offset);
+            if !written {
+                return Ok(self.b.ins().load(types::F64X2, MemFlagsData::new().with_notrap(), address, 0));
+            }
+            let flags = MemFlagsData::new().with_notrap().with_aligned();
+            let low = self.b.ins().load(types::F64, flags, address, 0);
+            let high = self.b.ins().load(types::F64, flags, address, 8);
+            let vector = self.b.ins().scalar_to_vector(types::F64X2, low);
+            return Ok(self.b.ins().insertlane(vector, high, 1));
+        }
+        let args: Vec<clif::Value> = inst.args.iter().map(|&a| self.pair_vector(a, values)).collect();
+        self.pair_arithmetic(inst.op, &args)
+    }
+
+    /// The dispatch's base address of the access at instruction `at` of `body`.
+    fn pair_base(&mut self, k: usize, body: Block, at: usize) -> Result<clif::Value, JitError> {
+        let l = &self.versioned[k];
+        let access = l.unchecked.get(&(body, at as u32)).copied();
+        access.and_then(|a| l.bases.get(a).copied()).ok_or_else(|| self.internal("paired load without base".into()))
+    }
+
+    /// The arithmetic of `op` on scalars or lanes alike.
+    fn pair_arithmetic(&mut self, op: Opcode, args: &[clif::Value]) -> Result<clif::Value, JitError> {
+        let ins = self.b.ins();
+        Ok(match (op, args) {
+            (Opcode::FAdd, &[x, y]) => ins.fadd(x, y),
+            (Opcode::FSub, &[x, y]) => ins.fsub(x, y),
+            (Opcode::FMul, &[x, y]) => ins.fmul(x, y),
+            (Opcode::FDiv, &[x, y]) => ins.fdiv(x, y),
+            (Opcode::FNeg, &[x]) => ins.fneg(x),
+            (Opcode::Sqrt, &[x]) => ins.sqrt(x),
+            (Opcode::IAdd, &[x, y]) => ins.iadd(x, y),
+            (Opcode::ISub, &[x, y]) => ins.isub(x, y),
+            (Opcode::IMul, &[x, y]) => ins.imul(x, y),
+            (Opcode::INeg, &[x]) => ins.ineg(x),
+            (Opcode::IToF, &[x]) => ins.fcvt_from_sint(types::F64, x),
+            (op, _) => return Err(self.internal(format!("{op} in a paired loop"))),
+        })
+    }
+}

@@ -1,0 +1,325 @@
+//! Loops run two iterations at a time (`lower/pairs.rs`): the shared arithmetic of iterations
+//! `i` and `i + 1` in `f64x2` lanes, the carried chain per iteration in order, for loops of at
+//! least 8 iterations. Whatever the trip count (odd counts end in the fast copy, short loops
+//! run there entirely), the values (NaN and infinities included) and the
+//! accesses (out of bounds: the dispatch sends the call to the checked copy), the native code
+//! must return exactly what the interpreter does, bit for bit.
+
+use jitdiff_ir::{ArgValue, ExternRegistry, parse_module};
+use jitdiff_jit::{JitOptions, compile};
+
+const LOOPS: &str = "\
+; sum over i in [start, bound) of (a[i] - b[i + off])^2: a squared distance
+func @dist(a: slice, b: slice, start: i64, bound: i64, off: i64) -> f64 {
+entry:
+    one = iconst 1
+    zero = fconst 0.0
+    jump head(start, zero)
+head(i: i64, acc: f64):
+    more = icmp lt i, bound
+    br more, body, exit(acc)
+body:
+    k = iadd i, off
+    x = load a, i
+    y = load b, k
+    e = fsub x, y
+    sq = fmul e, e
+    acc2 = fadd acc, sq
+    next = iadd i, one
+    jump head(next, acc2)
+exit(total: f64):
+    ret total
+}
+
+; two carried values, one feeding the other, with an element read at a fixed index, a
+; constant, a negation, a division and a square root among the shared work
+func @mixed(x: slice, n: i64, c: f64) -> f64, f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    start = fconst 1.0
+    jump head(zero, start, start)
+head(i: i64, p: f64, q: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    first = load x, zero
+    xi = load x, i
+    j = iadd i, one
+    xj = load x, j
+    half = fconst 0.5
+    neg = fneg xi
+    ratio = fdiv neg, xj
+    scaled = fmul ratio, half
+    root = sqrt xj
+    shifted = fsub root, first
+    term = fmul scaled, c
+    p2 = fsub p, term
+    pq = fmul p2, q
+    q2 = fadd pq, shifted
+    q3 = fdiv q2, c
+    next = iadd i, one
+    jump head(next, p2, q3)
+exit:
+    ret p, q
+}
+
+; shared work carried to the next iteration: sum of (x[i]^2 - x[i-1]^2)^2, the previous square
+; passed along the back edge (and a carried value passed on unchanged)
+func @steps(x: slice, n: i64, keep: f64) -> f64, f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    prev0 = load x, zero
+    jump head(one, prev0, acc0, keep)
+head(i: i64, prev: f64, acc: f64, same: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    xi = load x, i
+    sq = fmul xi, xi
+    d = fsub sq, prev
+    d2 = fmul d, d
+    acc2 = fadd acc, d2
+    next = iadd i, one
+    jump head(next, sq, acc2, same)
+exit:
+    r = fadd acc, same
+    ret r, prev
+}
+
+; stores each square and accumulates them
+func @writes(x: slice, out: mslice, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    xi = load x, i
+    sq = fmul xi, xi
+    store out, i, sq
+    acc2 = fadd acc, sq
+    next = iadd i, one
+    jump head(next, acc2)
+exit:
+    ret acc
+}
+
+; an integer carried beside the counter, converted to a float, and the reverse-mode pattern
+; `d[i] += pending + term` with `pending` computed in one iteration and added in the next
+func @accumulate(x: slice, d: mslice, n: i64) -> f64, i64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    two = iconst 2
+    nothing = fconst -0.0
+    jump head(zero, nothing, two)
+head(i: i64, pending: f64, c: i64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    xi = load x, i
+    cf = itof c
+    term = fmul xi, xi
+    scaled = fmul term, cf
+    di = load d, i
+    sum = fadd di, pending
+    total = fadd sum, scaled
+    store d, i, total
+    c2 = iadd c, i
+    half = fconst 0.5
+    next_pending = fmul term, half
+    next = iadd i, one
+    jump head(next, next_pending, c2)
+exit:
+    ret pending, c
+}
+
+; not paired: the loop reads the element before the one it stores (iteration i + 1 reads what
+; iteration i wrote)
+func @behind(x: mslice, n: i64) -> f64 {
+entry:
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(one, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    j = isub i, one
+    xj = load x, j
+    xi = load x, i
+    sq = fmul xj, xi
+    store x, i, sq
+    acc2 = fadd acc, sq
+    next = iadd i, one
+    jump head(next, acc2)
+exit:
+    ret acc
+}
+
+; paired, but with its source and destination the same memory when called by @in_place: the
+; entry's overlap check must send that call to the unpaired copy
+func @shift(src: slice, dst: mslice, n: i64) -> f64 {
+entry:
+    one = iconst 1
+    zero = iconst 0
+    acc0 = fconst 0.0
+    jump head(one, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    j = isub i, one
+    v = load src, j
+    w = fmul v, v
+    store dst, i, w
+    acc2 = fadd acc, w
+    next = iadd i, one
+    jump head(next, acc2)
+exit:
+    ret acc
+}
+
+func @in_place(x: mslice, n: i64) -> f64 {
+entry:
+    r = call @shift(x, x, n)
+    ret r
+}
+";
+
+/// `n` values of mixed sign and size (some NaN or infinite when `special`).
+fn values(n: usize, seed: u64, special: bool) -> Vec<f64> {
+    (0..n)
+        .map(|k| {
+            let t = (k as f64 * 0.731 + seed as f64 * 1.37).sin();
+            match (special, k % 11) {
+                (true, 3) => f64::NAN,
+                (true, 7) => f64::INFINITY,
+                (true, 9) => -0.0,
+                _ => t * 10f64.powi((k % 5) as i32 - 2),
+            }
+        })
+        .collect()
+}
+
+fn slice(n: usize, seed: u64, special: bool) -> ArgValue {
+    ArgValue::Slice(values(n, seed, special))
+}
+
+fn check(name: &str, cases: &[Vec<ArgValue>]) -> (usize, usize) {
+    super::agree(LOOPS, name, cases)
+}
+
+#[test]
+fn the_loops_of_shared_arithmetic_are_paired_and_the_others_not() {
+    let module = parse_module(LOOPS).unwrap();
+    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    for (name, paired) in
+        [("dist", 1), ("mixed", 1), ("steps", 1), ("writes", 1), ("accumulate", 1), ("behind", 0), ("shift", 1)]
+    {
+        let stats = compiled.function(name).unwrap().bounds_check_stats();
+        assert_eq!(stats.versioned_loops, 1, "@{name}: {stats:?}");
+        assert_eq!(stats.paired_loops, paired, "@{name}: {stats:?}");
+    }
+}
+
+#[test]
+fn a_distance_agrees_for_every_trip_count_start_and_offset() {
+    let mut cases = vec![];
+    for special in [false, true] {
+        for (start, bound) in [(0i64, 0i64), (0, 1), (0, 2), (0, 3), (0, 4), (3, 20), (1, 64), (5, 4), (-1, 3)] {
+            for off in [0i64, 1, -1, 5] {
+                cases.push(vec![
+                    slice(64, 1, special),
+                    slice(70, 2, special),
+                    ArgValue::I64(start),
+                    ArgValue::I64(bound),
+                    ArgValue::I64(off),
+                ]);
+            }
+        }
+    }
+    let (returned, failed) = check("dist", &cases);
+    // Out of bounds: a negative start, or `b[i + off]` past either end.
+    assert!(returned > 0 && failed > 0, "{returned} returned, {failed} failed");
+}
+
+#[test]
+fn two_carried_values_agree() {
+    let mut cases = vec![];
+    for special in [false, true] {
+        for n in [0i64, 1, 2, 3, 4, 5, 16, 33, 99, 100] {
+            for c in [0.75, -3.0, 0.0] {
+                cases.push(vec![slice(100, 3, special), ArgValue::I64(n), ArgValue::F64(c)]);
+            }
+        }
+    }
+    // n = 100 reads x[100]: out of bounds in the last iteration.
+    let (returned, failed) = check("mixed", &cases);
+    assert_eq!((returned, failed), (54, 6));
+}
+
+#[test]
+fn an_element_carried_to_the_next_iteration_agrees() {
+    let mut cases = vec![];
+    for special in [false, true] {
+        for n in [1i64, 2, 3, 4, 5, 6, 17, 40, 41] {
+            cases.push(vec![slice(40, 4, special), ArgValue::I64(n), ArgValue::F64(2.5)]);
+        }
+    }
+    // n = 41 reads x[40].
+    assert_eq!(check("steps", &cases), (16, 2));
+    let cases: Vec<Vec<ArgValue>> = [0i64, 3, 10]
+        .iter()
+        .flat_map(|&n| {
+            [vec![slice(10, 5, false), ArgValue::F64(0.0)], vec![slice(12, 6, true), ArgValue::F64(1.0)]]
+                .into_iter()
+                .map(move |mut a| {
+                    a.insert(1, ArgValue::I64(n));
+                    a
+                })
+        })
+        .collect();
+    assert_eq!(check("steps", &cases), (6, 0));
+}
+
+#[test]
+fn loops_that_store_agree() {
+    let mut cases = vec![];
+    for n in [0i64, 1, 2, 7, 8, 9] {
+        cases.push(vec![slice(8, 7, true), ArgValue::SliceMut(vec![0.0; 8]), ArgValue::I64(n)]);
+    }
+    // n = 9 stores out[8].
+    assert_eq!(check("writes", &cases), (5, 1));
+    let mut cases = vec![];
+    for n in [0i64, 1, 2, 3, 10, 11, 12] {
+        cases.push(vec![slice(11, 8, false), ArgValue::SliceMut(values(11, 9, true)), ArgValue::I64(n)]);
+    }
+    assert_eq!(check("accumulate", &cases), (6, 1));
+    let cases: Vec<Vec<ArgValue>> =
+        [0i64, 1, 2, 5, 6].iter().map(|&n| vec![ArgValue::SliceMut(values(6, 10, false)), ArgValue::I64(n)]).collect();
+    assert_eq!(check("behind", &cases), (5, 0));
+}
+
+#[test]
+fn a_paired_loop_whose_slices_overlap_runs_unpaired() {
+    // Through @in_place the loop reads x[i - 1] after iteration i - 1 stored it: squares of
+    // squares. Called directly with two buffers, it reads the original values.
+    // (At least 8 iterations, or the paired copy is not entered anyway.)
+    let cases: Vec<Vec<ArgValue>> = [0i64, 1, 2, 5, 9, 11, 12, 13]
+        .iter()
+        .map(|&n| vec![ArgValue::SliceMut(values(12, 11, false)), ArgValue::I64(n)])
+        .collect();
+    assert_eq!(check("in_place", &cases), (7, 1));
+    let cases: Vec<Vec<ArgValue>> = [2i64, 9, 12]
+        .iter()
+        .map(|&n| vec![slice(12, 11, false), ArgValue::SliceMut(vec![0.0; 12]), ArgValue::I64(n)])
+        .collect();
+    assert_eq!(check("shift", &cases), (3, 0));
+}
