@@ -216,7 +216,7 @@ pub(crate) fn lower_function(
             let mut left = super::pairs::MAX_PAIRED_LOOPS;
             for v in &mut l.versioned {
                 if left > 0 {
-                    v.pairs = super::pairs::plan(f, v, l.loop_depth[v.header.index()], &l.used);
+                    v.pairs = super::pairs::plan(f, v, &l.loop_depth, &l.used);
                     left -= usize::from(v.pairs.is_some());
                 }
             }
