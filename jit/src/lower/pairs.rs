@@ -1,17 +1,19 @@
 //! Two iterations at a time in the fast copy of a versioned loop. A loop of one header and one
-//! body block, whose counter steps +1 up to a bound, gets a third copy, entered from the
-//! dispatch, that runs iterations `i` and `i + 1` together while both remain and then leaves to
-//! the fast copy, which runs the last one if the count was odd (and takes the loop's exit).
+//! body block, whose counter steps by one (up to a bound, or down as a pullback counts its
+//! trips), gets a third copy, entered from the dispatch for 8 or more iterations, that runs two
+//! iterations together while two remain and then leaves to the fast copy, which runs the last
+//! one if the count was odd (and takes the loop's exit).
 //!
-//! Work that depends on no carried value — loads of consecutive elements and the arithmetic on
-//! them — is done once for both iterations in `f64x2` lanes (lane 0 is iteration `i`). Work that
-//! does (a running sum, the counter's own arithmetic) is done per iteration, in order: iteration
-//! `i`'s instructions, then `i + 1`'s, reading what `i` passed along the back edge. Every lane
-//! computes the IEEE operation the scalar instruction does and the carried chains keep their
-//! order, so results are bit for bit those of the scalar loop — this is not a reassociating
-//! vectoriser. The gain is fewer instructions per element (one load, subtraction or product
-//! serves two iterations, and the counter and branch run half as often): `dist += (a[l] - b[l])²`
-//! takes about 5 instead of 7 per element.
+//! Work that depends on no carried value — loads of neighbouring elements and the arithmetic on
+//! them — is done once for both iterations in `f64x2` lanes (lane 0 is the iteration whose
+//! elements lie lower in memory; every access of the loop must step the same way). Work that
+//! does (a running sum, the counter and integers computed from it, in the header too) is done
+//! per iteration, in order: the first iteration's instructions, then the second's, reading
+//! what the first passed along the back edge. Every lane computes the IEEE operation the scalar
+//! instruction does and the carried chains keep their order, so results are bit for bit those
+//! of the scalar loop — this is not a reassociating vectoriser. The gain is fewer instructions
+//! per element (one load, subtraction or product serves two iterations, and the counter and
+//! branch run half as often): `dist += (a[l] - b[l])²` takes about 5 instead of 7 per element.
 //!
 //! Only where the dispatch proved every access in bounds for the whole loop (each load and store
 //! one the fast copy does not check), with indices stepping by one element per iteration (loads
@@ -19,7 +21,8 @@
 //! or comparison. Both iterations' loads come before their stores, so a slice stored to is
 //! stored once per iteration and read only at the element stored, before the store
 //! (`d[i] += ...`); and the paired copy runs only when that slice's memory overlaps no other
-//! slice the loop uses (checked on entry: slices passed down a call may share memory).
+//! parameter slice the loop uses (tested once per call: slices passed down a call may share
+//! memory).
 
 use super::func::FuncLowerer;
 use super::versioning::{Range, VersionedLoop};
@@ -47,7 +50,13 @@ enum Kind {
 /// The paired copy of one versioned loop (see the module docs).
 pub(crate) struct PairPlan {
     body: Block,
+    /// Per header instruction, then per body instruction.
+    header_kinds: Vec<Kind>,
     kinds: Vec<Kind>,
+    /// The counter's step: +1 or -1.
+    step: i64,
+    /// The lane of the first iteration of a pair: 0, or 1 where elements are read downwards.
+    first_lane: u8,
     /// Slices the loop stores to and other slices it reads or writes: each pair must not
     /// overlap in memory for the paired copy to run (checked on entry).
     disjoint: Vec<(Value, Value)>,
@@ -85,22 +94,22 @@ const MIN_PAIRED_TRIPS: i64 = 8;
 /// The paired copy of `l`, when it has one (see the module docs). `depths[b]`: how many loops
 /// contain block `b`; `used[v]`: does anything use value `v`.
 pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool]) -> Option<PairPlan> {
-    let depth = depths.get(l.header.index()).copied().unwrap_or(0);
-    let defined = definition_blocks(f);
-    let depth_of =
-        |v: Value| defined.get(v.index()).copied().flatten().map(|b| depths.get(b.index()).copied().unwrap_or(0));
-    let outside_loops = |v: Option<Value>| v.is_none_or(|v| depth_of(v) == Some(0));
-    if l.range() != Range::UpBelow || l.tape.is_some() || l.blocks.len() != 2 {
+    let step = match l.range() {
+        Range::UpBelow => 1,
+        Range::DownAbove => -1,
+        _ => return None,
+    };
+    if l.tape.is_some() || l.blocks.len() != 2 {
         return None;
     }
     let header = f.block(l.header);
     let body = *l.blocks.iter().find(|&&b| b != l.header)?;
     let data = f.block(body);
-    // The header only tests the counter and enters the body without arguments; the body jumps
-    // back to the header.
+    // The header tests the counter (and may compute integers from it) and enters the body
+    // without arguments; the body jumps back to the header.
     let Some(Terminator::Branch { then_dest, else_dest, .. }) = &header.term else { return None };
     let into_body = if then_dest.block == body { then_dest } else { else_dest };
-    if into_body.block != body || !into_body.args.is_empty() || !data.params.is_empty() || header.insts.len() != 1 {
+    if into_body.block != body || !into_body.args.is_empty() || !data.params.is_empty() {
         return None;
     }
     let Some(Terminator::Jump(back)) = &data.term else { return None };
@@ -113,6 +122,24 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
             return None;
         }
         kind_of.insert(p, Kind::PerLane);
+    }
+    let mut header_kinds = Vec::with_capacity(header.insts.len());
+    for inst in &header.insts {
+        let of = |v: &Value| kind_of.get(v).copied().unwrap_or(Kind::Uniform);
+        let int_result = inst.results.first().is_some_and(|&r| f.ty(r) == Type::I64);
+        let kind = match inst.op {
+            // The loop's test: only the branch reads it (nothing paired reads a boolean).
+            Opcode::ICmp => Kind::Skip,
+            Opcode::IConst => Kind::Uniform,
+            Opcode::IAdd | Opcode::ISub | Opcode::IMul | Opcode::INeg if int_result => {
+                if inst.args.iter().map(of).any(|k| k == Kind::PerLane) { Kind::PerLane } else { Kind::Uniform }
+            }
+            _ => return None,
+        };
+        if let Some(&r) = inst.results.first() {
+            kind_of.insert(r, kind);
+        }
+        header_kinds.push(kind);
     }
     let access = |k: usize| l.unchecked.get(&(body, k as u32)).map(|&a| &l.accesses()[a]);
     let mut kinds = Vec::with_capacity(data.insts.len());
@@ -143,14 +170,14 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
                 let a = access(k)?;
                 loads.push((inst.args[0], k, a));
                 match (a.width(), a.coef()) {
-                    (1, 1) => Kind::Lanes,
+                    (1, 1 | -1) => Kind::Lanes,
                     (1, 0) => Kind::Uniform,
                     _ => return None,
                 }
             }
             Opcode::Store => {
                 let a = access(k)?;
-                if (a.width(), a.coef()) != (1, 1) || f.ty(inst.args[2]) != Type::F64 {
+                if a.width() != 1 || a.coef().abs() != 1 || f.ty(inst.args[2]) != Type::F64 {
                     return None;
                 }
                 stores.push((inst.args[0], k, a));
@@ -173,6 +200,28 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
         }
         kinds.push(kind);
     }
+    // Both iterations' elements side by side in memory, in one order for every access: lane 0
+    // holds the iteration at the lower address (the first when indices rise with the loop).
+    let mut memory_step = None;
+    for (k, kind) in kinds.iter().enumerate() {
+        let coef = match kind {
+            Kind::Lanes | Kind::Store => access(k).map_or(0, |a| a.coef()),
+            _ => 0,
+        };
+        if coef != 0 {
+            let this = coef * step;
+            if memory_step.is_some_and(|known| known != this) {
+                return None;
+            }
+            memory_step = Some(this);
+        }
+    }
+    let first_lane = u8::from(memory_step == Some(-1));
+    let depth = depths.get(l.header.index()).copied().unwrap_or(0);
+    let defined = definition_blocks(f);
+    let depth_of =
+        |v: Value| defined.get(v.index()).copied().flatten().map(|b| depths.get(b.index()).copied().unwrap_or(0));
+    let outside_loops = |v: Option<Value>| v.is_none_or(|v| depth_of(v) == Some(0));
     // Stores only in a loop whose range is the same at every entry: a loop no other loop
     // contains, or one starting and ending at values computed outside every loop. Measured on
     // GMM, whose short inner loops over a local array (`y[r] += l * x` for `r` from `i + 1` to
@@ -214,7 +263,10 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
     let written = f.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.op == Opcode::Store).map(|i| i.args[0]).collect();
     Some(PairPlan {
         body,
+        header_kinds,
         kinds,
+        step,
+        first_lane,
         disjoint,
         written,
         apart: None,
@@ -302,105 +354,121 @@ impl FuncLowerer<'_, '_> {
     /// Emit the paired copy of versioned loop `k`, if it has one (after its fast copy).
     pub(super) fn emit_pair_copy(&mut self, k: usize) -> Result<(), JitError> {
         let Some(plan) = self.versioned[k].pairs.take() else { return Ok(()) };
-        let (Some(header_block), Some(body_block)) = (plan.header_block, plan.body_block) else {
+        let (Some(entry), Some(header_block), Some(body_block)) =
+            (plan.entry_block, plan.header_block, plan.body_block)
+        else {
             return Err(self.internal("paired loop without blocks".into()));
         };
         let f = self.f;
         let header = self.versioned[k].header;
         let fast_header = self.versioned[k].fast[&header];
         let iv_position = self.versioned[k].iv();
-        if let Some(entry) = plan.entry_block {
-            // Run the paired copy only for enough iterations, and only when no slice it stores
-            // to overlaps another it uses (tested only then: Cranelift computes the test made
-            // at the function's entry where it is used).
-            self.b.switch_to_block(entry);
-            let params = self.b.block_params(entry).to_vec();
-            let args: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
-            let bound = match self.versioned[k].bound() {
-                Ok(c) => self.iconst(c),
-                Err(v) => self.scalar_outside(v),
-            };
+        let up = plan.step > 0;
+        let bound_of = |l: &mut Self| match l.versioned[k].bound() {
+            Ok(c) => l.iconst(c),
+            Err(v) => l.scalar_outside(v),
+        };
+
+        // Run the paired copy only for enough iterations, and only when no slice it stores to
+        // overlaps another it uses (tested only then: Cranelift computes the test made at the
+        // function's entry where it is used).
+        self.b.switch_to_block(entry);
+        let params = self.b.block_params(entry).to_vec();
+        let args: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
+        let bound = bound_of(self);
+        let start = params[iv_position];
+        let long = if up {
             let last_start = self.b.ins().iadd_imm_s(bound, -MIN_PAIRED_TRIPS);
-            let long = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, params[iv_position], last_start);
-            match plan.apart {
-                Some(apart) => {
-                    let overlap_test = self.b.create_block();
-                    self.b.ins().brif(long, overlap_test, &[], fast_header, &args);
-                    self.b.seal_block(overlap_test);
-                    self.b.switch_to_block(overlap_test);
-                    self.b.ins().brif(apart, header_block, &args, fast_header, &args);
-                }
-                None => {
-                    self.b.ins().brif(long, header_block, &args, fast_header, &args);
-                }
+            self.b.ins().icmp(IntCC::SignedLessThanOrEqual, start, last_start)
+        } else {
+            let last_start = self.b.ins().iadd_imm_s(bound, MIN_PAIRED_TRIPS);
+            self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, start, last_start)
+        };
+        match plan.apart {
+            Some(apart) => {
+                let overlap_test = self.b.create_block();
+                self.b.ins().brif(long, overlap_test, &[], fast_header, &args);
+                self.b.seal_block(overlap_test);
+                self.b.switch_to_block(overlap_test);
+                self.b.ins().brif(apart, header_block, &args, fast_header, &args);
             }
-            self.b.seal_block(entry);
+            None => {
+                self.b.ins().brif(long, header_block, &args, fast_header, &args);
+            }
         }
-        // Two iterations left: `i + 1 < bound` (no overflow: `i < bound`).
+        self.b.seal_block(entry);
+
+        // Two iterations left: `i + 1 < bound` going up, `i - 1 > bound` going down (no
+        // overflow: the loop runs while `i` is on that side of the bound).
         self.b.switch_to_block(header_block);
         let params = self.b.block_params(header_block).to_vec();
         let i = params[iv_position];
-        let bound = match self.versioned[k].bound() {
-            Ok(c) => self.iconst(c),
-            Err(v) => self.scalar_outside(v),
-        };
-        let next = self.b.ins().iadd_imm_s(i, 1);
-        let two_left = self.b.ins().icmp(IntCC::SignedLessThan, next, bound);
+        let bound = bound_of(self);
+        let next = self.b.ins().iadd_imm_s(i, plan.step);
+        let cc = if up { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
+        let two_left = self.b.ins().icmp(cc, next, bound);
         let leave: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
         self.b.ins().brif(two_left, body_block, &[], fast_header, &leave);
 
         self.b.switch_to_block(body_block);
-        self.at_block = plan.body;
+        let header_data = f.block(header);
         let data = f.block(plan.body);
         let mut values = PairValues::default();
+        // The counter of the iteration in lane 0, whose elements are at the lower addresses.
+        let lane0_iv = if plan.first_lane == 0 { i } else { next };
         // Both iterations' shared work first (it reads no carried value).
-        for (at, (inst, &kind)) in data.insts.iter().zip(&plan.kinds).enumerate() {
+        let header_work = header_data.insts.iter().zip(&plan.header_kinds).map(|(inst, &kind)| (header, 0, inst, kind));
+        let body_work =
+            data.insts.iter().zip(&plan.kinds).enumerate().map(|(at, (inst, &kind))| (plan.body, at, inst, kind));
+        let work: Vec<(Block, usize, &jitdiff_ir::InstData, Kind)> = header_work.chain(body_work).collect();
+        for &(block, at, inst, kind) in &work {
+            self.at_block = block;
             let Some(&result) = inst.results.first() else { continue };
             match kind {
                 Kind::Uniform => {
-                    let v = self.pair_uniform((k, plan.body, at), inst, &values)?;
+                    let v = self.pair_uniform((k, block, at), inst, &values)?;
                     values.uniform.insert(result, v);
                 }
                 Kind::Lanes => {
                     let written = inst.op == Opcode::Load && plan.written.contains(&inst.args[0]);
-                    let v = self.pair_lanes((k, plan.body, at), inst, i, written, &mut values)?;
+                    let v = self.pair_lanes((k, block, at), inst, lane0_iv, written, &mut values)?;
                     values.lanes.insert(result, v);
                 }
                 Kind::Skip | Kind::PerLane | Kind::Store => {}
             }
         }
-        // Then each iteration's own work, in order; iteration `i + 1` starts from what `i`
+        // Then each iteration's own work, in order; the second starts from what the first
         // passes along the back edge (the counter included).
         let Some(Terminator::Jump(back)) = &data.term else {
             return Err(self.internal("paired loop body without back edge".into()));
         };
-        let header_params = &f.block(header).params;
-        for lane in 0..2u8 {
-            for (position, &param) in header_params.iter().enumerate() {
-                let start = match lane {
-                    0 => params[position],
-                    _ => self.pair_operand(back.args[position], 0, &mut values),
+        let (first, second) = (plan.first_lane, 1 - plan.first_lane);
+        for lane in [first, second] {
+            for (position, &param) in header_data.params.iter().enumerate() {
+                let start = match lane == first {
+                    true => params[position],
+                    false => self.pair_operand(back.args[position], first, &mut values),
                 };
                 values.per_lane[lane as usize].insert(param, start);
             }
-            for (inst, &kind) in data.insts.iter().zip(&plan.kinds) {
+            for &(block, _, inst, kind) in &work {
                 if kind != Kind::PerLane {
                     continue;
                 }
+                self.at_block = block;
                 let args: Vec<clif::Value> =
                     inst.args.iter().map(|&a| self.pair_operand(a, lane, &mut values)).collect();
                 let v = self.pair_arithmetic(inst.op, &args)?;
                 values.per_lane[lane as usize].insert(inst.results[0], v);
             }
         }
-        // The stores, in order: element `i` from lane 0, `i + 1` from lane 1.
+        // The stores, in order: each element from its iteration's lane.
+        self.at_block = plan.body;
         for (at, (inst, &kind)) in data.insts.iter().zip(&plan.kinds).enumerate() {
             if kind != Kind::Store {
                 continue;
             }
-            let base = self.pair_base(k, plan.body, at)?;
-            let offset = self.b.ins().ishl_imm_u(i, 3);
-            let address = self.b.ins().iadd(base, offset);
+            let address = self.pair_address((k, plan.body, at), lane0_iv)?;
             // One element at a time, as the scalar code stores: a later load of one of them is
             // then served from the store buffer (a wider store that a load straddles is not).
             for lane in 0..2u8 {
@@ -411,7 +479,7 @@ impl FuncLowerer<'_, '_> {
         }
         let mut args = Vec::with_capacity(params.len());
         for &arg in &back.args {
-            args.push(BlockArg::from(self.pair_operand(arg, 1, &mut values)));
+            args.push(BlockArg::from(self.pair_operand(arg, second, &mut values)));
         }
         self.b.ins().jump(header_block, &args);
         self.b.seal_block(body_block);
@@ -486,9 +554,7 @@ impl FuncLowerer<'_, '_> {
             // 16-byte load, or two 8-byte ones from a slice the function writes (one 16-byte
             // load of two elements stored apart, or straddling a 16-byte store, waits for the
             // stores to reach the cache: 3 to 4 times slower on GMM's short loops).
-            let base = self.pair_base(k, body, at)?;
-            let offset = self.b.ins().ishl_imm_u(i, 3);
-            let address = self.b.ins().iadd(base, offset);
+            let address = self.pair_address((k, body, at), i)?;
             if !written {
                 return Ok(self.b.ins().load(types::F64X2, MemFlagsData::new().with_notrap(), address, 0));
             }
@@ -507,6 +573,22 @@ impl FuncLowerer<'_, '_> {
         let l = &self.versioned[k];
         let access = l.unchecked.get(&(body, at as u32)).copied();
         access.and_then(|a| l.bases.get(a).copied()).ok_or_else(|| self.internal("paired load without base".into()))
+    }
+
+    /// The address of the lower of the two elements the access at instruction `at` of `body`
+    /// reads or writes, `lane0_iv` the counter of the iteration in lane 0: the dispatch's base
+    /// plus `coef * lane0_iv` elements, as the fast copy addresses it.
+    fn pair_address(
+        &mut self,
+        (k, body, at): (usize, Block, usize),
+        lane0_iv: clif::Value,
+    ) -> Result<clif::Value, JitError> {
+        let base = self.pair_base(k, body, at)?;
+        let l = &self.versioned[k];
+        let coef = l.unchecked.get(&(body, at as u32)).map_or(1, |&a| l.accesses()[a].coef());
+        let scaled = if coef < 0 { self.b.ins().ineg(lane0_iv) } else { lane0_iv };
+        let offset = self.b.ins().ishl_imm_u(scaled, 3);
+        Ok(self.b.ins().iadd(base, offset))
     }
 
     /// The arithmetic of `op` on scalars or lanes alike.

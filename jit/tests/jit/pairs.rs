@@ -249,6 +249,78 @@ exit:
     ret acc
 }
 
+; a reversed loop as a pullback has it: a trip count down to 0, the index computed in the
+; header, `d[j] += x[j] c` and the sum of the terms, last element first
+func @down(x: slice, d: mslice, n: i64, c: f64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(n, acc0)
+head(trip: i64, acc: f64):
+    j = isub trip, one
+    done = icmp eq trip, zero
+    br done, exit, body
+body:
+    xj = load x, j
+    w = fmul xj, c
+    dj = load d, j
+    s = fadd dj, w
+    store d, j, s
+    acc2 = fadd acc, w
+    jump head(j, acc2)
+exit:
+    ret acc
+}
+
+; counting up, reading and writing from the end: index n - 1 - i
+func @mirror(x: slice, d: mslice, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    last = isub n, one
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    k = isub last, i
+    xk = load x, k
+    sq = fmul xk, xk
+    dk = load d, k
+    s = fsub dk, sq
+    store d, k, s
+    acc2 = fsub acc, s
+    next = iadd i, one
+    jump head(next, acc2)
+exit:
+    ret acc
+}
+
+; not paired: one element read going up and one going down
+func @both_ways(x: slice, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    last = isub n, one
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    k = isub last, i
+    xi = load x, i
+    xk = load x, k
+    p = fmul xi, xk
+    acc2 = fadd acc, p
+    next = iadd i, one
+    jump head(next, acc2)
+exit:
+    ret acc
+}
+
 func @in_place(x: mslice, n: i64) -> f64 {
 entry:
     r = call @shift(x, x, n)
@@ -411,4 +483,28 @@ fn inner_loops_that_store_agree() {
     // n = 21 with m > 0 reads x[20].
     assert_eq!(check("nested", &cases), (13, 2));
     assert_eq!(check("triangle", &cases), (13, 2));
+}
+
+#[test]
+fn loops_reading_downwards_agree() {
+    let mut cases = vec![];
+    for n in [0i64, 1, 2, 7, 8, 9, 16, 17, 18] {
+        for special in [false, true] {
+            cases.push(vec![
+                slice(17, 14, special),
+                ArgValue::SliceMut(values(17, 15, false)),
+                ArgValue::I64(n),
+                ArgValue::F64(-1.5),
+            ]);
+        }
+    }
+    // n = 18 reads x[17].
+    assert_eq!(check("down", &cases), (16, 2));
+    for case in &mut cases {
+        case.pop();
+    }
+    assert_eq!(check("mirror", &cases), (16, 2));
+    let cases: Vec<Vec<ArgValue>> =
+        [0i64, 5, 9, 17, 18].iter().map(|&n| vec![slice(17, 16, true), ArgValue::I64(n)]).collect();
+    assert_eq!(check("both_ways", &cases), (4, 1));
 }
