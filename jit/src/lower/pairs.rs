@@ -60,8 +60,8 @@ pub(crate) struct PairPlan {
     /// Slices the loop stores to and other slices it reads or writes: each pair must not
     /// overlap in memory for the paired copy to run (checked on entry).
     disjoint: Vec<(Value, Value)>,
-    /// Slices some instruction of the function stores to: read and written one element at a
-    /// time here too (see `pair_lanes`).
+    /// Slices some instruction outside the loop stores to: read one element at a time (see
+    /// `pair_lanes`).
     written: Vec<Value>,
     /// Whether they are all apart, computed in the function's entry block (slices are
     /// parameters there, and the test then runs once per call rather than once per loop).
@@ -260,7 +260,16 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
             }
         }
     }
-    let written = f.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.op == Opcode::Store).map(|i| i.args[0]).collect();
+    // Slices stored to elsewhere: code just before the loop may have written the elements it
+    // reads (see `pair_lanes`). A slice only this loop stores to had each element written by
+    // an earlier entry of the loop at the latest, and is read 16 bytes at a time.
+    let written = f
+        .block_ids()
+        .filter(|&b| b != body)
+        .flat_map(|b| &f.block(b).insts)
+        .filter(|i| i.op == Opcode::Store)
+        .map(|i| i.args[0])
+        .collect();
     Some(PairPlan {
         body,
         header_kinds,
