@@ -1,8 +1,13 @@
 // GradBench `ode`: s steps of RK4 on y' = (x_0, x_1 y_0, ..., x_{n-1} y_{n-2}), y(0) = 0, up
-// to t = 2. The stages live in caller-supplied work slices (local arrays need constant sizes).
-fn ode(x: &[f64], s: usize, yf: &mut [f64], k1: &mut [f64], k2: &mut [f64], k3: &mut [f64], k4: &mut [f64], tmp: &mut [f64]) {
+// to t = 2, into `yf`.
+fn ode(x: &[f64], s: usize, yf: &mut [f64]) {
     let n = x.len();
     let h = 2.0 / s as f64;
+    let mut k1 = vec![0.0; n];
+    let mut k2 = vec![0.0; n];
+    let mut k3 = vec![0.0; n];
+    let mut k4 = vec![0.0; n];
+    let mut tmp = vec![0.0; n];
     for i in 0..n {
         yf[i] = 0.0;
     }
@@ -39,7 +44,7 @@ fn ode(x: &[f64], s: usize, yf: &mut [f64], k1: &mut [f64], k2: &mut [f64], k3: 
 }
 
 // The last component of the solution: what GradBench differentiates.
-fn ode_last(x: &[f64], s: usize, yf: &mut [f64], k1: &mut [f64], k2: &mut [f64], k3: &mut [f64], k4: &mut [f64], tmp: &mut [f64]) -> f64 {
-    ode(x, s, yf, k1, k2, k3, k4, tmp);
+fn ode_last(x: &[f64], s: usize, yf: &mut [f64]) -> f64 {
+    ode(x, s, yf);
     yf[x.len() - 1]
 }

@@ -137,13 +137,11 @@ impl Eval for Ode {
         require(!x.is_empty(), "x", "expected at least one entry")?;
         require(s >= 1, "s", "expected at least one step")?;
         let n = x.len();
-        let (mut yf, mut k1, mut k2) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-        let (mut k3, mut k4, mut tmp) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let mut yf = vec![0.0; n];
         let (output, timings) = match function {
             "primal" => {
                 let ((), t) = repeat(runs, || {
-                    self.primal
-                        .call_with(&mut args![&x, s, &mut yf, &mut k1, &mut k2, &mut k3, &mut k4, &mut tmp], |_| ())?;
+                    self.primal.call_with(&mut args![&x, s, &mut yf], |_| ())?;
                     Ok(())
                 })?;
                 (json_vector(&yf), t)
@@ -151,8 +149,7 @@ impl Eval for Ode {
             "gradient" => {
                 let mut g = vec![0.0; n];
                 let ((), t) = repeat(runs, || {
-                    let mut a = args![&x, s, &mut yf, &mut k1, &mut k2, &mut k3, &mut k4, &mut tmp];
-                    self.gradient.value_and_grad(&mut a, &mut g)?;
+                    self.gradient.value_and_grad(&mut args![&x, s, &mut yf], &mut g)?;
                     Ok(())
                 })?;
                 (json_vector(&g), t)
