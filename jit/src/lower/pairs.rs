@@ -1,8 +1,8 @@
 //! Two iterations at a time in the fast copy of a versioned loop. A loop of one header and one
 //! body block, whose counter steps by one (up to a bound, or down as a pullback counts its
-//! trips), gets a third copy, entered from the dispatch for 8 or more iterations, that runs two
-//! iterations together while two remain and then leaves to the fast copy, which runs the last
-//! one if the count was odd (and takes the loop's exit).
+//! trips), gets a third copy, entered from the dispatch for 8 or more iterations (16 if it
+//! stores), that runs two iterations together while two remain and then leaves to the fast
+//! copy, which runs the last one if the count was odd (and takes the loop's exit).
 //!
 //! Work that depends on no carried value — loads of neighbouring elements and the arithmetic on
 //! them — is done once for both iterations in `f64x2` lanes (lane 0 is the iteration whose
@@ -57,6 +57,8 @@ pub(crate) struct PairPlan {
     step: i64,
     /// The lane of the first iteration of a pair: 0, or 1 where elements are read downwards.
     first_lane: u8,
+    /// The fewest iterations the paired copy is entered for.
+    min_trips: i64,
     /// Slices the loop stores to and other slices it reads or writes: each pair must not
     /// overlap in memory for the paired copy to run (checked on entry).
     disjoint: Vec<(Value, Value)>,
@@ -90,6 +92,11 @@ pub(crate) const MAX_PAIRED_LOOPS: usize = 6;
 /// would pay a mispredicted branch more per entry (the paired loop's exit and the fast copy's
 /// last iteration).
 const MIN_PAIRED_TRIPS: i64 = 8;
+
+/// The same for a loop that stores: GMM's loops of 10 iterations storing into a local array
+/// ran 3-20 % slower paired (primal and JVP), those of 20 faster; Rosenbrock's, the MLP's and
+/// ODE's store over hundreds of elements.
+const MIN_PAIRED_TRIPS_STORING: i64 = 16;
 
 /// The paired copy of `l`, when it has one (see the module docs). `depths[b]`: how many loops
 /// contain block `b`; `used[v]`: does anything use value `v`.
@@ -183,7 +190,9 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
                 stores.push((inst.args[0], k, a));
                 Kind::Store
             }
-            Opcode::FAdd | Opcode::FSub | Opcode::FMul | Opcode::FDiv | Opcode::FNeg | Opcode::Sqrt if float_result => {
+            Opcode::FAdd | Opcode::FSub | Opcode::FMul | Opcode::FDiv | Opcode::FNeg | Opcode::Sqrt | Opcode::Fma
+                if float_result =>
+            {
                 if args.contains(&Kind::PerLane) {
                     Kind::PerLane
                 } else if args.contains(&Kind::Lanes) {
@@ -270,12 +279,14 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
         .filter(|i| i.op == Opcode::Store)
         .map(|i| i.args[0])
         .collect();
+    let min_trips = if stores.is_empty() { MIN_PAIRED_TRIPS } else { MIN_PAIRED_TRIPS_STORING };
     Some(PairPlan {
         body,
         header_kinds,
         kinds,
         step,
         first_lane,
+        min_trips,
         disjoint,
         written,
         apart: None,
@@ -387,10 +398,10 @@ impl FuncLowerer<'_, '_> {
         let bound = bound_of(self);
         let start = params[iv_position];
         let long = if up {
-            let last_start = self.b.ins().iadd_imm_s(bound, -MIN_PAIRED_TRIPS);
+            let last_start = self.b.ins().iadd_imm_s(bound, -plan.min_trips);
             self.b.ins().icmp(IntCC::SignedLessThanOrEqual, start, last_start)
         } else {
-            let last_start = self.b.ins().iadd_imm_s(bound, MIN_PAIRED_TRIPS);
+            let last_start = self.b.ins().iadd_imm_s(bound, plan.min_trips);
             self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, start, last_start)
         };
         match plan.apart {
@@ -610,6 +621,8 @@ impl FuncLowerer<'_, '_> {
             (Opcode::FDiv, &[x, y]) => ins.fdiv(x, y),
             (Opcode::FNeg, &[x]) => ins.fneg(x),
             (Opcode::Sqrt, &[x]) => ins.sqrt(x),
+            // One fused operation per lane, as the scalar code's (see `lower_inst`).
+            (Opcode::Fma, &[x, y, z]) => ins.fma(x, y, z),
             (Opcode::IAdd, &[x, y]) => ins.iadd(x, y),
             (Opcode::ISub, &[x, y]) => ins.isub(x, y),
             (Opcode::IMul, &[x, y]) => ins.imul(x, y),
