@@ -358,23 +358,17 @@ fn partials_computed_from_constants_are_not_recorded() {
     let forward = ForwardFn::builder(&module, "ode_last").wrt(["x"]).width(4).build().unwrap();
     for (n, s) in [(5usize, 3usize), (12, 7)] {
         let x = inputs(n);
-        let work = || vec![0.0; n];
-        let (mut yf, mut k1, mut k2, mut k3, mut k4, mut tmp) = (work(), work(), work(), work(), work(), work());
+        let mut yf = vec![0.0; n];
         let mut grad = vec![0.0; n];
         let mut by_vjp = vec![0.0; n];
-        // The cotangent of the result; none for the work slices the function also writes.
-        let mut cotangents = vec![0.0; 1 + 6 * n];
+        // The cotangent of the result; none for the slice the function also writes.
+        let mut cotangents = vec![0.0; 1 + n];
         cotangents[0] = 1.0;
-        reverse
-            .vjp(&mut args![&x, s, &mut yf, &mut k1, &mut k2, &mut k3, &mut k4, &mut tmp], &cotangents, &mut by_vjp)
-            .unwrap();
+        reverse.vjp(&mut args![&x, s, &mut yf], &cotangents, &mut by_vjp).unwrap();
         let tape = reverse.tape_bytes();
-        reverse
-            .value_and_grad(&mut args![&x, s, &mut yf, &mut k1, &mut k2, &mut k3, &mut k4, &mut tmp], &mut grad)
-            .unwrap();
-        let jacobian =
-            forward.jacobian(&mut args![&x, s, &mut yf, &mut k1, &mut k2, &mut k3, &mut k4, &mut tmp]).unwrap();
-        // Row 0 of the Jacobian: the result's (the work slices' rows follow).
+        reverse.value_and_grad(&mut args![&x, s, &mut yf], &mut grad).unwrap();
+        let jacobian = forward.jacobian(&mut args![&x, s, &mut yf]).unwrap();
+        // Row 0 of the Jacobian: the result's (`yf`'s rows follow).
         let row = &jacobian.data[..n];
         assert_close(&grad, row, "ode");
         assert_close(&by_vjp, row, "ode by vjp");
