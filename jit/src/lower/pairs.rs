@@ -139,7 +139,7 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
             Opcode::ICmp => Kind::Skip,
             Opcode::IConst => Kind::Uniform,
             Opcode::IAdd | Opcode::ISub | Opcode::IMul | Opcode::INeg if int_result => {
-                if inst.args.iter().map(of).any(|k| k == Kind::PerLane) { Kind::PerLane } else { Kind::Uniform }
+                per_lane_if_any(inst.args.iter().map(of))
             }
             _ => return None,
         };
@@ -163,15 +163,9 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
         let kind = match inst.op {
             Opcode::IConst | Opcode::FConst => Kind::Uniform,
             Opcode::IAdd | Opcode::ISub | Opcode::IMul | Opcode::INeg if int_result => {
-                if args.contains(&Kind::PerLane) { Kind::PerLane } else { Kind::Uniform }
+                per_lane_if_any(args.iter().copied())
             }
-            Opcode::IToF if float_result => {
-                if args.contains(&Kind::PerLane) {
-                    Kind::PerLane
-                } else {
-                    Kind::Uniform
-                }
-            }
+            Opcode::IToF if float_result => per_lane_if_any(args.iter().copied()),
             Opcode::Load if result.is_some_and(|r| !used[r.index()]) => Kind::Skip,
             Opcode::Load => {
                 let a = access(k)?;
@@ -294,6 +288,12 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
         header_block: None,
         body_block: None,
     })
+}
+
+/// An integer instruction (or a conversion of one) runs per iteration when an operand does (it
+/// reads the counter or a carried value), else once.
+fn per_lane_if_any(mut args: impl Iterator<Item = Kind>) -> Kind {
+    if args.any(|k| k == Kind::PerLane) { Kind::PerLane } else { Kind::Uniform }
 }
 
 /// The block defining each value (function parameters: the entry).
