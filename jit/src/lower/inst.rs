@@ -317,7 +317,7 @@ impl FuncLowerer<'_, '_> {
     /// `fmulsz` on one `f64` or one `f64x2` chunk: `p * q`, but +0 where `p == 0` or `q == 0`.
     /// A scalar is two compares and a select; a chunk compares lane-wise into all-ones masks and
     /// clears the masked lanes of the product (`andnpd`): +0 has no bits set.
-    fn strong_zero_mul(&mut self, p: clif::Value, q: clif::Value) -> clif::Value {
+    pub(super) fn strong_zero_mul(&mut self, p: clif::Value, q: clif::Value) -> clif::Value {
         let product = self.b.ins().fmul(p, q);
         let zero = self.b.ins().f64const(0.0);
         if self.b.func.dfg.value_type(q) == types::F64 {

@@ -184,7 +184,14 @@ pub(crate) fn plan(f: &Function, l: &VersionedLoop, depths: &[u32], used: &[bool
                 stores.push((inst.args[0], k, a));
                 Kind::Store
             }
-            Opcode::FAdd | Opcode::FSub | Opcode::FMul | Opcode::FDiv | Opcode::FNeg | Opcode::Sqrt | Opcode::Fma
+            Opcode::FAdd
+            | Opcode::FSub
+            | Opcode::FMul
+            | Opcode::FMulSz
+            | Opcode::FDiv
+            | Opcode::FNeg
+            | Opcode::Sqrt
+            | Opcode::Fma
                 if float_result =>
             {
                 if args.contains(&Kind::PerLane) {
@@ -613,6 +620,9 @@ impl FuncLowerer<'_, '_> {
 
     /// The arithmetic of `op` on scalars or lanes alike.
     fn pair_arithmetic(&mut self, op: Opcode, args: &[clif::Value]) -> Result<clif::Value, JitError> {
+        if let (Opcode::FMulSz, &[x, y]) = (op, args) {
+            return Ok(self.strong_zero_mul(x, y));
+        }
         let ins = self.b.ins();
         Ok(match (op, args) {
             (Opcode::FAdd, &[x, y]) => ins.fadd(x, y),

@@ -289,7 +289,8 @@ exit:
     ret acc
 }
 
-; fused multiply-adds as forward mode's tangent sums have them: one on lanes, one carried
+; fused multiply-adds as forward mode's tangent sums have them, and strong-zero products as
+; reverse mode's: one of each on lanes, one carried
 func @tangent(x: slice, dx: slice, n: i64) -> f64, f64 {
 entry:
     zero = iconst 0
@@ -304,10 +305,13 @@ body:
     dxi = load dx, i
     sq = fmul xi, xi
     dsq = fma xi, dxi, dxi
+    strong = fmulsz dsq, xi
     v2 = fadd v, sq
+    v3 = fmulsz v2, strong
+    v4 = fadd v3, sq
     dv2 = fma dsq, xi, dv
     next = iadd i, one
-    jump head(next, v2, dv2)
+    jump head(next, v4, dv2)
 exit:
     ret v, dv
 }
