@@ -122,6 +122,9 @@
 //! twice: a fast copy without the checks of those accesses, entered when a check before the loop
 //! proves them in bounds at both ends of the iteration range, and the checked copy otherwise, so
 //! results and errors never change (`JITDIFF_NO_VERSIONING` turns this off, for comparisons).
+//! Such a loop of one body block may also get a copy running two iterations at a time, their
+//! shared arithmetic in `f64x2` lanes and their carried sums in order, bit for bit the scalar
+//! loop's results (`JITDIFF_NO_PAIRS` turns that off; see docs/jit.md).
 //! Loops tested at their top are rotated, their test copied to the end of the body
 //! (`JITDIFF_NO_ROTATION` turns that off; see docs/jit.md), and values a call-free loop shares
 //! with code that calls are copied at its edges (`JITDIFF_NO_LOOP_COPIES` turns that off).
