@@ -62,8 +62,8 @@ pub(crate) struct PairPlan {
     /// Slices the loop stores to and other slices it reads or writes: each pair must not
     /// overlap in memory for the paired copy to run (checked on entry).
     disjoint: Vec<(Value, Value)>,
-    /// Slices some instruction outside the loop stores to: read one element at a time (see
-    /// `pair_lanes`).
+    /// Slices some instruction outside the loop stores to: read and written one element at a
+    /// time (see `pair_lanes`); the loop's other slices move 16 bytes at a time.
     written: Vec<Value>,
     /// Whether they are all apart, computed in the function's entry block (slices are
     /// parameters there, and the test then runs once per call rather than once per loop).
@@ -496,8 +496,19 @@ impl FuncLowerer<'_, '_> {
                 continue;
             }
             let address = self.pair_address((k, plan.body, at), lane0_iv)?;
-            // One element at a time, as the scalar code stores: a later load of one of them is
-            // then served from the store buffer (a wider store that a load straddles is not).
+            // Both elements in one 16-byte store where only this loop stores to the slice: its
+            // next entry reads them 16 bytes at a time at the same places, and a later 8-byte
+            // load of either is served from a 16-byte store. (The MLP's pullback, whose
+            // `d_w1[j] += x[j] a` is such a loop: 4-7 % faster.)
+            if !plan.written.contains(&inst.args[0])
+                && let Some(&vector) = values.lanes.get(&inst.args[2])
+            {
+                self.b.ins().store(MemFlagsData::new().with_notrap(), vector, address, 0);
+                continue;
+            }
+            // Otherwise one element at a time, as the scalar code stores: code elsewhere may
+            // read the slice with 16-byte loads that straddle a pair, which a 16-byte store
+            // would not serve from the store buffer.
             for lane in 0..2u8 {
                 let scalar = self.pair_operand(inst.args[2], lane, &mut values);
                 let flags = MemFlagsData::new().with_notrap().with_aligned();
