@@ -73,6 +73,7 @@ mod forward;
 mod fused;
 mod gradient;
 mod hvp;
+mod inlining;
 mod jacobian;
 mod layout;
 #[cfg(feature = "argmin")]

@@ -32,7 +32,8 @@ impl Build for PrimalFn {
     fn build_from(spec: Spec) -> Result<PrimalFn, Error> {
         let user = spec.user;
         let externs = crate::gradient::with_rule_externs(&user.externs, &spec.rules);
-        let compiled = compile(&user.module, &externs, &spec.options).map_err(|e| Error::compile(&user.name, e))?;
+        let module = crate::inlining::inline_user_calls(&user.module, &user.name);
+        let compiled = compile(&module, &externs, &spec.options).map_err(|e| Error::compile(&user.name, e))?;
         let native = compiled.function(&user.name).map_err(|e| Error::compile(&user.name, e))?;
         Ok(PrimalFn { user, native })
     }

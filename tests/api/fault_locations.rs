@@ -211,3 +211,57 @@ fn a_panic_in_rust_source_names_its_line_in_every_handle() {
         assert_eq!(grad, expected);
     }
 }
+
+/// `@f` calls `@term` per element; `@term` reads `s[i + k]`. A primal handle inlines such calls
+/// (the JIT alone keeps calls whose callee can fail): its results are the interpreter's, and a
+/// fault inside the inlined body still names `@term`'s own instruction.
+#[test]
+fn a_primal_with_inlined_calls_reports_the_callees_fault() {
+    use jitdiff::PrimalFn;
+    use jitdiff::ir::{ArgValue, Interpreter, RuntimeValue, parse_module};
+    let m = parse_module(
+        "func @f(s: slice, k: i64, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    fzero = fconst 0.0
+    jump head(zero, fzero)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    t = call @term(s, i, k)
+    acc2 = fadd acc, t
+    i2 = iadd i, one
+    jump head(i2, acc2)
+exit:
+    ret acc
+}
+func @term(s: slice, i: i64, k: i64) -> f64 {
+entry:
+    j = iadd i, k
+    v = load s, j
+    sq = fmul v, v
+    ret sq
+}",
+    )
+    .unwrap();
+    let primal = PrimalFn::builder(&m, "f").build().unwrap();
+    let s = [1.0, 2.0, 3.0, 4.0, 5.0];
+    let interpreted = |k: i64, n: i64| {
+        Interpreter::new(&m).call("f", &mut [ArgValue::Slice(s.to_vec()), ArgValue::I64(k), ArgValue::I64(n)]).ok()
+    };
+    for (k, n) in [(0, 5), (1, 4), (2, 0)] {
+        let native = primal.call(&mut args![&s[..], k, n]).unwrap();
+        let reference = interpreted(k, n).expect("the interpreter runs it");
+        assert_eq!(native, reference);
+        assert!(matches!(native[0], RuntimeValue::F64(v) if v > 0.0 || n == 0));
+    }
+    // s[2 + 3] is out of bounds on the fourth call of @term.
+    let e = primal.call(&mut args![&s[..], 2i64, 4i64]).unwrap_err();
+    let Error::Fault { fault, in_derivative: false, .. } = &e else { panic!("{e:?}") };
+    assert_eq!(fault.site().func, "term", "{e}");
+    assert_eq!(fault.site().inst, 1, "{e}");
+    assert!(e.to_string().contains("index 5 out of bounds for a slice of length 5"), "{e}");
+    assert!(interpreted(2, 4).is_none());
+}
