@@ -22,11 +22,6 @@ impl ConstantPool {
     pub fn of(module: &Module) -> ConstantPool {
         let mut values = vec![];
         let mut index = HashMap::default();
-        // The sign mask of scalar negations (see `FuncLowerer::sign_mask`).
-        if module.functions.iter().any(super::func::negates_scalars) {
-            index.insert((-0.0f64).to_bits(), 0);
-            values.push((-0.0f64).to_bits());
-        }
         for inst in module.functions.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.insts) {
             let Imm::F64(x) = inst.imm else { continue };
             if inst.op != Opcode::FConst || x.to_bits() == 0 {

@@ -104,10 +104,6 @@ pub(crate) struct FuncLowerer<'a, 'm> {
     pub at_inst: u32,
     /// The `TapeState` fields in variables, for a function with tape operations (`tape.rs`).
     pub tape_vars: Option<super::tape::TapeVars>,
-    /// The sign bit of an `f64` (`-0.0`), loaded once in the entry block when the function
-    /// negates scalars: `fneg` is then one `xor` with a register. (Cranelift's own `fneg`
-    /// materialises the mask at every use, two more instructions inside a loop.)
-    pub sign_mask: Option<clif::Value>,
     /// The local-array allocator's mark, taken at entry by a function that allocates
     /// (`local_arrays.rs`).
     pub local_array_mark: Option<clif::Value>,
@@ -194,7 +190,6 @@ pub(crate) fn lower_function(
         at_block: Block::ENTRY,
         at_inst: 0,
         tape_vars: None,
-        sign_mask: None,
         local_array_mark: None,
         versioned: vec![],
         versioned_around: vec![],
@@ -263,14 +258,6 @@ fn used_values(f: &Function) -> Vec<bool> {
     used
 }
 
-/// Does `f` negate an `f64` (see `FuncLowerer::sign_mask`)?
-pub(crate) fn negates_scalars(f: &Function) -> bool {
-    f.blocks
-        .iter()
-        .flat_map(|b| &b.insts)
-        .any(|i| i.op == Opcode::FNeg && i.results.first().is_some_and(|&r| f.ty(r) == Type::F64))
-}
-
 impl FuncLowerer<'_, '_> {
     fn lower_body(&mut self) -> Result<(), JitError> {
         let f = self.f;
@@ -294,9 +281,6 @@ impl FuncLowerer<'_, '_> {
         }
         if f.allocates() {
             self.take_local_array_mark()?;
-        }
-        if negates_scalars(f) {
-            self.sign_mask = Some(self.float_constant(-0.0));
         }
         let scratch_bytes = 8 * self.scratch_slots();
         if scratch_bytes > 0 {
