@@ -5,12 +5,14 @@ use crate::ad::{ForwardDerivative, derive_forward_with_rules};
 use crate::builder::{Build, Builder, HasWidth, Spec, sealed};
 use crate::error::{Buffer, Error};
 use crate::gradient::with_rule_externs;
+use crate::inlining::inline_user_calls;
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
 use jitdiff_ir::passes::{self, retain_reachable};
 use jitdiff_ir::{Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, FrameResults, JitOptions, compile};
 use smallvec::SmallVec;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A JIT-compiled forward-mode derivative of one function.
@@ -100,6 +102,8 @@ impl Build for ForwardFn {
         if inline_calls {
             passes::inline_calls(&mut needed, |_, _| true, passes::INLINE_LIMIT);
             needed = retain_reachable(&needed, &[&derived.name]);
+        } else if let Cow::Owned(inlined) = inline_user_calls(&needed, &derived.name) {
+            needed = inlined;
         }
         let compiled = compile(&needed, &externs, &with_tangent_shadows(&derived, &options))
             .map_err(|e| Error::compile(&user.name, e))?;

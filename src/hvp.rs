@@ -70,6 +70,7 @@ impl Build for HvpFn {
         let scalar_cotangents = user.params.iter().zip(wrt).filter(|(t, on)| **on && **t == Type::F64).count();
         drop_value_tangents(&mut derived, &vg_returns, vg_returns.len() - scalar_cotangents);
         let needed = retain_reachable(&derived.module, &[&derived.name]);
+        let needed = crate::inlining::inline_user_calls(&needed, &derived.name);
         let compiled = compile(&needed, &with_rule_externs(&user.externs, &rules), &options)
             .map_err(|e| Error::compile(&user.name, e))?;
         let native = compiled.function(&derived.name).map_err(|e| Error::compile(&user.name, e))?;

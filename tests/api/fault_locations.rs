@@ -264,4 +264,27 @@ entry:
     assert_eq!(fault.site().inst, 1, "{e}");
     assert!(e.to_string().contains("index 5 out of bounds for a slice of length 5"), "{e}");
     assert!(interpreted(2, 4).is_none());
+
+    // The forward and HVP handles inline the derived calls too: their values agree with reverse
+    // mode's, and the same fault names the same instruction of @term.
+    let gradient = GradientFn::builder(&m, "f").wrt(["s"]).gradient_mode(GradientMode::Reverse).build().unwrap();
+    let forward = ForwardFn::builder(&m, "f").wrt(["s"]).build().unwrap();
+    let hvp = HvpFn::builder(&m, "f").wrt(["s"]).build().unwrap();
+    let v = [0.5, -1.0, 2.0, 0.25, 1.5];
+    let mut g = [0.0; 5];
+    gradient.value_and_grad(&mut args![&s[..], 1i64, 4i64], &mut g).unwrap();
+    let (_, tangent) = forward.jvp(&mut args![&s[..], 1i64, 4i64], &[&v]).unwrap();
+    let dot: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+    assert!((tangent[0] - dot).abs() <= 1e-12 * dot.abs(), "{tangent:?} vs {dot}");
+    // f = sum of s[i + 1]^2 for i < 4: H = 2 on s[1..5].
+    let mut product = [0.0; 5];
+    hvp.hvp(&mut args![&s[..], 1i64, 4i64], &v, &mut product).unwrap();
+    assert_eq!(product, [0.0, -2.0, 4.0, 0.5, 3.0]);
+    for e in [
+        forward.jvp(&mut args![&s[..], 2i64, 4i64], &[&v]).unwrap_err(),
+        hvp.hvp(&mut args![&s[..], 2i64, 4i64], &v, &mut product).unwrap_err(),
+    ] {
+        let Error::Fault { fault, in_derivative: false, .. } = &e else { panic!("{e:?}") };
+        assert_eq!((fault.site().func.as_str(), fault.site().inst), ("term", 1), "{e}");
+    }
 }
