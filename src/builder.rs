@@ -99,8 +99,6 @@ pub(crate) struct Spec {
     pub gradient_mode: GradientMode,
     /// How reverse mode bounds the tape of loops (`GradientFn` only).
     pub checkpoint: Checkpoint,
-    /// Inline the derived function's calls before compiling (forward lanes of `GradientFn`).
-    pub inline_calls: bool,
 }
 
 impl Spec {
@@ -115,7 +113,6 @@ impl Spec {
             fd: FdOptions::central(),
             gradient_mode: GradientMode::Auto,
             checkpoint: Checkpoint::Off,
-            inline_calls: false,
         }
     }
 }
@@ -229,7 +226,7 @@ impl<'m, K: Build> Builder<'m, K> {
             user.module = Arc::new(module);
             rules = expanded_rules;
         }
-        K::build_from(Spec { user, rules, options, width, fd, gradient_mode, checkpoint, inline_calls: false })
+        K::build_from(Spec { user, rules, options, width, fd, gradient_mode, checkpoint })
     }
 
     fn resolve(self) -> Result<UserFunction, Error> {

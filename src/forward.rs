@@ -8,7 +8,7 @@ use crate::gradient::with_rule_externs;
 use crate::inlining::inline_user_calls;
 use crate::scratch::with_scratch;
 use crate::user::UserFunction;
-use jitdiff_ir::passes::{self, retain_reachable};
+use jitdiff_ir::passes::retain_reachable;
 use jitdiff_ir::{Module, RuntimeValue, Type};
 use jitdiff_jit::{Arg, BoundsCheckStats, CompiledFn, CompiledModule, FrameResults, JitOptions, compile};
 use smallvec::SmallVec;
@@ -94,15 +94,12 @@ impl HasWidth for ForwardFn {}
 impl Build for ForwardFn {
     #[allow(private_interfaces)]
     fn build_from(spec: Spec) -> Result<ForwardFn, Error> {
-        let Spec { user, rules, options, width, inline_calls, .. } = spec;
+        let Spec { user, rules, options, width, .. } = spec;
         let width = width.unwrap_or(1);
         let derived = derive_forward_with_rules(&user.module, &user.name, user.derivation_wrt(), width, &rules)?;
         let externs = with_rule_externs(&user.externs, &rules);
         let mut needed = retain_reachable(&derived.module, &[&derived.name]);
-        if inline_calls {
-            passes::inline_calls(&mut needed, |_, _| true, passes::INLINE_LIMIT);
-            needed = retain_reachable(&needed, &[&derived.name]);
-        } else if let Cow::Owned(inlined) = inline_user_calls(&needed, &derived.name) {
+        if let Cow::Owned(inlined) = inline_user_calls(&needed, &derived.name) {
             needed = inlined;
         }
         let compiled = compile(&needed, &externs, &with_tangent_shadows(&derived, &options))

@@ -865,13 +865,10 @@ fn build_lanes(
     w: usize,
     fall_back: bool,
 ) -> Result<Option<ForwardLanes>, Error> {
-    let spec = Spec {
-        // Calls of small functions cost a sweep more than their bodies (results pass through
-        // memory, a status is checked): the pendulum's 4-lane sweep takes 0.77 of the time
-        // with its acceleration inlined.
-        inline_calls: true,
-        ..Spec::inner(user, rules, options, w as u8)
-    };
+    // `ForwardFn` inlines the derived calls (`inlining.rs`): a call costs a sweep more than a
+    // small body (the pendulum's 4-lane sweep took 0.77 of the time with its acceleration
+    // inlined).
+    let spec = Spec::inner(user, rules, options, w as u8);
     match ForwardFn::build_from(spec) {
         Ok(f) => Ok(Some(ForwardLanes { framed: FramedLanes::new(user, &f), f })),
         Err(_) if fall_back => Ok(None),
