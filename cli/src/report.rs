@@ -3,9 +3,10 @@
 //! VJP and value_and_grad against the hand-written Rust primal and gradient and central finite
 //! differences, as ratios.
 
-use super::bench::{time_fd, time_forward};
+use super::bench::time_fd;
 use super::error::CliError;
-use super::timing::{best_interleaved, human, machine_line, seconds_per_call};
+use super::timing::{TimedRow, best_interleaved, best_interleaved_calibrated, human, machine_line, seconds_per_call};
+use super::values::scalars_in;
 use jitdiff::fd::{FdOptions, FiniteDiff};
 use jitdiff::ir::{ExternRegistry, RuntimeValue, parse_module};
 use jitdiff::jit::{Arg, JitOptions, compile};
@@ -108,22 +109,11 @@ fn measure(p: &dyn Problem, budget: Duration) -> Result<Row, CliError> {
     }
     let n = p.gradient_len();
 
-    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new())?;
-    let primal = compiled.function(p.entry())?;
-    let mut results: Vec<RuntimeValue> = primal.returns().iter().map(|_| RuntimeValue::F64(0.0)).collect();
-    let primal_s = seconds_per_call(budget, 5, || {
-        let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
-        primal.call_into(&mut native, &mut results)
-    })?;
-    let rust_primal_s = seconds_per_call::<CliError>(budget, 5, || {
-        std::hint::black_box(p.reference());
-        Ok(())
-    })?;
-
+    // The primal as a user builds it (`PrimalFn`: the user's calls inlined), called natively.
+    let primal_handle = PrimalFn::builder(&module, p.entry()).build()?;
+    let primal = primal_handle.native();
     let f1 = ForwardFn::builder(&module, p.entry()).wrt_mask(&wrt).width(1).build()?;
-    let jvp_s = time_forward(&f1, &wrt, &mut args, budget)?;
     let f8 = ForwardFn::builder(&module, p.entry()).wrt_mask(&wrt).width(8).build()?;
-    let jvp8_s = time_forward(&f8, &wrt, &mut args, budget)?;
 
     // Derive + compile with the first call (where `GradientMode::Auto` compiles what the call
     // needs: forward lanes for few inputs, else reverse mode), best of 3 fresh handles; one
@@ -150,15 +140,60 @@ fn measure(p: &dyn Problem, budget: Duration) -> Result<Row, CliError> {
         handle = Some(grad);
     }
     let grad = handle.expect("three builds");
+
+    // Every kind of call timed together, interleaved (see `best_interleaved_calibrated`), each
+    // on its own copy of the arguments.
+    let mut results: Vec<RuntimeValue> = primal.returns().iter().map(|_| RuntimeValue::F64(0.0)).collect();
+    let (mut primal_args, mut vg_args) = (p.args(), p.args());
+    let tangents = |w: usize| -> Vec<Vec<f64>> {
+        args.iter().zip(&wrt).filter(|(_, on)| **on).map(|(a, _)| vec![1.0; scalars_in(a) * w]).collect()
+    };
+    let (tangents1, tangents8) = (tangents(1), tangents(8));
+    let (views1, views8): (Vec<&[f64]>, Vec<&[f64]>) =
+        (tangents1.iter().map(Vec::as_slice).collect(), tangents8.iter().map(Vec::as_slice).collect());
+    let (mut out1, mut out8) = (f1.output(), f8.output());
+    let (mut jvp1_args, mut jvp8_args) = (p.args(), p.args());
+    let mut g = vec![0.0; n];
+    let mut hand = vec![0.0; n];
+    let has_hand = p.hand_value_and_grad(&mut hand).is_some();
+    let mut primal_row = || -> Result<(), CliError> {
+        let mut native: SmallVec<[Arg<'_>; 8]> = primal_args.iter_mut().map(Arg::from).collect();
+        Ok(primal.call_into(&mut native, &mut results)?)
+    };
+    let mut rust_row = || -> Result<(), CliError> {
+        std::hint::black_box(p.reference());
+        Ok(())
+    };
+    let mut jvp1_row = || -> Result<(), CliError> {
+        let mut native: SmallVec<[Arg<'_>; 8]> = jvp1_args.iter_mut().map(Arg::from).collect();
+        Ok(f1.jvp_into(&mut native, &views1, &mut out1)?)
+    };
+    let mut jvp8_row = || -> Result<(), CliError> {
+        let mut native: SmallVec<[Arg<'_>; 8]> = jvp8_args.iter_mut().map(Arg::from).collect();
+        Ok(f8.jvp_into(&mut native, &views8, &mut out8)?)
+    };
+    let mut vg_row = || -> Result<(), CliError> {
+        let mut native: SmallVec<[Arg<'_>; 8]> = vg_args.iter_mut().map(Arg::from).collect();
+        Ok(grad.value_and_grad(&mut native, &mut g).map(|_| ())?)
+    };
+    let mut hand_row = || -> Result<(), CliError> {
+        std::hint::black_box(p.hand_value_and_grad(&mut hand));
+        Ok(())
+    };
+    let mut rows: Vec<TimedRow<'_, CliError>> =
+        vec![&mut primal_row, &mut rust_row, &mut jvp1_row, &mut jvp8_row, &mut vg_row];
+    if has_hand {
+        rows.push(&mut hand_row);
+    }
+    let times = best_interleaved_calibrated(budget, &mut rows)?;
+    drop(rows);
+    let [primal_s, rust_primal_s, jvp_s, jvp8_s, value_and_grad_s] = [times[0], times[1], times[2], times[3], times[4]];
+    // Timed on its own: a VJP allocates its pullback state on every call (GMM d = 20: about
+    // 200 MB), which would disturb the rows interleaved with it.
     let vjp_s = seconds_per_call(budget, 5, || {
         let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
         let (_, mut pullback) = grad.pullback(&mut native)?;
         pullback.apply(&[1.0]).map(|_| ())
-    })?;
-    let mut g = vec![0.0; n];
-    let value_and_grad_s = seconds_per_call(budget, 5, || {
-        let mut native: SmallVec<[Arg<'_>; 8]> = args.iter_mut().map(Arg::from).collect();
-        grad.value_and_grad(&mut native, &mut g).map(|_| ())
     })?;
 
     let compile_s = if built_and_prepared_s.is_finite() {
@@ -168,23 +203,18 @@ fn measure(p: &dyn Problem, budget: Duration) -> Result<Row, CliError> {
     };
     let mode = grad.mode_for(&args.iter_mut().map(Arg::from).collect::<SmallVec<[Arg<'_>; 8]>>());
 
-    let mut hand = vec![0.0; n];
-    let (hand_grad_s, hand_diff) = match p.hand_value_and_grad(&mut hand) {
-        None => (None, None),
-        Some(_) => {
+    let (hand_grad_s, hand_diff) = match has_hand {
+        false => (None, None),
+        true => {
             let diff = g.iter().zip(&hand).fold(0.0f64, |m, (a, b)| {
                 let scale = a.abs().max(b.abs());
                 if scale == 0.0 { m } else { m.max((a - b).abs() / scale) }
             });
-            let t = seconds_per_call::<CliError>(budget, 5, || {
-                std::hint::black_box(p.hand_value_and_grad(&mut hand));
-                Ok(())
-            })?;
-            (Some(t), Some(diff))
+            (Some(times[5]), Some(diff))
         }
     };
 
-    drop(primal);
+    drop(primal_handle);
     let fd = FiniteDiff::builder(&module, p.entry()).wrt_mask(&wrt).fd_options(FdOptions::central()).build()?;
     let (fd_s, fd_estimated) = time_fd(&fd, &mut args, n, primal_s, budget)?;
     Ok(Row {
@@ -216,9 +246,12 @@ fn markdown(rows: &[Row], quick: bool) -> String {
     let _ = writeln!(s, "Machine: {}\n", machine_line());
     let _ = writeln!(
         s,
-        "Every figure is a ratio of times measured in this one run (the median of a few samples of \
-         wall-clock time, single-threaded), because the machine is shared and absolute times drift. \
-         *P* is jitdiff's JIT-compiled primal; *Rust P* the plain-Rust reference primal \
+        "Every figure is a ratio of times measured in this one run (wall-clock, single-threaded), \
+         because the machine is shared and absolute times drift. A problem's P, Rust P, JVP, \
+         JVP×8, VG and hand grad are the best of 5-10 rounds in which each takes its turn for \
+         a tenth to a third of a second, so that load hits them alike; VJP and FD are medians of a \
+         few samples taken after them. \
+         *P* is jitdiff's JIT-compiled primal (`PrimalFn`); *Rust P* the plain-Rust reference primal \
          (`Problem::reference`); *hand grad* the hand-written Rust value and gradient \
          (`Problem::hand_value_and_grad`, n/a where a problem has none yet). JVP is one forward \
          sweep with one tangent, JVP×8 one sweep with 8 tangent lanes, VJP a forward run recording \

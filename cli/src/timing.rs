@@ -1,4 +1,5 @@
-//! Simple wall-clock timing (median of a few samples, each long enough to swamp `Instant`'s
+//! Simple wall-clock timing (median of a few samples, or the best of rounds interleaved across
+//! rows; each sample long enough to swamp `Instant`'s
 //! resolution) and the machine line of reports. Criterion does the careful measurements in
 //! `benches/`; these are for the command's quick tables, where ratios measured in one run matter.
 
@@ -44,6 +45,38 @@ pub fn best_interleaved(rounds: usize, calls: usize, rows: &mut [&mut dyn FnMut(
         }
     }
     best
+}
+
+/// A timed row of [`best_interleaved_calibrated`]: one call, which may fail.
+pub type TimedRow<'a, E> = &'a mut dyn FnMut() -> Result<(), E>;
+
+/// Seconds per call of each row, about `budget` of calls each: every row is called once (a
+/// failure is returned; the time sizes its blocks), then the best of 5 to 10 rounds, each
+/// round one block of every row in turn. Interleaving puts a shared machine's load on every
+/// row alike, so the ratios of the rows stay true where medians taken one row after another
+/// do not (on a host with steal time they differed by up to 2×).
+pub fn best_interleaved_calibrated<E>(budget: Duration, rows: &mut [TimedRow<'_, E>]) -> Result<Vec<f64>, E> {
+    let mut first = Vec::with_capacity(rows.len());
+    for row in rows.iter_mut() {
+        let start = Instant::now();
+        row()?;
+        first.push(start.elapsed().as_secs_f64().max(1e-9));
+    }
+    let slowest = first.iter().copied().fold(0.0, f64::max);
+    let rounds = (budget.as_secs_f64() / slowest).floor().clamp(5.0, 10.0) as usize;
+    let calls: Vec<usize> =
+        first.iter().map(|&t| (budget.as_secs_f64() / rounds as f64 / t).floor().max(1.0) as usize).collect();
+    let mut best = vec![f64::INFINITY; rows.len()];
+    for _ in 0..rounds {
+        for ((row, b), &n) in rows.iter_mut().zip(&mut best).zip(&calls) {
+            let start = Instant::now();
+            for _ in 0..n {
+                row()?;
+            }
+            *b = b.min(start.elapsed().as_secs_f64() / n as f64);
+        }
+    }
+    Ok(best)
 }
 
 /// `CPU model, N cores, rustc version, load average` of this machine.
@@ -109,6 +142,27 @@ mod tests {
         })
         .unwrap();
         assert!(t < 1e-5 && calls > 100, "{t} {calls}");
+    }
+
+    #[test]
+    fn interleaved_rows_are_sized_by_their_first_call_and_fail_on_a_failing_call() {
+        let (mut slow_calls, mut fast_calls) = (0, 0u64);
+        let mut slow = || -> Result<(), ()> {
+            slow_calls += 1;
+            std::thread::sleep(Duration::from_millis(4));
+            Ok(())
+        };
+        let mut fast = || -> Result<(), ()> {
+            fast_calls += 1;
+            std::hint::black_box(fast_calls);
+            Ok(())
+        };
+        let times = best_interleaved_calibrated(Duration::from_millis(20), &mut [&mut slow, &mut fast]).unwrap();
+        assert!(times[0] >= 0.004 && times[1] < 1e-4, "{times:?}");
+        // The first call, then 5 rounds (the fewest) of one call each; many calls of the fast row.
+        assert!(slow_calls == 6 && fast_calls > 100, "{slow_calls} {fast_calls}");
+        let mut failing = || -> Result<(), &str> { Err("no") };
+        assert_eq!(best_interleaved_calibrated(Duration::from_millis(5), &mut [&mut failing]), Err("no"));
     }
 
     #[test]
