@@ -106,6 +106,21 @@ pub fn inline_sites(module: &mut Module, wanted: impl Fn(CallSite<'_>) -> bool, 
     }
 }
 
+/// Does some function of `module` reach itself through calls (direct or mutual recursion)?
+/// Without recursion a chain of calls visits each function at most once.
+///
+/// ```
+/// use jitdiff_ir::{parse_module, passes};
+/// let leaf = "func @f(x: f64) -> f64 {\nentry:\n    y = call @g(x)\n    ret y\n}\nfunc @g(a: f64) -> f64 {\nentry:\n    ret a\n}\n";
+/// assert!(!passes::has_recursion(&parse_module(leaf).unwrap()));
+/// let cycle = "func @f(x: f64) -> f64 {\nentry:\n    y = call @g(x)\n    ret y\n}\nfunc @g(a: f64) -> f64 {\nentry:\n    b = call @f(a)\n    ret b\n}\n";
+/// assert!(passes::has_recursion(&parse_module(cycle).unwrap()));
+/// ```
+pub fn has_recursion(module: &Module) -> bool {
+    let callees: Vec<Vec<FuncId>> = module.functions.iter().map(calls_of).collect();
+    (0..callees.len()).any(|f| reaches(&callees, FuncId(f as u32), FuncId(f as u32)))
+}
+
 fn body_size(f: &Function) -> usize {
     f.blocks.iter().map(|b| b.insts.len() + 1).sum()
 }

@@ -41,7 +41,7 @@ pub use cse::cse;
 pub use dce::{dce, dce_with_removable_calls, remove_unreachable_blocks};
 pub use fold::fold_constants;
 pub use hoist::hoist_constants;
-pub use inline::{CallSite, inline_calls, inline_sites};
+pub use inline::{CallSite, has_recursion, inline_calls, inline_sites};
 pub use licm::licm;
 pub use loads::remove_redundant_loads;
 pub use merge::{merge_blocks, thread_jumps};
