@@ -340,6 +340,29 @@ impl FuncLowerer<'_, '_> {
         Ok(())
     }
 
+    /// The tape's base address and cursor (for a paired loop's pops).
+    pub(super) fn tape_base_and_cursor(&mut self) -> Result<(clif::Value, clif::Value), JitError> {
+        let vars = self.vars()?;
+        Ok((self.b.use_var(vars.base), self.b.use_var(vars.cursor)))
+    }
+
+    /// The tape's base address and length, where the next push goes (for a paired loop's
+    /// pushes).
+    pub(super) fn tape_base_and_len(&mut self) -> Result<(clif::Value, clif::Value), JitError> {
+        let vars = self.vars()?;
+        Ok((self.b.use_var(vars.base), self.b.use_var(vars.len)))
+    }
+
+    /// Move the cursor to `to`, and the length with it after pushes (`pushed`).
+    pub(super) fn set_tape_cursor(&mut self, to: clif::Value, pushed: bool) -> Result<(), JitError> {
+        let vars = self.vars()?;
+        if pushed {
+            self.b.def_var(vars.len, to);
+        }
+        self.b.def_var(vars.cursor, to);
+        Ok(())
+    }
+
     /// `tpop.T`: fail if `cursor == 0`, else `cursor -= 1` and read the entry there as `ty`.
     pub(super) fn lower_tpop(&mut self, ty: Type) -> Result<clif::Value, JitError> {
         let vars = self.vars()?;

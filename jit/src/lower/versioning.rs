@@ -637,6 +637,8 @@ impl FuncLowerer<'_, '_> {
         }
         self.versioned[k].bases = bases;
         let args: Vec<BlockArg> = params.iter().map(|&p| BlockArg::from(p)).collect();
+        // The paired copy, where the loop has one, tests its own count and falls back to the fast.
+        let first = self.versioned[k].pairs.as_ref().and_then(|p| p.first_block()).unwrap_or(fast_header);
         if let Some(run) = self.versioned[k].tape {
             // The loop's entries (see `TapeRun`). A loop too long to count them (over 2^32
             // iterations), or a tape that cannot grow that far or holds fewer entries than the
@@ -650,16 +652,15 @@ impl FuncLowerer<'_, '_> {
             if run.pops {
                 let enough = self.tape_holds(entries)?;
                 ok = self.b.ins().band(ok, enough);
-                self.b.ins().brif(ok, fast_header, &args, checked_header, &args);
+                self.b.ins().brif(ok, first, &args, checked_header, &args);
             } else {
                 let reserve = self.b.create_block();
                 self.b.ins().brif(ok, reserve, &[], checked_header, &args);
                 self.b.seal_block(reserve);
                 self.b.switch_to_block(reserve);
-                self.reserve_or(entries, fast_header, checked_header, &args)?;
+                self.reserve_or(entries, first, checked_header, &args)?;
             }
         } else {
-            let first = self.versioned[k].pairs.as_ref().and_then(|p| p.first_block()).unwrap_or(fast_header);
             self.b.ins().brif(ok, first, &args, checked_header, &args);
         }
         // An edge entering from inside another versioned loop (its exit straight into this

@@ -526,3 +526,153 @@ fn fused_multiply_adds_agree() {
     // n = 32 reads x[31].
     assert_eq!(check("tangent", &cases), (12, 2));
 }
+
+/// Loops that push or pop one `f64` per iteration: paired where the two iterations' entries lie
+/// next to each other on the tape in the order their elements lie in memory.
+const TAPE_LOOPS: &str = "\
+; pushes each square (shared work) as it stores it
+func @push_squares(x: slice, out: mslice, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    xi = load x, i
+    sq = fmul xi, xi
+    store out, i, sq
+    tpush sq
+    acc2 = fadd acc, sq
+    next = iadd i, one
+    jump head(next, acc2)
+exit:
+    ret acc
+}
+
+; pushes the running sum, a carried value (each iteration's own)
+func @push_sums(x: slice, n: i64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    half = fconst 0.5
+    jump head(zero, acc0)
+head(i: i64, acc: f64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    xi = load x, i
+    h = fmul xi, half
+    acc2 = fadd acc, h
+    tpush acc2
+    next = iadd i, one
+    jump head(next, acc2)
+exit:
+    ret acc
+}
+
+; pops one entry per iteration, last element first, as a pullback does
+func @pop_down(d: mslice, n: i64, c: f64) -> f64 {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    acc0 = fconst 0.0
+    jump head(n, acc0)
+head(trip: i64, acc: f64):
+    j = isub trip, one
+    done = icmp eq trip, zero
+    br done, exit, body
+body:
+    e = tpop.f64
+    w = fmul e, c
+    dj = load d, j
+    s = fadd dj, w
+    store d, j, s
+    acc2 = fadd acc, e
+    jump head(j, acc2)
+exit:
+    ret acc
+}
+
+; not paired: pops going up through memory (the second iteration's entry lies below the
+; first's, its element above)
+func @pop_up(d: mslice, n: i64) {
+entry:
+    zero = iconst 0
+    one = iconst 1
+    jump head(zero)
+head(i: i64):
+    more = icmp lt i, n
+    br more, body, exit
+body:
+    e = tpop.f64
+    sq = fmul e, e
+    di = load d, i
+    s = fadd di, sq
+    store d, i, s
+    next = iadd i, one
+    jump head(next)
+exit:
+    ret
+}
+";
+
+/// Run `name` natively and in the interpreter on `tape`; both must agree (values, failures and
+/// the final tape, bit for bit). Returns the agreed tape.
+fn on_tape(name: &str, args: &[ArgValue], tape: &jitdiff_ir::Tape) -> (jitdiff_jit::Agreement, jitdiff_ir::Tape) {
+    let module = parse_module(TAPE_LOOPS).unwrap();
+    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    let interp = jitdiff_ir::Interpreter::new(&module);
+    jitdiff_jit::differential_call_with_tape(&compiled, &interp, name, args, tape).unwrap_or_else(|d| panic!("{d}"))
+}
+
+#[test]
+fn loops_pushing_or_popping_one_entry_per_iteration_are_paired() {
+    let module = parse_module(TAPE_LOOPS).unwrap();
+    let compiled = compile(&module, &ExternRegistry::new(), &JitOptions::new()).unwrap();
+    for (name, paired) in [("push_squares", 1), ("push_sums", 1), ("pop_down", 1), ("pop_up", 0)] {
+        let stats = compiled.function(name).unwrap().bounds_check_stats();
+        assert_eq!(stats.versioned_loops, 1, "@{name}: {stats:?}");
+        assert_eq!(stats.paired_loops, paired, "@{name}: {stats:?}");
+    }
+}
+
+#[test]
+fn paired_pushes_and_pops_agree_for_every_trip_count() {
+    use jitdiff_ir::Tape;
+    for n in (0..40).chain([101, 1000]) {
+        let x = values(n, n as u64, n % 3 == 0);
+        // Pushed onto an empty tape and onto one holding a few entries (an odd count, so the
+        // pairs are not 16-byte aligned there).
+        for held in [0usize, 3] {
+            let mut tape = Tape::new();
+            for k in 0..held {
+                tape.push_bits((k as f64).to_bits()).unwrap();
+            }
+            let args = [ArgValue::Slice(x.clone()), ArgValue::SliceMut(vec![0.0; n]), ArgValue::I64(n as i64)];
+            let (_, pushed) = on_tape("push_squares", &args, &tape);
+            assert_eq!(pushed.len(), held + n);
+            let (_, pushed) = on_tape("push_sums", &[ArgValue::Slice(x.clone()), ArgValue::I64(n as i64)], &pushed);
+            assert_eq!(pushed.len(), held + 2 * n);
+            // Popped back: the sums, then the squares; then one loop too many fails at the
+            // pop the interpreter fails at.
+            let pop = |tape: &Tape, c: f64| {
+                let args = [ArgValue::SliceMut(values(n, 7, false)), ArgValue::I64(n as i64), ArgValue::F64(c)];
+                on_tape("pop_down", &args, tape)
+            };
+            let (_, popped) = pop(&pushed, 1.5);
+            let (_, popped) = pop(&popped, -0.25);
+            assert_eq!(popped.cursor(), held);
+            let (last, after) = pop(&popped, 2.0);
+            if n > held {
+                assert_eq!(last, jitdiff_jit::Agreement::Failed("TapeUnderflow"), "n = {n}, held {held}");
+            }
+            assert_eq!(after.cursor(), held.saturating_sub(n));
+            let (_, up) = on_tape("pop_up", &[ArgValue::SliceMut(vec![1.0; n]), ArgValue::I64(n as i64)], &pushed);
+            assert_eq!(up.cursor(), held + n);
+        }
+    }
+}
