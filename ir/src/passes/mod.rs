@@ -1,5 +1,5 @@
-//! IR passes: dead-code elimination, constant folding (reads of data tables included), constant
-//! hoisting, common-subexpression elimination, redundant loads, negation folding, redundant block parameters,
+//! IR passes: dead-code elimination, constant folding (reads of data tables included), division
+//! by powers of two as multiplication, constant hoisting, common-subexpression elimination, redundant loads, negation folding, redundant block parameters,
 //! reassociation of integer index arithmetic, loop-invariant code motion, redundant loop counters and merging of block chains; unused
 //! parameters of internal functions; sinking.
 //!
@@ -7,7 +7,9 @@
 //! the interpreter computes — results, stores, errors and their order (sinking alone may let
 //! another error come first: see [`sink`]) — and leaves the function
 //! canonical (see [`Function::canonicalize`]). A function the verifier accepts is still accepted
-//! afterwards. None of them rewrites floating-point algebra: `x * 0.0` is not `0.0` in IEEE.
+//! afterwards. None of them rewrites floating-point algebra except where the result is the same
+//! bit for bit (`x / 2.0` as `x * 0.5`, see [`divide_by_reciprocals`]): `x * 0.0` is not `0.0`
+//! in IEEE.
 //!
 //! ```
 //! use jitdiff_ir::{parse_module, passes, print_module};
@@ -30,6 +32,7 @@ mod negate;
 mod params;
 mod reachable;
 mod reassociate;
+mod reciprocal;
 mod sink;
 mod tables;
 mod tape;
@@ -49,6 +52,7 @@ pub use negate::fold_negations;
 pub use params::remove_redundant_params;
 pub use reachable::retain_reachable;
 pub use reassociate::reassociate;
+pub use reciprocal::divide_by_reciprocals;
 pub use sink::sink;
 pub use tables::fold_table_reads;
 pub use tape::forward_tape_entries;
@@ -58,9 +62,23 @@ pub use unused_results::{zero_results, zero_unused_results};
 use crate::function::{Function, Module, Table, Value};
 
 /// The passes [`run_pass`] knows, by name.
-pub const PASS_NAMES: [&str; 15] = [
-    "dce", "fold", "hoist", "cse", "loads", "negate", "params", "licm", "sink", "counters", "merge", "thread",
-    "inline", "optimize", "tape",
+pub const PASS_NAMES: [&str; 16] = [
+    "dce",
+    "fold",
+    "reciprocal",
+    "hoist",
+    "cse",
+    "loads",
+    "negate",
+    "params",
+    "licm",
+    "sink",
+    "counters",
+    "merge",
+    "thread",
+    "inline",
+    "optimize",
+    "tape",
 ];
 
 /// The size [`run_pass`]`("inline")` lets a caller grow to, in instructions.
@@ -69,7 +87,7 @@ pub const INLINE_LIMIT: usize = 10_000;
 /// [`run_pass`] was given a name it does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown pass `{name}`; known passes are dce, fold, hoist, cse, loads, negate, params, reassociate, licm, sink, counters, merge, thread, inline and optimize"
+    "unknown pass `{name}`; known passes are dce, fold, reciprocal, hoist, cse, loads, negate, params, reassociate, licm, sink, counters, merge, thread, inline, tape and optimize"
 )]
 pub struct UnknownPass {
     /// The name given.
@@ -106,6 +124,7 @@ pub fn optimize_function(function: &mut Function) {
     for _ in 0..MAX_ROUNDS {
         let before = fingerprint(function);
         fold_constants(function);
+        divide_by_reciprocals(function);
         hoist_constants(function);
         fold_negations(function);
         remove_redundant_params(function);
@@ -184,6 +203,9 @@ pub fn run_pass(name: &str, module: &mut Module) -> Result<(), UnknownPass> {
             sink(f);
         },
         "counters" => eliminate_counters,
+        "reciprocal" => |f| {
+            divide_by_reciprocals(f);
+        },
         "tape" => |f| {
             forward_tape_entries(f);
         },

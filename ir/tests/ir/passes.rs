@@ -77,9 +77,10 @@ fn check_pass(m: &Module, pass: &str, func: &str, inputs: &[Vec<ArgValue>]) -> M
     out
 }
 
-const ALL_PASSES: [&str; 12] = [
+const ALL_PASSES: [&str; 13] = [
     "dce",
     "fold",
+    "reciprocal",
     "cse",
     "loads",
     "negate",
