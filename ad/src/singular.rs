@@ -14,9 +14,13 @@
 //! ([`Coef::ScaleStrong`]), and every other partial only in a program with a primitive whose
 //! partial is infinite where its value is finite (`sqrt`, `pow`, `asin`, `acos`, custom rules):
 //! an infinite tangent or cotangent can then reach any product. Rosenbrock, GMM (`ln`), an MLP
-//! (`fdiv`) and the pendulum keep plain products.
+//! (`fdiv`) and the pendulum keep plain products, and so does a program whose square roots a
+//! branch keeps from zero (`guards.rs`): taken only where the operand is nonzero, or with every
+//! use of the root behind a test that it is (GradBench's `ba` and `ht`).
 //!
 //! [`Coef::ScaleStrong`]: jitdiff_rules::Coef::ScaleStrong
+
+mod guards;
 
 use super::custom::CustomRules;
 use jitdiff_ir::{Callee, FuncId, Function, Imm, InstData, Module, Opcode, Value};
@@ -53,9 +57,21 @@ impl Singular {
             .collect();
         let reached = reachable(module, root);
         let finite_valued = module.functions.iter().zip(&by_function).zip(&reached).any(|((func, set), &reached)| {
+            // Built only for a function with a square root to look at.
+            let mut guards = None;
             reached
-                && func.blocks.iter().flat_map(|b| &b.insts).any(|inst| {
-                    inst.results.len() == 1 && set.contains(&inst.results[0]) && finite_where_singular(inst.op)
+                && func.block_ids().zip(&func.blocks).any(|(b, data)| {
+                    data.insts.iter().any(|inst| {
+                        let singular =
+                            inst.results.len() == 1 && set.contains(&inst.results[0]) && finite_where_singular(inst.op);
+                        singular
+                            && !(inst.op == Opcode::Sqrt
+                                && guards.get_or_insert_with(|| guards::Guards::of(func)).keeps_root_from_zero(
+                                    inst.results[0],
+                                    inst.args[0],
+                                    b,
+                                ))
+                    })
                 })
         });
         Singular { by_function, finite_valued }

@@ -2,7 +2,7 @@
 //! forward mode and reverse mode, JIT-compiled; and the "dead branch" trap: a zero cotangent
 //! times an infinite partial must not poison a sum.
 
-use jitdiff::ir::parse_module;
+use jitdiff::ir::{parse_module, print_module};
 use jitdiff::jit::Arg;
 use jitdiff::{ForwardFn, GradientFn};
 
@@ -278,4 +278,67 @@ fn powi_by_the_most_negative_exponent_does_not_wrap() {
     let mut grad = [f64::NAN];
     g.value_and_grad(&mut [Arg::F64(-1.0), Arg::I64(i64::MIN)], &mut grad).unwrap();
     assert_eq!(grad, [2f64.powi(63)]);
+}
+
+/// `x·y + (if s != 0 { sqrt(s)·y })` with `s = x² + y²`: the root runs only where `s` is
+/// nonzero, and the same with the test on the root (`if sqrt(s) >= 1e-4`). A branch keeps
+/// these roots from zero, so the derivatives multiply with plain products (docs/rules.md):
+/// both modes must still agree, at the origin (the branch not taken), just beside it and at
+/// ordinary points, and equal the analytic gradient.
+#[test]
+fn square_roots_a_branch_keeps_from_zero_agree_in_both_modes_with_plain_products() {
+    let operand_tested = "func @f(x: f64, y: f64) -> f64 {
+entry:
+    zero = fconst 0.0
+    a = fmul x, x
+    b = fmul y, y
+    s = fadd a, b
+    xy = fmul x, y
+    nonzero = fcmp ne s, zero
+    br nonzero, root, done(xy)
+root:
+    r = sqrt s
+    ry = fmul r, y
+    t = fadd xy, ry
+    jump done(t)
+done(v: f64):
+    ret v
+}";
+    let root_tested = "func @f(x: f64, y: f64) -> f64 {
+entry:
+    small = fconst 0.0001
+    a = fmul x, x
+    b = fmul y, y
+    s = fadd a, b
+    xy = fmul x, y
+    r = sqrt s
+    big = fcmp ge r, small
+    br big, root, done(xy)
+root:
+    ry = fmul r, y
+    t = fadd xy, ry
+    jump done(t)
+done(v: f64):
+    ret v
+}";
+    for text in [operand_tested, root_tested] {
+        let module = parse_module(text).unwrap();
+        let forward = ForwardFn::builder(&module, "f").wrt_mask(&[true, true]).width(2).build().unwrap();
+        let products = print_module(&forward.derivative().module);
+        assert_eq!(products.matches("fmulsz").count(), 1, "only the root's own product is strong:\n{products}");
+        let taken =
+            |x: f64, y: f64| if text == operand_tested { x * x + y * y != 0.0 } else { (x * x + y * y).sqrt() >= 1e-4 };
+        for (x, y) in [(0.0, 0.0), (0.0, -0.0), (1e-200, 0.0), (1e-5, 0.0), (3.0, 4.0), (-0.5, 2.0)] {
+            let reverse = gradient(text, &[x, y]);
+            assert!(same(&reverse, &jacobian_row(text, &[x, y])), "{text}\nat ({x}, {y})");
+            let r = (x * x + y * y).sqrt();
+            let expected = if taken(x, y) { [y + x / r * y, x + y / r * y + r] } else { [y, x] };
+            for (got, want) in reverse.iter().zip(expected) {
+                assert!(
+                    (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+                    "at ({x}, {y}): {reverse:?} vs {expected:?}"
+                );
+            }
+        }
+    }
 }
