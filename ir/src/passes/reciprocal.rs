@@ -63,6 +63,10 @@ pub fn divide_by_reciprocals(func: &mut Function) -> bool {
         }
         func.blocks[b].insts = out;
     }
+    if changed {
+        // The new constants were numbered after the values defined below them.
+        func.canonicalize();
+    }
     changed
 }
 
