@@ -13,16 +13,18 @@ use rustc_hash::FxHashMap as HashMap;
 
 /// Where a function's branches decide something about a float: the blocks entered only from a
 /// branch on `fcmp`, with what holds on entry.
-pub(super) struct Guards<'f> {
-    func: &'f Function,
+pub(super) struct Guards {
     cfg: ControlFlow,
     /// `(guarded block, compare's condition, left operand, right operand, whether it holds)`.
     entered: Vec<(Block, CondCode, Value, Value, bool)>,
     constants: HashMap<Value, f64>,
+    /// For each square root, the blocks with a use of it other than a comparison (found in one
+    /// pass, so that many roots do not each scan the whole function).
+    root_uses: HashMap<Value, Vec<Block>>,
 }
 
-impl<'f> Guards<'f> {
-    pub fn of(func: &'f Function) -> Guards<'f> {
+impl Guards {
+    pub fn of(func: &Function) -> Guards {
         let cfg = ControlFlow::new(func);
         let mut compares = HashMap::default();
         let mut constants = HashMap::default();
@@ -49,7 +51,27 @@ impl<'f> Guards<'f> {
                 }
             }
         }
-        Guards { func, cfg, entered, constants }
+        let mut root_uses: HashMap<Value, Vec<Block>> = HashMap::default();
+        if !entered.is_empty() {
+            for inst in func.blocks.iter().flat_map(|b| &b.insts) {
+                if inst.op == Opcode::Sqrt && inst.results.len() == 1 {
+                    root_uses.insert(inst.results[0], vec![]);
+                }
+            }
+        }
+        if !root_uses.is_empty() {
+            for (b, data) in func.block_ids().zip(&func.blocks) {
+                let insts = data.insts.iter().filter(|inst| inst.op != Opcode::FCmp).flat_map(|inst| &inst.args);
+                for v in insts.copied().chain(data.term.as_ref().map(|t| t.uses()).into_iter().flatten()) {
+                    if let Some(blocks) = root_uses.get_mut(&v)
+                        && blocks.last() != Some(&b)
+                    {
+                        blocks.push(b);
+                    }
+                }
+            }
+        }
+        Guards { cfg, entered, constants, root_uses }
     }
 
     /// Is `v` nonzero (or NaN) wherever block `at` runs, by a branch it is entered under?
@@ -70,18 +92,14 @@ impl<'f> Guards<'f> {
     /// point? Either it runs only where `x` is nonzero, or every instruction that could carry
     /// its tangent on (every use but a comparison) runs only where `root` or `x` is nonzero.
     pub fn keeps_root_from_zero(&self, root: Value, x: Value, at: Block) -> bool {
+        if self.entered.is_empty() {
+            return false;
+        }
         if self.nonzero_in(x, at) {
             return true;
         }
         let nonzero = |b: Block| self.nonzero_in(root, b) || self.nonzero_in(x, b);
-        for (b, data) in self.func.block_ids().zip(&self.func.blocks) {
-            let used = data.insts.iter().any(|inst| inst.op != Opcode::FCmp && inst.args.contains(&root))
-                || data.term.as_ref().is_some_and(|t| t.uses().contains(&root));
-            if used && !nonzero(b) {
-                return false;
-            }
-        }
-        true
+        self.root_uses.get(&root).is_some_and(|blocks| blocks.iter().all(|&b| nonzero(b)))
     }
 }
 
