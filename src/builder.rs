@@ -221,10 +221,15 @@ impl<'m, K: Build> Builder<'m, K> {
         let mut rules = rules;
         if user.module.has_derivative_declarations() {
             // Nested AD: the derivatives the module declares become derived functions first
-            // (and the rules some of them need to be differentiated again).
-            let (module, expanded_rules) = crate::ad::expand_derivatives_with_rules(&user.module, &rules)?;
-            user.module = Arc::new(module);
-            rules = expanded_rules;
+            // (and the rules some of them need to be differentiated again, which a handle that
+            // differentiates nothing does not).
+            if K::NEEDS_WRT {
+                let (module, expanded_rules) = crate::ad::expand_derivatives_with_rules(&user.module, &rules)?;
+                user.module = Arc::new(module);
+                rules = expanded_rules;
+            } else {
+                user.module = Arc::new(crate::ad::expand_derivatives(&user.module, &rules)?);
+            }
         }
         K::build_from(Spec { user, rules, options, width, fd, gradient_mode, checkpoint })
     }

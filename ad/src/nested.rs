@@ -21,9 +21,12 @@
 
 use crate::error::AdError;
 use crate::{derive_forward_with_rules, derive_reverse_with_rules};
-use jitdiff_ir::{Callee, DiffMode, ExternId, FuncId, Function, Imm, Module, Opcode, Terminator, Type, Value, passes};
+use jitdiff_ir::{
+    Callee, DerivativeOf, DiffMode, ExternId, FuncId, Function, Imm, Module, Opcode, Terminator, Type, Value, passes,
+};
 use jitdiff_rules::RuleSet;
 use jitdiff_rules::{BlockEmitter, Emit};
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::borrow::Cow;
 
@@ -34,7 +37,9 @@ mod recorded;
 const INLINE_LIMIT: usize = 4000;
 
 /// `module` with every derivative declaration replaced by a derived function of the declared
-/// name and signature (a module without declarations is returned as it is).
+/// name and signature (a module without declarations is returned as it is). The result is for
+/// evaluation and forward mode; to differentiate it in reverse mode, take
+/// [`expand_derivatives_with_rules`] and its rules.
 ///
 /// ```
 /// use jitdiff_ir::{interpret, parse_module, ArgValue};
@@ -49,7 +54,8 @@ const INLINE_LIMIT: usize = 4000;
 /// assert_eq!(out[0].as_f64(), Some(6.0));
 /// ```
 pub fn expand_derivatives(module: &Module, rules: &RuleSet) -> Result<Module, AdError> {
-    Ok(expand_derivatives_with_rules(module, rules)?.0)
+    // No rules are returned, so none are made for the outermost declarations.
+    Ok(expand(module, rules, false)?.0)
 }
 
 /// [`expand_derivatives`], and `rules` with the rules the expansion adds: a reverse-mode
@@ -57,24 +63,35 @@ pub fn expand_derivatives(module: &Module, rules: &RuleSet) -> Result<Module, Ad
 /// of the Hessian, `nested/recorded.rs`), which an outer reverse derivative needs. Derivations of
 /// the expanded module should use the returned rules.
 pub fn expand_derivatives_with_rules(module: &Module, rules: &RuleSet) -> Result<(Module, RuleSet), AdError> {
+    expand(module, rules, true)
+}
+
+/// The expansion; `keep_rules`: whether the caller may differentiate the result in reverse mode
+/// (otherwise only declarations another declaration's function calls get rules).
+fn expand(module: &Module, rules: &RuleSet, keep_rules: bool) -> Result<(Module, RuleSet), AdError> {
     if !module.has_derivative_declarations() {
         return Ok((module.clone(), rules.clone()));
     }
     // A panic here is a bug; it reaches the caller as an error naming the declarations.
-    jitdiff_ir::contain_panics(|| expand_unguarded(module, rules)).unwrap_or_else(|message| {
+    jitdiff_ir::contain_panics(|| expand_unguarded(module, rules, keep_rules)).unwrap_or_else(|message| {
         let names: Vec<String> =
             module.externs.iter().filter(|e| e.derivative.is_some()).map(|e| format!("@{}", e.name)).collect();
         Err(AdError::Internal { func: names.join(", "), message })
     })
 }
 
-fn expand_unguarded(module: &Module, rules: &RuleSet) -> Result<(Module, RuleSet), AdError> {
+fn expand_unguarded(module: &Module, rules: &RuleSet, keep_rules: bool) -> Result<(Module, RuleSet), AdError> {
     let originals: Vec<String> = module.functions.iter().map(|f| f.name.clone()).collect();
     let mut declared: Vec<String> = vec![];
     let mut out = module.clone();
     let mut all_rules = rules.clone();
     while out.has_derivative_declarations() {
-        let Some(ready) = out.next_derivative_declaration() else {
+        // Every declaration whose function reaches no other one is derived now, all at once
+        // on rayon's threads: their sources are disjoint from what installing the others
+        // changes (a function calling a declaration is not in a ready one's source).
+        let ready = out.ready_derivative_declarations();
+        let reached: HashSet<ExternId> = out.declarations_reached_by_declarations().into_values().flatten().collect();
+        if ready.is_empty() {
             let decl = out.externs.iter().find(|e| e.derivative.is_some()).expect("a declaration is left");
             return Err(AdError::NestedDerivative {
                 name: decl.name.clone(),
@@ -82,9 +99,15 @@ fn expand_unguarded(module: &Module, rules: &RuleSet) -> Result<(Module, RuleSet
                          other declared derivatives, a derivative of itself"
                     .into(),
             });
-        };
-        declared.push(out.externs[ready.index()].name.clone());
-        expand_one(&mut out, ready, &mut all_rules)?;
+        }
+        let prepared: Vec<Prepared> = ready
+            .par_iter()
+            .map(|&id| derive_declaration(&out, id, &all_rules, keep_rules || reached.contains(&id)))
+            .collect::<Result<_, AdError>>()?;
+        for piece in prepared {
+            declared.push(piece.decl.clone());
+            install(&mut out, piece, &mut all_rules)?;
+        }
     }
     let roots: Vec<&str> = originals.iter().chain(&declared).map(String::as_str).collect();
     Ok((passes::retain_reachable(&out, &roots), all_rules))
@@ -104,11 +127,28 @@ pub(crate) fn expanded<'m>(module: &'m Module, rules: &'m RuleSet) -> Result<Exp
 /// A module with its declarations expanded, and the rules to derive it with.
 pub(crate) type Expanded<'m> = (Cow<'m, Module>, Cow<'m, RuleSet>);
 
-/// Derive the declaration `extern_id` into `module` and turn it into a function.
-fn expand_one(module: &mut Module, extern_id: ExternId, all_rules: &mut RuleSet) -> Result<(), AdError> {
-    let rules = &all_rules.clone();
-    let decl = module.externs[extern_id.index()].clone();
-    let Some(derivative) = decl.derivative.clone() else { return Ok(()) };
+/// A declaration derived, before it joins the module: its derived functions and the function
+/// of the declared name over them (last), and what an outer reverse derivative needs.
+struct Prepared {
+    decl: String,
+    derivative: DerivativeOf,
+    source: Module,
+    piece: Module,
+    /// The forward sweeps giving the rows of the Hessian, when the gradient keeps state on the
+    /// tape and an outer derivative may differentiate it (see `recorded.rs`).
+    rows: Option<recorded::Rows>,
+}
+
+/// Derive the declaration `extern_id` of `module`; `rules_wanted` says whether an outer
+/// derivative may differentiate it.
+fn derive_declaration(
+    module: &Module,
+    extern_id: ExternId,
+    rules: &RuleSet,
+    rules_wanted: bool,
+) -> Result<Prepared, AdError> {
+    let decl = &module.externs[extern_id.index()];
+    let derivative = decl.derivative.clone().expect("a declaration");
     let bad = |reason: String| AdError::NestedDerivative { name: decl.name.clone(), reason };
     let of = module
         .func_by_name(&derivative.of)
@@ -136,7 +176,7 @@ fn expand_one(module: &mut Module, extern_id: ExternId, all_rules: &mut RuleSet)
         }
         DiffMode::Forward => derivative
             .wrt
-            .iter()
+            .par_iter()
             .map(|&p| {
                 let mut one = vec![false; params.len()];
                 one[p] = true;
@@ -146,51 +186,29 @@ fn expand_one(module: &mut Module, extern_id: ExternId, all_rules: &mut RuleSet)
             .collect::<Result<_, AdError>>()?,
     };
     // The derived code, under names that say which declaration it implements.
-    let mut taken: HashSet<String> = module
-        .functions
-        .iter()
-        .map(|f| f.name.clone())
-        .chain(module.externs.iter().map(|e| e.name.clone()))
-        .chain(module.tables.iter().map(|t| t.name.clone()))
-        .collect();
-    let mut derived_ids = HashSet::default();
+    let mut piece = Module::default();
     let mut entries = vec![];
     for (derived, entry) in &derived {
-        let mut piece = passes::retain_reachable(derived, &[entry]);
+        let mut part = passes::retain_reachable(derived, &[entry]);
         let mut entry_index = 0;
-        for (k, f) in piece.functions.iter_mut().enumerate() {
+        for (k, f) in part.functions.iter_mut().enumerate() {
             if f.name == *entry {
                 entry_index = k;
             }
-            let base = format!("{}__{}", decl.name, f.name);
-            let mut name = base.clone();
-            let mut suffix = 2;
-            while !taken.insert(name.clone()) {
-                name = format!("{base}_{suffix}");
-                suffix += 1;
-            }
-            f.name = name;
+            f.name = format!("{}__{}", decl.name, f.name);
         }
-        let ids = module.append(&piece);
-        derived_ids.extend(ids.iter().copied());
+        let ids = piece.append(&part);
         entries.push(ids[entry_index]);
     }
 
     // `@decl`: the declared signature over the derived functions.
-    let source_fn = module.func_by_name(&derivative.of).expect("checked above");
     let mut wrapper = Function::new(decl.name.clone(), returns.clone());
-    let args: Vec<Value> = source_fn
-        .params
-        .iter()
-        .map(|&p| (source_fn.ty(p), source_fn.values[p.index()].name.clone()))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .map(|(ty, name)| wrapper.add_param(ty, name.as_deref()))
-        .collect();
+    let args: Vec<Value> =
+        of.params.iter().map(|&p| wrapper.add_param(of.ty(p), of.values[p.index()].name.as_deref())).collect();
     let block = wrapper.add_block("entry");
     let mut em = BlockEmitter::new(&mut wrapper, block);
     let call = |em: &mut BlockEmitter<'_>, id: FuncId, args: &[Value]| {
-        em.emit_multi(Opcode::Call, args, Imm::Callee(Callee::Func(id)), &module.func(id).returns)
+        em.emit_multi(Opcode::Call, args, Imm::Callee(Callee::Func(id)), &piece.func(id).returns)
     };
     let partials = match derivative.mode {
         DiffMode::Reverse => call(&mut em, entries[0], &args)[1..].to_vec(),
@@ -202,34 +220,59 @@ fn expand_one(module: &mut Module, extern_id: ExternId, all_rules: &mut RuleSet)
     };
     wrapper.block_mut(block).term = Some(Terminator::Return(partials));
     wrapper.canonicalize();
-    let wrapper_id = module.push_function(wrapper);
-
-    // Calls of the extern call the function; the extern goes.
-    module.replace_extern(extern_id, wrapper_id);
+    let wrapper_id = piece.push_function(wrapper);
 
     // The derived code inlined into `@decl`, its tape traffic forwarded where it is
     // straight-line; where it is not, the state stays on the tape between tsplit and trejoin.
-    inline_into(module, wrapper_id, &derived_ids);
-    let wrapper = &mut module.functions[wrapper_id.index()];
+    // Inlining runs on a copy, of which only `@decl` is taken back: the derived functions stay
+    // as derived, since `@decl` may still call them (past the inlining limit).
+    let mut copy = piece.clone();
+    passes::inline_calls(&mut copy, |id, _| id != wrapper_id, INLINE_LIMIT);
+    let wrapper = &mut piece.functions[wrapper_id.index()];
+    *wrapper = copy.functions.swap_remove(wrapper_id.index());
     passes::optimize_function(wrapper);
+    let mut rows = None;
     if !forward_tape(wrapper) && uses_tape(wrapper) {
         fence_tape(wrapper);
         passes::optimize_function(wrapper);
-        recorded::give_rules(module, wrapper_id, &derivative, &source, rules, all_rules)?;
+        if rules_wanted {
+            rows = Some(recorded::derive_rows(&decl.name, &derivative, &source, rules)?);
+        }
     } else {
         passes::optimize_function(wrapper);
     }
-    Ok(())
+    Ok(Prepared { decl: decl.name.clone(), derivative, source, piece, rows })
 }
 
-/// Inline calls of `callees` into `into` (and into one another), leaving every other function
-/// as it is.
-fn inline_into(module: &mut Module, into: FuncId, callees: &HashSet<FuncId>) {
-    // Inlining runs on a copy, of which only `into` is taken back: the derived functions stay
-    // as derived, since a caller of `into` need not be the only one of theirs.
-    let mut copy = module.clone();
-    passes::inline_calls(&mut copy, |id, _| callees.contains(&id), INLINE_LIMIT);
-    module.functions[into.index()] = copy.functions.swap_remove(into.index());
+/// Add a derived declaration to `module`: its functions (renamed where a name is taken), and
+/// calls of the extern calling the function of its name, which replaces the extern.
+fn install(module: &mut Module, prepared: Prepared, all_rules: &mut RuleSet) -> Result<(), AdError> {
+    let Prepared { decl, derivative, source, mut piece, rows } = prepared;
+    let extern_id = module.extern_id(&decl).expect("the declaration is still in the module");
+    let wrapper_index = piece.functions.len() - 1;
+    let mut taken: HashSet<String> = module
+        .functions
+        .iter()
+        .map(|f| f.name.clone())
+        .chain(module.externs.iter().map(|e| e.name.clone()))
+        .chain(module.tables.iter().map(|t| t.name.clone()))
+        .collect();
+    for f in &mut piece.functions[..wrapper_index] {
+        let base = f.name.clone();
+        let mut suffix = 2;
+        while !taken.insert(f.name.clone()) {
+            f.name = format!("{base}_{suffix}");
+            suffix += 1;
+        }
+    }
+    let ids = module.append(&piece);
+    let wrapper_id = ids[wrapper_index];
+    // Calls of the extern call the function; the extern goes.
+    module.replace_extern(extern_id, wrapper_id);
+    if let Some(rows) = rows {
+        recorded::give_rules(module, wrapper_id, &derivative, &source, rows, all_rules)?;
+    }
+    Ok(())
 }
 
 fn uses_tape(func: &Function) -> bool {

@@ -13,6 +13,7 @@
 
 use crate::function::{Callee, ExternId, FuncId, Function, Imm, Module};
 use crate::types::Type;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Which mode computes a declared derivative.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -109,19 +110,46 @@ impl Module {
         self.externs.iter().any(|e| e.derivative.is_some())
     }
 
-    /// The first derivative declaration whose function reaches no other declaration (directly
-    /// or through the functions it calls): the next one to expand, innermost first. `None`
-    /// when there is no declaration, or when every one depends on another (a cycle).
-    pub fn next_derivative_declaration(&self) -> Option<ExternId> {
+    /// The derivative declarations whose function reaches no other declaration (directly or
+    /// through the functions it calls): the ones to expand next, innermost first, in extern
+    /// order. Empty when there is no declaration, or when every one depends on another (a
+    /// cycle).
+    ///
+    /// ```
+    /// let m = jitdiff_ir::parse_module(
+    ///     "extern @sq_grad(f64) -> f64 = grad reverse @sq wrt 0\n\
+    ///      extern @slope_grad(f64) -> f64 = grad forward @slope wrt 0\n\
+    ///      func @sq(x: f64) -> f64 {\nentry:\n    y = fmul x, x\n    ret y\n}\n\
+    ///      func @slope(x: f64) -> f64 {\nentry:\n    d = call @sq_grad(x)\n    ret d\n}\n",
+    /// )
+    /// .unwrap();
+    /// assert_eq!(m.ready_derivative_declarations(), vec![m.extern_id("sq_grad").unwrap()]);
+    /// ```
+    pub fn ready_derivative_declarations(&self) -> Vec<ExternId> {
+        let reached = self.declarations_reached_by_declarations();
         (0..self.externs.len())
             .map(|e| ExternId(e as u32))
-            .find(|&e| self.externs[e.index()].derivative.as_ref().is_some_and(|d| !self.reaches_declaration(&d.of)))
+            .filter(|&e| self.externs[e.index()].derivative.as_ref().is_some_and(|d| reached[&d.of].is_empty()))
+            .collect()
     }
 
-    /// Whether `@of` (or anything it calls) calls a derivative declaration; an unknown name
-    /// reaches nothing.
-    fn reaches_declaration(&self, of: &str) -> bool {
-        let Some(start) = self.func_id(of) else { return false };
+    /// For each derivative declaration's function (by name), the declarations it reaches
+    /// (directly or through the functions it calls): what an outer derivative will
+    /// differentiate. An unknown name reaches nothing.
+    pub fn declarations_reached_by_declarations(&self) -> HashMap<String, Vec<ExternId>> {
+        let mut by_function = HashMap::default();
+        for decl in self.externs.iter().filter_map(|e| e.derivative.as_ref()) {
+            if !by_function.contains_key(&decl.of) {
+                by_function.insert(decl.of.clone(), self.declarations_reached(&decl.of));
+            }
+        }
+        by_function
+    }
+
+    /// The declarations `@of` reaches.
+    fn declarations_reached(&self, of: &str) -> Vec<ExternId> {
+        let mut reached = vec![];
+        let Some(start) = self.func_id(of) else { return reached };
         let mut seen = vec![false; self.functions.len()];
         let mut stack = vec![start];
         while let Some(f) = stack.pop() {
@@ -131,12 +159,16 @@ impl Module {
             for inst in self.func(f).blocks.iter().flat_map(|b| &b.insts) {
                 match inst.imm {
                     Imm::Callee(Callee::Func(g)) => stack.push(g),
-                    Imm::Callee(Callee::Extern(e)) if self.externs[e.index()].derivative.is_some() => return true,
+                    Imm::Callee(Callee::Extern(e))
+                        if self.externs[e.index()].derivative.is_some() && !reached.contains(&e) =>
+                    {
+                        reached.push(e)
+                    }
                     _ => {}
                 }
             }
         }
-        false
+        reached
     }
 
     /// Calls of the extern `id` call `by` instead, and the extern is removed (the later ones

@@ -525,6 +525,62 @@ fn reverse_mode_differentiates_a_recorded_reverse_gradient_by_hessian_rows() {
     assert!(matches!(err, AdError::NestedDerivative { .. }), "{err:?}");
 }
 
+/// Two levels of declarations, two at the inner level (derived at once) and an outer reverse
+/// gradient of a function calling both: `@g = y Σ sin(x i)` as in [`RECORDED`], `@h = g_dx · y +
+/// g_dy = y² Σ i cos(x i) + Σ sin(x i)`, and `@top` returning `∇h`.
+fn levels() -> String {
+    let g = &RECORDED[RECORDED.find("func @g").unwrap()..RECORDED.find("func @h").unwrap()];
+    format!(
+        "extern @g_dx(f64, f64) -> f64 = grad reverse @g wrt 0
+extern @g_dy(f64, f64) -> f64 = grad forward @g wrt 1
+extern @h_grad(f64, f64) -> f64, f64 = grad reverse @h wrt 0, 1
+{g}func @h(x: f64, y: f64) -> f64 {{
+entry:
+    dx = call @g_dx(x, y)
+    dy = call @g_dy(x, y)
+    t = fmul dx, y
+    r = fadd t, dy
+    ret r
+}}
+func @top(x: f64, y: f64) -> f64, f64 {{
+entry:
+    a, b = call @h_grad(x, y)
+    ret a, b
+}}
+"
+    )
+}
+
+#[test]
+fn declarations_of_one_level_expand_together_and_outer_ones_after() {
+    let m = parse_module(&levels()).unwrap();
+    let (x, y) = (0.3, 1.7);
+    let sum = |f: &dyn Fn(f64) -> f64| (0..5).map(|i| f(i as f64)).sum::<f64>();
+    let want =
+        [-y * y * sum(&|i| i * i * (x * i).sin()) + sum(&|i| i * (x * i).cos()), 2.0 * y * sum(&|i| i * (x * i).cos())];
+    let (with_rules, rules) = jitdiff::ad::expand_derivatives_with_rules(&m, &Default::default()).unwrap();
+    let bare = expand_derivatives(&m, &Default::default()).unwrap();
+    for expanded in [&with_rules, &bare] {
+        let out = interpret(expanded, "top", &mut [ArgValue::F64(x), ArgValue::F64(y)]).unwrap();
+        for k in 0..2 {
+            let got = out[k].as_f64().unwrap();
+            assert!((got - want[k]).abs() < 1e-12 * want[k].abs().max(1.0), "{out:?} vs {want:?}");
+        }
+    }
+    // The same module whichever thread derived what.
+    let again = jitdiff::ad::expand_derivatives_with_rules(&m, &Default::default()).unwrap().0;
+    assert_eq!(print_module(&again), print_module(&with_rules));
+    // `@g_dx` keeps its state on the tape and `@h_grad` differentiates it: its partial gets a
+    // rule in both expansions. `@h_grad` (recorded too, since `@h` calls a fenced gradient) gets
+    // one only when the caller may differentiate the result.
+    assert!(bare.func_id("g_dx__partial_0").is_some() && with_rules.func_id("g_dx__partial_0").is_some());
+    assert!(rules.lookup("h_grad__partial_0").is_some(), "{}", print_module(&with_rules));
+    assert!(bare.func_id("h_grad__partial_0").is_none(), "{}", print_module(&bare));
+    let primal = PrimalFn::builder(&m, "top").build().unwrap();
+    let out = primal.call(&mut args![x, y]).unwrap();
+    assert!((out[1].as_f64().unwrap() - want[1]).abs() < 1e-12 * want[1].abs(), "{out:?}");
+}
+
 /// Forward mode over a pullback that writes into the adjoint of a local array the primal never
 /// made active (constants stored, then passed to a call): the pullback's writes depend on the
 /// tape, so the array's adjoint is active (found by the harness's nested-AD check; `HvpFn`

@@ -21,23 +21,60 @@ use crate::error::AdError;
 use crate::{derive_forward_with_rules, derive_reverse_with_rules};
 use jitdiff_ir::{Callee, DerivativeOf, FuncId, Function, Imm, Module, Opcode, Terminator, Type, Value, passes};
 use jitdiff_rules::{BlockEmitter, Emit, RuleSet, ScalarRule};
+use rayon::prelude::*;
+
+/// The forward sweeps over `@f`'s full value_and_grad, one per partial of the declaration,
+/// each seeded at its parameter: what the rules of [`give_rules`] evaluate. `None` when the
+/// differentiated function has a `mslice` parameter (the declaration then keeps no rules).
+pub(super) struct Rows(Option<Vec<(Module, String)>>);
+
+/// Derive the [`Rows`] of the declaration `@name` (independent of the module it joins, so that
+/// several declarations derive theirs at once).
+pub(super) fn derive_rows(
+    name: &str,
+    derivative: &DerivativeOf,
+    source: &Module,
+    rules: &RuleSet,
+) -> Result<Rows, AdError> {
+    let of = source.func_by_name(&derivative.of).expect("the source holds the differentiated function");
+    let params = of.param_types();
+    if params.iter().any(|&t| !matches!(t, Type::F64 | Type::I64 | Type::Bool | Type::Slice)) {
+        return Ok(Rows(None));
+    }
+    // The Hessian of `@f` in every f64 parameter, by forward mode over its full value_and_grad.
+    let all: Vec<bool> = params.iter().map(|&t| t == Type::F64).collect();
+    let full = derive_reverse_with_rules(source, &derivative.of, &all, rules)?;
+    let vg = full.value_and_grad.clone().ok_or_else(|| AdError::NestedDerivative {
+        name: name.to_string(),
+        reason: "no value_and_grad was derived".into(),
+    })?;
+    // ∂(∂f/∂y_j)/∂a_i = (H e_j)_i, one forward sweep seeded at y_j.
+    let sweeps = derivative
+        .wrt
+        .par_iter()
+        .map(|&p| {
+            let mut seed = vec![false; params.len()];
+            seed[p] = true;
+            let sweep = derive_forward_with_rules(&full.module, &vg, &seed, 1, rules)?;
+            Ok((passes::retain_reachable(&sweep.module, &[&sweep.name]), sweep.name))
+        })
+        .collect::<Result<_, AdError>>()?;
+    Ok(Rows(Some(sweeps)))
+}
 
 /// Split the recorded gradient `@decl` (function `id` of `module`, derived from `source`) as
-/// above, registering the rules in `rules_out`. Does nothing when the differentiated function
-/// has a `mslice` parameter.
+/// above, registering the rules, which evaluate `rows`, in `rules_out`.
 pub(super) fn give_rules(
     module: &mut Module,
     id: FuncId,
     derivative: &DerivativeOf,
     source: &Module,
-    rules: &RuleSet,
+    rows: Rows,
     rules_out: &mut RuleSet,
 ) -> Result<(), AdError> {
+    let Rows(Some(sweeps)) = rows else { return Ok(()) };
     let of = source.func_by_name(&derivative.of).expect("the source holds the differentiated function");
     let params = of.param_types();
-    if params.iter().any(|&t| !matches!(t, Type::F64 | Type::I64 | Type::Bool | Type::Slice)) {
-        return Ok(());
-    }
     let floats = params.iter().filter(|&&t| t == Type::F64).count();
     let name = module.func(id).name.clone();
     let count = derivative.wrt.len();
@@ -55,16 +92,8 @@ pub(super) fn give_rules(
     recorded.name = unique(module, format!("{name}__recorded"));
     let recorded_id = module.push_function(recorded);
 
-    // The Hessian of `@f` in every f64 parameter, by forward mode over its full value_and_grad.
-    let all: Vec<bool> = params.iter().map(|&t| t == Type::F64).collect();
-    let full = derive_reverse_with_rules(source, &derivative.of, &all, rules)?;
-    let vg = full.value_and_grad.clone().ok_or_else(|| AdError::NestedDerivative {
-        name: name.clone(),
-        reason: "no value_and_grad was derived".into(),
-    })?;
-
     let mut partial_ids = vec![];
-    for (j, &p) in derivative.wrt.iter().enumerate() {
+    for (j, (mut rule_module, sweep_name)) in sweeps.into_iter().enumerate() {
         // `@g__partial_j(args) = @g__recorded(args)[j]`.
         let partial_name = unique(module, format!("{name}__partial_{j}"));
         let (mut partial, args) = with_params(&partial_name, &params, vec![Type::F64]);
@@ -75,12 +104,8 @@ pub(super) fn give_rules(
         partial.canonicalize();
         partial_ids.push(module.push_function(partial));
 
-        // Its rule: ∂(∂f/∂y_j)/∂a_i = (H e_j)_i, one forward sweep seeded at y_j.
-        let mut seed = vec![false; params.len()];
-        seed[p] = true;
-        let sweep = derive_forward_with_rules(&full.module, &vg, &seed, 1, rules)?;
-        let mut rule_module = passes::retain_reachable(&sweep.module, &[&sweep.name]);
-        let sweep_id = rule_module.func_id(&sweep.name).expect("the sweep was kept");
+        // Its rule: the sweep's Hessian row.
+        let sweep_id = rule_module.func_id(&sweep_name).expect("the sweep was kept");
         let sweep_returns = rule_module.func(sweep_id).returns.clone();
         let row_name = format!("{partial_name}__hessian_row");
         let mut with_result = params.clone();
