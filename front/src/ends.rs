@@ -33,6 +33,37 @@ pub(crate) fn end_of(outer: &syn::ExprMethodCall) -> Option<(&syn::Expr, bool)> 
     end.args.is_empty().then_some((&*end.receiver, last))
 }
 
+/// `outer` with the `x.first()` / `x.last()` of its receiver chain (through `copied`, `cloned`
+/// and `map`) written as the iterator picks they are, `x.iter().nth(0)` / `x.iter().last()`, so
+/// that every way of taking a pick's `Option` apart applies (`.map(|v| ..).unwrap_or(d)`,
+/// `.map_or(d, |v| ..)`, ...). `None` when the chain does not end in one.
+pub(crate) fn as_iterator_pick(outer: &syn::ExprMethodCall) -> Option<syn::ExprMethodCall> {
+    let mut rewritten = outer.clone();
+    rewrite_end(&mut rewritten.receiver).then_some(rewritten)
+}
+
+/// Replace the `first()` / `last()` that `expr` (a chain of `copied`, `cloned` and `map`) ends in.
+fn rewrite_end(expr: &mut syn::Expr) -> bool {
+    let pick: syn::Expr = match expr {
+        syn::Expr::Paren(p) => return rewrite_end(&mut p.expr),
+        syn::Expr::MethodCall(call) => match (call.method.to_string().as_str(), call.args.len()) {
+            ("copied" | "cloned", 0) | ("map", 1) => return rewrite_end(&mut call.receiver),
+            ("first", 0) if !crate::iter::is_iterator(&call.receiver) => {
+                let (slice, span) = (&call.receiver, call.span());
+                syn::parse_quote_spanned!(span=> #slice.iter().nth(0))
+            }
+            ("last", 0) if !crate::iter::is_iterator(&call.receiver) => {
+                let (slice, span) = (&call.receiver, call.span());
+                syn::parse_quote_spanned!(span=> #slice.iter().last())
+            }
+            _ => return false,
+        },
+        _ => return false,
+    };
+    *expr = pick;
+    true
+}
+
 impl Lowerer<'_> {
     /// `x.first()` / `x.last()` (`slice`, `last`) taken apart by `outer` (see the module doc).
     pub(crate) fn lower_slice_end(

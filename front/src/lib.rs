@@ -38,6 +38,7 @@ mod calls;
 mod closures;
 mod consts;
 mod control;
+mod defaults;
 mod ends;
 mod error;
 mod expr;

@@ -46,14 +46,18 @@ impl Lowerer<'_> {
     pub(crate) fn lower_method_call(&mut self, m: &syn::ExprMethodCall, expect: Option<&Ty>) -> Result<Lowered> {
         let name = m.method.to_string();
         // `chain.position(..)`, `find`, `max_by`, `min_by` and the `Option` taken apart at once.
-        if matches!(name.as_str(), "unwrap" | "unwrap_or" | "expect" | "is_some" | "is_none")
-            && let Some((inner, maps)) = crate::pick::option_source(&m.receiver)
-        {
+        let takes_apart = matches!(name.as_str(), "unwrap" | "unwrap_or" | "expect" | "is_some" | "is_none")
+            || crate::defaults::is_default(&name);
+        if takes_apart && let Some((inner, maps)) = crate::pick::option_source(&m.receiver) {
             return self.lower_option_consumer(m, inner, &maps);
         }
         // `x.first()` / `x.last()` and the `Option` taken apart at once.
         if let Some((slice, last)) = crate::ends::end_of(m) {
             return self.lower_slice_end(m, slice, last);
+        }
+        // The same through `map` or with a default: the picks of `x.iter()` that they are.
+        if takes_apart && let Some(picked) = crate::ends::as_iterator_pick(m) {
+            return self.lower_method_call(&picked, expect);
         }
         if let Some(called) = self.struct_method_call(m)? {
             return Ok(called);
@@ -215,6 +219,14 @@ impl Lowerer<'_> {
                 let zero = self.ssa.iconst(0);
                 Ok(Lowered::Value(Operand { value: self.ssa.icmp(CondCode::Eq, len, zero), ty: Ty::Bool }))
             }
+            "first" | "last" => Err(unsupported(
+                name_span,
+                format!("`{name}()` kept as an `Option`"),
+                format!(
+                    "take it apart where it is made: `.{name}().unwrap()`, `.unwrap_or(d)`, `.map_or(d, |v| ..)`, \
+                     `.is_some()`, or `if let Some(v) = x.{name}() {{ .. }}`"
+                ),
+            )),
             _ => Err(unknown_method(
                 name_span,
                 name,

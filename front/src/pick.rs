@@ -78,7 +78,8 @@ pub(crate) fn option_source(m: &syn::Expr) -> Option<(&syn::ExprMethodCall, Vec<
 
 impl Lowerer<'_> {
     /// `inner` (one of [`PICKS`] on a chain) taken apart at once by `outer`: `unwrap()` /
-    /// `expect(..)`, `unwrap_or(d)`, `is_some()`, `is_none()`.
+    /// `expect(..)`, `unwrap_or(d)`, `is_some()`, `is_none()`, or with a default
+    /// ([`crate::defaults`]).
     pub(crate) fn lower_option_consumer(
         &mut self,
         outer: &syn::ExprMethodCall,
@@ -88,6 +89,9 @@ impl Lowerer<'_> {
         let (item, found) = self.option_parts(inner)?;
         let item = self.map_all(item, found, maps)?;
         let method = outer.method.to_string();
+        if crate::defaults::is_default(&method) {
+            return self.lower_option_default(outer, item, found);
+        }
         let arity = if method == "unwrap_or" || method == "expect" { 1 } else { 0 };
         if outer.args.len() != arity {
             return Err(invalid(
@@ -133,7 +137,7 @@ impl Lowerer<'_> {
     }
 
     /// `item` through each `map` of its `Option` in turn.
-    fn map_all(&mut self, mut item: Lowered, found: Value, maps: &[&syn::Expr]) -> Result<Lowered> {
+    pub(crate) fn map_all(&mut self, mut item: Lowered, found: Value, maps: &[&syn::Expr]) -> Result<Lowered> {
         for f in maps {
             let Some(closure) = closure_or_function(f, 1) else {
                 return Err(unsupported(
@@ -149,7 +153,7 @@ impl Lowerer<'_> {
 
     /// The item `inner` (one of [`PICKS`] on a chain) picks (a number, or a pair of
     /// `enumerate`/`zip`), and whether there was one.
-    fn option_parts(&mut self, inner: &syn::ExprMethodCall) -> Result<(Lowered, Value)> {
+    pub(crate) fn option_parts(&mut self, inner: &syn::ExprMethodCall) -> Result<(Lowered, Value)> {
         let name = inner.method.to_string();
         // `nth(k)` is the last item of `skip(k).take(1)`.
         if name == "nth" {

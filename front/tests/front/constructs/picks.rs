@@ -175,3 +175,46 @@ fn find_max_by_and_min_by_pick_as_rustc_does() {
     let got = call("strict_max", &mut [ArgValue::Slice(vec![f64::NAN])]).unwrap();
     assert!(matches!(got[..], [RuntimeValue::F64(v)] if v.is_nan()), "{got:?}");
 }
+
+dual! { DEFAULTS:
+    // A pick's or a slice end's `Option` taken apart with a default: `map_or`,
+    // `unwrap_or_default`, `map_or_else`, `unwrap_or_else`, and `map` before `unwrap_or`.
+    fn defaults(x: &[f64], t: f64) -> f64 {
+        let a = x.first().map_or(-1.0, |v| v * 2.0);
+        let b = x.last().copied().map_or(0.5, |v| v.exp());
+        let c = x.first().map(|v| v + t).unwrap_or(t);
+        let d = x.iter().copied().find(|&v| v > t).unwrap_or_default();
+        let e = x.iter().position(|&v| v > t).map_or(7, |i| i + 1) as f64;
+        let f = x.last().copied().unwrap_or_else(|| t * 3.0);
+        let g = x.iter().copied().max_by(f64::total_cmp).map_or_else(|| -t, |m| m * m);
+        let h = if x.first().map(|v| *v > t).unwrap_or(false) { 1.0 } else { 0.0 };
+        a + b + c + d + e + f + g + h
+    }
+    // The default of `unwrap_or_else` runs only where there is no item: here it would read past
+    // the end of `y` (an `OutOfBounds` fault) if it ran for a non-empty `x`.
+    fn lazy_default(x: &[f64], y: &[f64]) -> f64 {
+        x.first().copied().unwrap_or_else(|| y[5])
+    }
+}
+
+#[test]
+fn options_with_defaults_are_taken_apart_as_rustc_does() {
+    let m = lower(DEFAULTS);
+    let call = |name: &str, args: &mut [ArgValue]| jitdiff_ir::Interpreter::new(&m).call(name, args);
+    let mut rng = Rng::new(7);
+    for n in [0usize, 1, 2, 5] {
+        for _ in 0..4 {
+            let x = rng.normals(n);
+            let t = rng.normal();
+            let got = call("defaults", &mut [ArgValue::Slice(x.clone()), ArgValue::F64(t)]).unwrap();
+            assert_eq!(got, vec![RuntimeValue::F64(defaults(&x, t))], "x = {x:?}, t = {t}");
+        }
+    }
+    let got = call("lazy_default", &mut [ArgValue::Slice(vec![2.5]), ArgValue::Slice(vec![1.0])]).unwrap();
+    assert_eq!(got, vec![RuntimeValue::F64(lazy_default(&[2.5], &[1.0]))]);
+    let err = call("lazy_default", &mut [ArgValue::Slice(vec![]), ArgValue::Slice(vec![1.0])]).unwrap_err();
+    assert_eq!(err.kind_name(), "OutOfBounds");
+    // Kept as an `Option`, `first()` says how to take it apart.
+    let err = jitdiff_front::lower_source("fn f(x: &[f64]) -> f64 {\n    let o = x.first();\n    0.0\n}").unwrap_err();
+    assert!(err.to_string().contains(".map_or(d, |v| ..)"), "{err}");
+}
