@@ -6,6 +6,10 @@
 //!   empty slice, where Rust panics), `x.first().unwrap()` the same with `x[0]`;
 //! - `x.last().copied().unwrap_or(d)` is `if x.is_empty() { d } else { x[x.len() - 1] }`;
 //! - `x.first().is_some()` is `!x.is_empty()`.
+//!
+//! Through `map`, with a default (`map_or`, ...), in `if let Some(v) = ..`, and for `x.get(k)`,
+//! they are written as the iterator picks they are (`x.iter().take(1).last()`, ...), which
+//! `pick.rs` lowers.
 
 use crate::error::{Result, invalid};
 use crate::lower::{Lowered, Lowerer};
@@ -33,31 +37,37 @@ pub(crate) fn end_of(outer: &syn::ExprMethodCall) -> Option<(&syn::Expr, bool)> 
     end.args.is_empty().then_some((&*end.receiver, last))
 }
 
-/// `outer` with the `x.first()` / `x.last()` of its receiver chain (through `copied`, `cloned`
-/// and `map`) written as the iterator picks they are, `x.iter().nth(0)` / `x.iter().last()`, so
-/// that every way of taking a pick's `Option` apart applies (`.map(|v| ..).unwrap_or(d)`,
+/// `outer` with the `x.first()`, `x.last()` or `x.get(k)` its receiver chain (through `copied`,
+/// `cloned` and `map`) ends in written as the iterator pick it is (see [`as_pick`]), so that
+/// every way of taking a pick's `Option` apart applies (`.map(|v| ..).unwrap_or(d)`,
 /// `.map_or(d, |v| ..)`, ...). `None` when the chain does not end in one.
 pub(crate) fn as_iterator_pick(outer: &syn::ExprMethodCall) -> Option<syn::ExprMethodCall> {
     let mut rewritten = outer.clone();
     rewrite_end(&mut rewritten.receiver).then_some(rewritten)
 }
 
-/// Replace the `first()` / `last()` that `expr` (a chain of `copied`, `cloned` and `map`) ends in.
+/// The `Option` expression `option` (`x.first()`, `x.get(k).copied()`, `x.last().map(..)`) with
+/// its slice end written as an iterator pick: the only item of `x.iter().take(1)`, of
+/// `x.iter().rev().take(1)` or of `x.iter().skip(k).take(1)`, each `.last()`.
+pub(crate) fn as_pick(option: &syn::Expr) -> Option<syn::Expr> {
+    let mut rewritten = option.clone();
+    rewrite_end(&mut rewritten).then_some(rewritten)
+}
+
+/// Replace the slice end `expr` (a chain of `copied`, `cloned` and `map`) ends in.
 fn rewrite_end(expr: &mut syn::Expr) -> bool {
     let pick: syn::Expr = match expr {
         syn::Expr::Paren(p) => return rewrite_end(&mut p.expr),
-        syn::Expr::MethodCall(call) => match (call.method.to_string().as_str(), call.args.len()) {
-            ("copied" | "cloned", 0) | ("map", 1) => return rewrite_end(&mut call.receiver),
-            ("first", 0) if !crate::iter::is_iterator(&call.receiver) => {
-                let (slice, span) = (&call.receiver, call.span());
-                syn::parse_quote_spanned!(span=> #slice.iter().nth(0))
+        syn::Expr::MethodCall(call) if !crate::iter::is_iterator(&call.receiver) => {
+            let (slice, span) = (&call.receiver, call.span());
+            match (call.method.to_string().as_str(), &call.args.iter().collect::<Vec<_>>()[..]) {
+                ("copied" | "cloned", []) | ("map", [_]) => return rewrite_end(&mut call.receiver),
+                ("first", []) => syn::parse_quote_spanned!(span=> #slice.iter().take(1).last()),
+                ("last", []) => syn::parse_quote_spanned!(span=> #slice.iter().rev().take(1).last()),
+                ("get", [k]) => syn::parse_quote_spanned!(span=> #slice.iter().skip(#k).take(1).last()),
+                _ => return false,
             }
-            ("last", 0) if !crate::iter::is_iterator(&call.receiver) => {
-                let (slice, span) = (&call.receiver, call.span());
-                syn::parse_quote_spanned!(span=> #slice.iter().last())
-            }
-            _ => return false,
-        },
+        }
         _ => return false,
     };
     *expr = pick;

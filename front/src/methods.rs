@@ -211,6 +211,17 @@ impl Lowerer<'_> {
                  final length (`vec![0.0; n]`, `collect()`) and assign its elements (`v[i] = x`)",
             ));
         }
+        if matches!(name, "first" | "last" | "get") {
+            let call = if name == "get" { "get(k)" } else { name };
+            return Err(unsupported(
+                name_span,
+                format!("`{call}` results kept as `Option`s"),
+                format!(
+                    "take it apart where it is made: `.{call}.unwrap()`, `.unwrap_or(d)`, `.map_or(d, |v| ..)`, \
+                     `.is_some()`, or `if let Some(v) = x.{call} {{ .. }}`"
+                ),
+            ));
+        }
         arg_count(name, args, 0, span)?;
         let len = self.ssa.op(Opcode::Len, &[slice]);
         match name {
@@ -219,14 +230,6 @@ impl Lowerer<'_> {
                 let zero = self.ssa.iconst(0);
                 Ok(Lowered::Value(Operand { value: self.ssa.icmp(CondCode::Eq, len, zero), ty: Ty::Bool }))
             }
-            "first" | "last" => Err(unsupported(
-                name_span,
-                format!("`{name}()` kept as an `Option`"),
-                format!(
-                    "take it apart where it is made: `.{name}().unwrap()`, `.unwrap_or(d)`, `.map_or(d, |v| ..)`, \
-                     `.is_some()`, or `if let Some(v) = x.{name}() {{ .. }}`"
-                ),
-            )),
             _ => Err(unknown_method(
                 name_span,
                 name,

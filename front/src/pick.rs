@@ -213,7 +213,7 @@ impl Lowerer<'_> {
         let refused = || {
             unsupported(
                 l.span(),
-                "`if let` other than `if let Some(v) = ...` of `find`, `max_by`, `min_by`, `position`, `reduce`, an iterator's `last`/`nth`, or a slice's `first()`/`last()`",
+                "`if let` other than `if let Some(v) = ...` of `find`, `max_by`, `min_by`, `position`, `reduce`, an iterator's `last`/`nth`, or a slice's `first()`/`last()`/`get(k)`",
                 "take the `Option` apart with `.unwrap_or(..)`, `.is_some()`, or test with a `bool` condition",
             )
         };
@@ -225,34 +225,12 @@ impl Lowerer<'_> {
         // `Some(v)`, `Some(&v)`, `Some(mut v)`, `Some((i, &v))`: the references dropped (the
         // item is a value here).
         let binding = without_reference_patterns(binding).ok_or_else(refused)?;
-        let (item, found) = match option_source(&l.expr) {
-            Some((inner, maps)) => {
-                let (item, found) = self.option_parts(inner)?;
-                (self.map_all(item, found, &maps)?, found)
-            }
-            None => {
-                let mut option = crate::iter::peel_parens(&l.expr);
-                while let syn::Expr::MethodCall(m) = option
-                    && matches!(m.method.to_string().as_str(), "copied" | "cloned")
-                    && m.args.is_empty()
-                {
-                    option = crate::iter::peel_parens(&m.receiver);
-                }
-                let syn::Expr::MethodCall(call) = option else { return Err(refused()) };
-                if !(call.args.is_empty() && (call.method == "first" || call.method == "last")) {
-                    return Err(refused());
-                }
-                // A slice's ends: the only item of `iter().take(1)` (after `rev()` for `last`).
-                let receiver = &call.receiver;
-                let span = call.span();
-                let pick: syn::ExprMethodCall = if call.method == "first" {
-                    syn::parse_quote_spanned!(span=> #receiver.iter().take(1).last())
-                } else {
-                    syn::parse_quote_spanned!(span=> #receiver.iter().rev().take(1).last())
-                };
-                self.option_parts(&pick)?
-            }
-        };
+        // A slice's `first()`, `last()` or `get(k)`: the iterator pick it is.
+        let as_pick = crate::ends::as_pick(&l.expr);
+        let option = as_pick.as_ref().unwrap_or(&l.expr);
+        let Some((inner, maps)) = option_source(option) else { return Err(refused()) };
+        let (item, found) = self.option_parts(inner)?;
+        let item = self.map_all(item, found, &maps)?;
         self.scopes.push();
         self.declare("_jitdiff_some", Ty::Bool, false, Some(found));
         match &item {

@@ -188,7 +188,15 @@ dual! { DEFAULTS:
         let f = x.last().copied().unwrap_or_else(|| t * 3.0);
         let g = x.iter().copied().max_by(f64::total_cmp).map_or_else(|| -t, |m| m * m);
         let h = if x.first().map(|v| *v > t).unwrap_or(false) { 1.0 } else { 0.0 };
-        a + b + c + d + e + f + g + h
+        a + b + c + d + e + f + g + h + gets(x, t)
+    }
+    // `get(k)` past the end and not, and `if let` of ends through `map`.
+    fn gets(x: &[f64], t: f64) -> f64 {
+        let a = x.get(1).copied().unwrap_or(t);
+        let b = x.get(3).map_or(0.25, |v| v * v);
+        let c = if let Some(&v) = x.get(2) { v } else { -2.0 };
+        let d = if let Some(v) = x.last().map(|v| v * 3.0) { v } else { 5.0 };
+        a + b * 10.0 + c * 100.0 + d * 1000.0
     }
     // The default of `unwrap_or_else` runs only where there is no item: here it would read past
     // the end of `y` (an `OutOfBounds` fault) if it ran for a non-empty `x`.
@@ -217,4 +225,6 @@ fn options_with_defaults_are_taken_apart_as_rustc_does() {
     // Kept as an `Option`, `first()` says how to take it apart.
     let err = jitdiff_front::lower_source("fn f(x: &[f64]) -> f64 {\n    let o = x.first();\n    0.0\n}").unwrap_err();
     assert!(err.to_string().contains(".map_or(d, |v| ..)"), "{err}");
+    let err = jitdiff_front::lower_source("fn f(x: &[f64]) -> f64 {\n    let o = x.get(3);\n    0.0\n}").unwrap_err();
+    assert!(err.to_string().contains("`get(k)` results kept as `Option`s"), "{err}");
 }

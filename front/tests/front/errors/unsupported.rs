@@ -212,7 +212,7 @@ impl P {
         r#"fn f(x: &[f64]) -> f64 {
     if let [a, b] = x { a + b } else { 0.0 }
 }"#,
-        r#"2:8: `if let` other than `if let Some(v) = ...` of `find`, `max_by`, `min_by`, `position`, `reduce`, an iterator's `last`/`nth`, or a slice's `first()`/`last()` are not supported; take the `Option` apart with `.unwrap_or(..)`, `.is_some()`, or test with a `bool` condition"#,
+        r#"2:8: `if let` other than `if let Some(v) = ...` of `find`, `max_by`, `min_by`, `position`, `reduce`, an iterator's `last`/`nth`, or a slice's `first()`/`last()`/`get(k)` are not supported; take the `Option` apart with `.unwrap_or(..)`, `.is_some()`, or test with a `bool` condition"#,
     ),
     (
         "vec_in_a_loop",
