@@ -227,7 +227,7 @@ impl Lowerer<'_> {
             ));
         }
         let chain = parse_chain(&m.receiver)?;
-        let filtered = chain.adapters.iter().any(|a| matches!(a, Adapter::Filter(_)));
+        let filtered = chain.adapters.iter().any(Adapter::drops_items);
         let Lowered::Tuple(parts) = self.counted_loop(&chain, Consumer::Collect, None, m.span())? else {
             return Err(invalid(m.span(), "`collect` gave no array (a front-end bug)"));
         };
@@ -301,7 +301,7 @@ impl Lowerer<'_> {
             && m.method == "collect"
             && crate::iter::is_iterator(&m.receiver)
             && let Ok(chain) = crate::iter::parse_chain(&m.receiver)
-            && chain.adapters.iter().any(|a| matches!(a, crate::iter::Adapter::Filter(_)))
+            && chain.adapters.iter().any(crate::iter::Adapter::drops_items)
         {
             let annotated = match &local.pat {
                 syn::Pat::Type(pt) => Some(crate::types::parse_type(&pt.ty, crate::types::TypePlace::Local)?),

@@ -248,6 +248,13 @@ impl Lowerer<'_> {
                 Some(index)
             }
         };
+        // Each `skip_while`'s flag: still skipping (see `Adapter::SkipWhile`).
+        for (k, adapter) in chain.adapters.iter().enumerate() {
+            if matches!(adapter, Adapter::SkipWhile(_)) {
+                let yes = self.ssa.bconst(true);
+                self.declare(&crate::skip_while::skipping_flag(k), Ty::Bool, true, Some(yes));
+            }
+        }
         let (counter_init, bound, cond, step) = match &plan {
             Plan::Direct { start, bound, cond, step, .. } => (*start, *bound, *cond, *step),
             Plan::Indexed(stream) => {
@@ -339,7 +346,7 @@ impl Lowerer<'_> {
             Plan::Direct { kind, .. } => Item::Scalar(Operand { value: counter, ty: Ty::Int(*kind) }),
             Plan::Indexed(stream) => self.item_at(stream, counter),
         };
-        for adapter in &chain.adapters {
+        for (k, adapter) in chain.adapters.iter().enumerate() {
             match adapter {
                 Adapter::Map(closure) => {
                     let value = self.apply_closure(closure, vec![item], None)?;
@@ -361,6 +368,15 @@ impl Lowerer<'_> {
                 Adapter::Filter(closure) => {
                     let Some(keep) = self.predicate(closure, item.clone())? else { return Ok(()) };
                     self.leave_where(keep, false, Leave::Continue, ("skipped", "kept"), |_| {});
+                }
+                Adapter::TakeWhile(closure) => {
+                    let Some(keep) = self.predicate(closure, item.clone())? else { return Ok(()) };
+                    self.leave_where(keep, false, Leave::Break, ("taken_all", "taking"), |_| {});
+                }
+                Adapter::SkipWhile(closure) => {
+                    if !self.skip_while(closure, item.clone(), k)? {
+                        return Ok(());
+                    }
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! Iterator chains, as far as `for` loops and `sum`/`product`/`fold`/`count` consume them: the
 //! sources (`a..b`, `a..=b`, `x.iter()`, `x.iter_mut()`, a slice, a sub-slice `x[a..b]`), the structural adapters
-//! (`enumerate`, `zip`, `rev`, `step_by`, `skip`, `take`, `copied`, `cloned`) and the value
-//! adapters (`map`, `filter`, with closures).
+//! (`enumerate`, `zip` and `std::iter::zip`, `rev`, `step_by`, `skip`, `take`, `copied`,
+//! `cloned`) and the value adapters (`map`, `filter`, `take_while`, `skip_while`, with closures).
 //!
 //! A closure argument may also be a function named by its path (`.map(f64::exp)`,
 //! `.fold(f64::NEG_INFINITY, f64::max)`, `.map(square)`): it is lowered as the closure that calls
@@ -59,6 +59,18 @@ pub(crate) enum Source<'e> {
 pub(crate) enum Adapter<'e> {
     Map(Cow<'e, syn::ExprClosure>),
     Filter(Cow<'e, syn::ExprClosure>),
+    /// `take_while(|v| c)`: the loop ends at the first item `c` rejects.
+    TakeWhile(Cow<'e, syn::ExprClosure>),
+    /// `skip_while(|v| c)`: items are dropped while `c` accepts them; from the first it rejects
+    /// on, `c` is not called again (a flag the loop carries).
+    SkipWhile(Cow<'e, syn::ExprClosure>),
+}
+
+impl Adapter<'_> {
+    /// Whether the adapter may drop items (so that a `collect` keeps a prefix of its array).
+    pub(crate) fn drops_items(&self) -> bool {
+        !matches!(self, Adapter::Map(_))
+    }
 }
 
 /// A parsed chain: source, then adapters in application order.
@@ -96,9 +108,23 @@ pub(crate) fn is_iterator(expr: &syn::Expr) -> bool {
         syn::Expr::Range(_) => true,
         syn::Expr::MethodCall(m) => {
             let name = m.method.to_string();
-            STRUCTURAL.contains(&name.as_str()) || matches!(name.as_str(), "map" | "filter")
+            STRUCTURAL.contains(&name.as_str())
+                || matches!(name.as_str(), "map" | "filter" | "take_while" | "skip_while")
         }
+        syn::Expr::Call(call) => zip_function(call).is_some(),
         _ => false,
+    }
+}
+
+/// The two arguments of `std::iter::zip(a, b)` (or `core::iter::zip`), which is
+/// `a.into_iter().zip(b)`.
+fn zip_function(call: &syn::ExprCall) -> Option<(&syn::Expr, &syn::Expr)> {
+    let syn::Expr::Path(path) = &*call.func else { return None };
+    let names: Vec<String> = path.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let is_zip = matches!(names.iter().map(String::as_str).collect::<Vec<_>>()[..], ["std" | "core", "iter", "zip"]);
+    match (is_zip, &call.args.iter().collect::<Vec<_>>()[..]) {
+        (true, [a, b]) => Some((a, b)),
+        _ => None,
     }
 }
 
@@ -109,9 +135,24 @@ pub(crate) fn parse_chain(expr: &syn::Expr) -> Result<Chain<'_>> {
     loop {
         match at {
             syn::Expr::Paren(p) => at = &p.expr,
-            syn::Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "map" | "filter") => {
+            syn::Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "map" | "filter" | "take_while" | "skip_while") =>
+            {
                 let closure = closure_arg(m)?;
-                adapters.push(if m.method == "map" { Adapter::Map(closure) } else { Adapter::Filter(closure) });
+                adapters.push(match m.method.to_string().as_str() {
+                    "map" => Adapter::Map(closure),
+                    "filter" => Adapter::Filter(closure),
+                    "take_while" => Adapter::TakeWhile(closure),
+                    _ => Adapter::SkipWhile(closure),
+                });
+                at = &m.receiver;
+            }
+            // Items are values here: `copied()` after a closure adapter changes nothing.
+            syn::Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "copied" | "cloned")
+                    && m.args.is_empty()
+                    && closure_adapter_below(&m.receiver) =>
+            {
                 at = &m.receiver;
             }
             _ => break,
@@ -119,6 +160,19 @@ pub(crate) fn parse_chain(expr: &syn::Expr) -> Result<Chain<'_>> {
     }
     adapters.reverse();
     Ok(Chain { source: parse_source(at)?, adapters })
+}
+
+/// Is `expr` (through parentheses, `copied` and `cloned`) a call of a closure adapter?
+fn closure_adapter_below(expr: &syn::Expr) -> bool {
+    match expr {
+        syn::Expr::Paren(p) => closure_adapter_below(&p.expr),
+        syn::Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            "map" | "filter" | "take_while" | "skip_while" => true,
+            "copied" | "cloned" => closure_adapter_below(&m.receiver),
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 fn closure_arg(m: &syn::ExprMethodCall) -> Result<Cow<'_, syn::ExprClosure>> {
@@ -180,6 +234,9 @@ fn parse_source_within(expr: &syn::Expr, depth: usize) -> Result<Source<'_>> {
             _ => Err(unsupported(r.span(), "open ranges", "give the range both ends: `a..b`")),
         },
         syn::Expr::Reference(r) => Ok(Source::Slice { expr: &r.expr, mutable: Some(r.mutability.is_some()) }),
+        syn::Expr::Call(call) if let Some((a, b)) = zip_function(call) => {
+            Ok(Source::Zip(Box::new(parse_source(a)?), Box::new(parse_source(b)?)))
+        }
         syn::Expr::MethodCall(m) => {
             let name = m.method.to_string();
             let arg = |n: usize| -> Result<&syn::Expr> {
@@ -235,10 +292,10 @@ fn parse_source_within(expr: &syn::Expr, depth: usize) -> Result<Source<'_>> {
                 "step_by" => Ok(Source::Step(inner()?, arg(1)?)),
                 "skip" => Ok(Source::Skip(inner()?, arg(1)?)),
                 "take" => Ok(Source::Take(inner()?, arg(1)?)),
-                "map" | "filter" => Err(unsupported(
+                "map" | "filter" | "take_while" | "skip_while" => Err(unsupported(
                     m.method.span(),
                     format!("`{name}` adapters before `enumerate`, `zip`, `rev`, `step_by`, `skip` or `take`"),
-                    "put `map` and `filter` last in the chain, or use a `for` loop",
+                    "put `map`, `filter`, `take_while` and `skip_while` last in the chain, or use a `for` loop",
                 )),
                 "windows" | "chunks" | "chunks_exact" | "chunks_mut" | "chunks_exact_mut" => {
                     let mutable = name.ends_with("_mut");

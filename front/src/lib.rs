@@ -59,6 +59,7 @@ mod panics;
 mod pick;
 mod rows;
 mod scope;
+mod skip_while;
 mod slice_updates;
 mod ssa;
 mod stmt;

@@ -262,3 +262,32 @@ fn lotka_volterra_modes_agree_with_each_other_and_with_finite_differences() {
     let fd: Vec<f64> = plus.iter().zip(&minus).map(|(a, b)| (a - b) / (2.0 * e)).collect();
     assert_close(&hvp, &fd, 1e-5, "fit HVP vs differences of the gradient");
 }
+
+/// `take_while` and `skip_while` split a sum where the items cross a threshold: both modes
+/// agree with central differences away from the crossing, and the items past it get zero.
+#[test]
+fn take_while_and_skip_while_split_the_gradient_where_rust_does() {
+    use jitdiff::{check, fd::FdOptions};
+    let source = "fn f(x: &[f64], t: f64) -> f64 {
+    let head: f64 = x.iter().take_while(|&&v| v < t).map(|v| v * v).sum();
+    let tail: f64 = x.iter().skip_while(|&&v| v < t).map(|v| (v * t).sin()).sum();
+    head + 3.0 * tail
+}";
+    let m = jitdiff::front::lower_source(source).unwrap();
+    let x = [0.1, 0.4, 0.9, 0.2, 1.3];
+    let t = 0.7;
+    for mode in [jitdiff::GradientMode::Reverse, jitdiff::GradientMode::Forward] {
+        let g = GradientFn::builder(&m, "f").wrt_all().gradient_mode(mode).build().unwrap();
+        let report = check::gradient(&g, &mut [Arg::Slice(&x), Arg::F64(t)], FdOptions::central()).unwrap();
+        assert!(report.passes(1e-7), "{mode:?}: {report}");
+        let mut grad = [0.0; 6];
+        g.value_and_grad(&mut [Arg::Slice(&x), Arg::F64(t)], &mut grad).unwrap();
+        // Before the crossing: 2 x_i; from it on (0.9, 0.2, 1.3): 3 t cos(x_i t).
+        for i in 0..2 {
+            assert!((grad[i] - 2.0 * x[i]).abs() < 1e-14, "{mode:?}: {grad:?}");
+        }
+        for i in 2..5 {
+            assert!((grad[i] - 3.0 * t * (x[i] * t).cos()).abs() < 1e-14, "{mode:?}: {grad:?}");
+        }
+    }
+}

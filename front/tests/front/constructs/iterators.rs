@@ -495,3 +495,57 @@ fn local_arrays_are_zeroed_at_their_let() {
         same!(m, literal_array(t));
     }
 }
+
+dual! { WHILE_ADAPTERS:
+    // `take_while` ends the loop at the first item its closure rejects; `skip_while` drops
+    // items until the first it rejects and is not called after that (the call counts show it).
+    fn prefix_sums(x: &[f64], t: f64) -> f64 {
+        let head: f64 = x.iter().take_while(|&&v| v < t).sum();
+        let tail: f64 = x.iter().skip_while(|&&v| v < t).map(|v| v * 2.0).sum();
+        let head_count = x.iter().take_while(|v| **v < t).count();
+        let mut calls = 0.0;
+        let tail_count = x
+            .iter()
+            .skip_while(|&&v| {
+                calls += 1.0;
+                v < t
+            })
+            .count();
+        head + tail * 10.0 + head_count as f64 * 100.0 + tail_count as f64 * 1000.0 + calls * 10000.0
+    }
+    fn while_in_loops(x: &[f64], t: f64) -> f64 {
+        let mut s = 0.0;
+        for (i, v) in x.iter().enumerate().skip_while(|(_, v)| **v > t) {
+            s += v * (i as f64 + 1.0);
+        }
+        for v in x.iter().map(|v| v * v).take_while(|&v| v < t * t + 1.0).filter(|&v| v > 0.1) {
+            s -= v;
+        }
+        let kept: Vec<f64> = x.iter().skip_while(|&&v| v > t).copied().collect();
+        s + kept.iter().sum::<f64>() + kept.len() as f64 * 0.5
+    }
+    // `std::iter::zip(a, b)` is `a.into_iter().zip(b)`.
+    fn zipped(x: &[f64], y: &[f64]) -> f64 {
+        let mut s: f64 = std::iter::zip(x, y).map(|(a, b)| a * b).sum();
+        for (a, b) in std::iter::zip(x.iter().rev(), y) {
+            s = s * 0.5 + a - b;
+        }
+        s
+    }
+}
+
+#[test]
+fn take_while_skip_while_and_iter_zip_run_as_rustc_does() {
+    let m = lower(WHILE_ADAPTERS);
+    let mut rng = Rng::new(17);
+    for n in [0usize, 1, 2, 7] {
+        for _ in 0..4 {
+            let x = rng.normals(n);
+            let t = rng.normal() * 0.5;
+            same!(m, prefix_sums(&x[..], t));
+            same!(m, while_in_loops(&x[..], t));
+            let y = rng.normals(n + 1);
+            same!(m, zipped(&x[..], &y[..]));
+        }
+    }
+}

@@ -548,7 +548,7 @@ fn f() {}"#,
         r#"fn f(x: &[f64], y: &[f64]) -> f64 {
     x.iter().map(|v| v * 2.0).zip(y.iter()).map(|(a, b)| a * b).sum()
 }"#,
-        r#"2:14: `map` adapters before `enumerate`, `zip`, `rev`, `step_by`, `skip` or `take` are not supported; put `map` and `filter` last in the chain, or use a `for` loop"#,
+        r#"2:14: `map` adapters before `enumerate`, `zip`, `rev`, `step_by`, `skip` or `take` are not supported; put `map`, `filter`, `take_while` and `skip_while` last in the chain, or use a `for` loop"#,
     ),
     (
         "non_ascii_function",
