@@ -87,6 +87,7 @@ mod rng;
 mod rule_test;
 mod scratch;
 pub mod sparse;
+mod speculation;
 pub mod typed;
 mod user;
 mod vg_direct;

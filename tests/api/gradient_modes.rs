@@ -323,3 +323,32 @@ fn scalar_inputs_get_forward_lanes_at_build() {
     // Forward lanes record no pullback state: the call did not run reverse mode.
     assert_eq!(auto.tape_bytes(), 0);
 }
+
+/// A slice read only at constant indices (the pendulum's parameters) counts as long as its
+/// largest index plus one, so Auto mode builds those lanes at build too; a call with a longer
+/// slice has more inputs than that guess and takes reverse mode. Both give reverse mode's
+/// gradient.
+#[test]
+fn slices_read_at_constant_indices_get_forward_lanes_at_build() {
+    let m = parse_module(
+        "func @f(p: slice, x: f64) -> f64 {\nentry:\n    zero = iconst 0\n    two = iconst 2\n    \
+         a = load p, zero\n    b = load p, two\n    s = sin a\n    t = fmul s, b\n    r = fmul t, x\n    ret r\n}",
+    )
+    .unwrap();
+    let auto = GradientFn::builder(&m, "f").wrt(["p", "x"]).build().unwrap();
+    let reverse = GradientFn::builder(&m, "f").wrt(["p", "x"]).gradient_mode(GradientMode::Reverse).build().unwrap();
+    for (p, mode) in
+        [(vec![0.5, 9.0, -1.5], GradientMode::Forward), (vec![0.5, 9.0, -1.5, 2.0, 3.0], GradientMode::Reverse)]
+    {
+        let n = p.len() + 1;
+        assert_eq!(auto.mode_for(&args![&p[..], 1.25]), mode);
+        let (mut got, mut want) = (vec![0.0; n], vec![0.0; n]);
+        let v = auto.value_and_grad(&mut args![&p[..], 1.25], &mut got).unwrap();
+        let w = reverse.value_and_grad(&mut args![&p[..], 1.25], &mut want).unwrap();
+        assert_eq!(v, w);
+        for k in 0..n {
+            assert!((got[k] - want[k]).abs() <= 1e-15 * want[k].abs().max(1.0), "{got:?} {want:?}");
+        }
+        assert_eq!(got[1], 0.0, "an element never read");
+    }
+}
