@@ -273,7 +273,7 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
             TypePlace::Result => Err(unsupported(
                 ty.span(),
                 "array results",
-                "take a `&mut [f64]` parameter and write the result into it",
+                "return a tuple (`-> (f64, f64)`, destructured by the caller: `let (a, b) = f(x);`), or take a `&mut [f64]` parameter and write the result into it",
             )),
             TypePlace::Field => {
                 Err(unsupported(ty.span(), "array fields", "hold a slice (`&'a [f64]`) of an array the caller owns"))

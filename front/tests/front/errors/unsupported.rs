@@ -403,6 +403,13 @@ fn f() -> f64 {
         r#"1:20: slice results are not supported; take a `&mut [f64]` parameter and write the result into it"#,
     ),
     (
+        "array_ret",
+        r#"fn f(x: f64) -> [f64; 2] {
+    [x, x * x]
+}"#,
+        r#"1:17: array results are not supported; return a tuple (`-> (f64, f64)`, destructured by the caller: `let (a, b) = f(x);`), or take a `&mut [f64]` parameter and write the result into it"#,
+    ),
+    (
         "tuple_param",
         r#"fn f(t: (f64, f64)) -> f64 {
     t.0
