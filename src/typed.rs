@@ -221,6 +221,30 @@ tuple_from_results! {
     8: (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 }
 
+/// `[f64; N]`: a function returning an array returns its `N` elements (see `docs/rust.md`).
+impl<const N: usize> FromResults for [f64; N] {
+    fn from_results(values: &[RuntimeValue]) -> Option<Self> {
+        if values.len() != N {
+            return None;
+        }
+        let mut out = [0.0; N];
+        for (o, v) in out.iter_mut().zip(values) {
+            *o = f64::from_value(v)?;
+        }
+        Some(out)
+    }
+    fn from_slots(slots: &FrameResults, types: &[Type]) -> Option<Self> {
+        if types.len() != N {
+            return None;
+        }
+        let mut out = [0.0; N];
+        for (k, (o, ty)) in out.iter_mut().zip(types).enumerate() {
+            *o = f64::from_slot(slots.bits(k), *ty)?;
+        }
+        Some(out)
+    }
+}
+
 /// A builder of any handle kind for `@name` of `module` (what the generated `builder::<K>()`
 /// starts from; `GradientFn::builder` and the like are the same for one kind).
 ///

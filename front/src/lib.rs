@@ -32,6 +32,7 @@
 
 #![warn(missing_docs)]
 
+mod array_results;
 mod arrays;
 mod bits;
 mod calls;

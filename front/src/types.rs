@@ -272,7 +272,7 @@ pub(crate) fn parse_type(ty: &syn::Type, place: TypePlace) -> Result<Ty> {
             TypePlace::Local => Ok(Ty::Slice { mutable: true }),
             TypePlace::Result => Err(unsupported(
                 ty.span(),
-                "array results",
+                "array results other than a free function's `[f64; N]` (`N` from 2 to 64, a literal or a `const`)",
                 "return a tuple (`-> (f64, f64)`, destructured by the caller: `let (a, b) = f(x);`), or take a `&mut [f64]` parameter and write the result into it",
             )),
             TypePlace::Field => {

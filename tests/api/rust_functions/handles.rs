@@ -20,6 +20,19 @@ fn moments(x: &[f64]) -> (f64, f64) {
 }
 
 /// An integer result: only a primal.
+/// An array result: `N` results to the IR, an array to the typed primal, a local array to
+/// callers (`area`).
+#[jitdiff::module]
+mod vectors {
+    pub fn cross(a: &[f64], b: &[f64]) -> [f64; 3] {
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    }
+    pub fn area(a: &[f64], b: &[f64]) -> f64 {
+        let [x, y, z] = cross(a, b);
+        0.5 * (x * x + y * y + z * z).sqrt()
+    }
+}
+
 #[jitdiff::function]
 fn count_positive(x: &[f64]) -> usize {
     let mut n = 0;
@@ -248,6 +261,19 @@ fn results_other_than_one_f64() {
     let j = g.jacobian(&x).unwrap();
     assert_eq!((j.rows, j.cols), (2, 3));
     assert_eq!(&j.data[3..], &[2.0 / 3.0, -4.0 / 3.0, 8.0 / 3.0]);
+    // An array result: the typed primal returns the array, the Jacobian has its rows, and a
+    // caller's gradient agrees with central differences.
+    let (a, b) = ([1.0, 2.0, 3.0], [0.5, -1.0, 2.0]);
+    assert_eq!(vectors::cross::primal().unwrap().call(&a, &b).unwrap(), vectors::cross(&a, &b));
+    let j = vectors::cross::gradient().unwrap().jacobian(&a, &b).unwrap();
+    assert_eq!((j.rows, j.cols), (3, 6));
+    assert_eq!(&j.data[..6], &[0.0, b[2], -b[1], 0.0, -a[2], a[1]], "d cross_x / d (a, b)");
+    let g = vectors::area::gradient().unwrap();
+    assert_eq!(g.value_and_grad(&a, &b).unwrap().0, vectors::area(&a, &b));
+    let report =
+        jitdiff::check::gradient(g.handle(), &mut vectors::area::args(&a, &b), jitdiff::fd::FdOptions::central())
+            .unwrap();
+    assert!(report.passes(1e-7), "{report}");
     // An integer result: the primal only.
     assert_eq!(count_positive::primal().unwrap().call(&x).unwrap(), 2);
     // The untyped API says why there is no gradient.

@@ -340,3 +340,50 @@ fn vectors_grow_by_push_within_their_capacity() {
     let err = jitdiff_ir::Interpreter::new(&m).call("overfull", &mut [ArgValue::I64(3)]).unwrap_err();
     assert_eq!(err.kind_name(), "Panic");
 }
+
+dual! { ARRAY_RESULTS:
+    // Functions returning `[f64; N]`: from array literals, a repeat, a local array, through
+    // `if`, `match` and an early `return`; called, indexed, iterated, destructured, passed on.
+    const D: usize = 3;
+    fn cross(a: &[f64], b: &[f64]) -> [f64; 3] {
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    }
+    fn norm(v: &[f64]) -> f64 {
+        v.iter().map(|x| x * x).sum::<f64>().sqrt()
+    }
+    fn unit(x: f64) -> [f64; D] {
+        if x > 0.0 {
+            return [x, 0.0, 1.0];
+        }
+        let mut v = [0.0; D];
+        v[1] = x;
+        v
+    }
+    fn rotate(s: [f64; 2], h: f64) -> [f64; 2] {
+        match s[0] > 0.0 {
+            true => [s[0] + h * s[1], s[1] - h * s[0]],
+            false => [s[1]; 2],
+        }
+    }
+    fn arrays(a: &[f64], b: &[f64], x: f64) -> f64 {
+        let [p, q, r] = unit(x);
+        let mut s = [a[0], b[0]];
+        for _ in 0..5 {
+            s = rotate(s, 0.1);
+        }
+        norm(&cross(a, b)) + p + 10.0 * q + 100.0 * r + unit(-x)[1] + s[0] * s[1] + cross(b, a).iter().sum::<f64>()
+    }
+}
+
+#[test]
+fn array_results_are_returned_and_used_as_rustc_does() {
+    let m = lower(ARRAY_RESULTS);
+    let mut rng = Rng::new(31);
+    for _ in 0..8 {
+        let (a, b) = (rng.normals(3), rng.normals(3));
+        let x = rng.normal();
+        let mut args = [ArgValue::Slice(a.clone()), ArgValue::Slice(b.clone()), ArgValue::F64(x)];
+        let got = crate::support::run(&m, "arrays", &mut args);
+        assert_eq!(got, vec![RuntimeValue::F64(arrays(&a, &b, x))], "a = {a:?}, b = {b:?}, x = {x}");
+    }
+}
