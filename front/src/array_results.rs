@@ -11,6 +11,8 @@
 //!
 //! `N` (2 to 64) is an integer literal or a `const` item of the source holding one. Methods
 //! returning arrays are left as they are (and stay an error).
+//!
+//! And `let a: [f64; N] = std::array::from_fn(|i| ..);` is `(0..N).map(|i| ..).collect()`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -33,10 +35,12 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Cow<'_, [syn::Item]> {
             _ => None,
         })
         .collect();
-    if lengths.is_empty() {
+    let mut owned = items.to_vec();
+    let mut from_fn = FromFn { constants: &constants, found: false };
+    owned.iter_mut().for_each(|item| from_fn.visit_item_mut(item));
+    if lengths.is_empty() && !from_fn.found {
         return Cow::Borrowed(items);
     }
-    let mut owned = items.to_vec();
     for item in &mut owned {
         let syn::Item::Fn(f) = item else {
             // Calls inside methods too.
@@ -57,7 +61,12 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Cow<'_, [syn::Item]> {
 /// `N` of `-> [f64; N]`.
 fn array_result(output: &syn::ReturnType, constants: &HashMap<String, usize>) -> Option<usize> {
     let syn::ReturnType::Type(_, ty) = output else { return None };
-    let syn::Type::Array(array) = &**ty else { return None };
+    array_length(ty, constants)
+}
+
+/// `N` of `[f64; N]`, from 2 to 64, a literal or a `const`.
+fn array_length(ty: &syn::Type, constants: &HashMap<String, usize>) -> Option<usize> {
+    let syn::Type::Array(array) = ty else { return None };
     let syn::Type::Path(elem) = &*array.elem else { return None };
     if !elem.path.is_ident("f64") {
         return None;
@@ -159,4 +168,41 @@ fn as_tuple(expr: &mut syn::Expr, n: usize) {
             *other = syn::parse_quote_spanned!(span=> { let array_value__ = #other; (#(array_value__[#indices]),*) });
         }
     }
+}
+
+/// `let a: [f64; N] = std::array::from_fn(f);` (also `core::`, `array::from_fn`): the array of
+/// `f(0) .. f(N - 1)`, as `(0..N).map(f).collect::<Vec<f64>>()` makes it. `found` says whether
+/// there was one.
+struct FromFn<'a> {
+    constants: &'a HashMap<String, usize>,
+    found: bool,
+}
+
+impl VisitMut for FromFn<'_> {
+    fn visit_local_mut(&mut self, local: &mut syn::Local) {
+        syn::visit_mut::visit_local_mut(self, local);
+        let syn::Pat::Type(typed) = &local.pat else { return };
+        let Some(n) = array_length(&typed.ty, self.constants).or_else(|| one_element(&typed.ty)) else { return };
+        let Some(init) = &mut local.init else { return };
+        let syn::Expr::Call(call) = &*init.expr else { return };
+        let syn::Expr::Path(path) = &*call.func else { return };
+        let names: Vec<String> = path.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let is_from_fn = matches!(
+            names.iter().map(String::as_str).collect::<Vec<_>>()[..],
+            ["std" | "core", "array", "from_fn"] | ["array", "from_fn"]
+        );
+        let [f] = &call.args.iter().collect::<Vec<_>>()[..] else { return };
+        if !is_from_fn {
+            return;
+        }
+        let span = call.span();
+        *init.expr = syn::parse_quote_spanned!(span=> (0..#n).map(#f).collect::<Vec<f64>>());
+        self.found = true;
+    }
+}
+
+/// `[f64; 1]`: 1 (a one-element array is fine as a local).
+fn one_element(ty: &syn::Type) -> Option<usize> {
+    let syn::Type::Array(array) = ty else { return None };
+    (literal_length(&array.len) == Some(1)).then_some(1)
 }

@@ -75,6 +75,14 @@ impl Lowerer<'_> {
         if crate::iter::is_iterator(&m.receiver) {
             return self.lower_iter_consumer(m, expect);
         }
+        // `a.map(|v| ..)` of an array (`[f64; N]::map`): a new local array, as
+        // `a.iter().map(..).collect()` makes.
+        if name == "map" && m.args.len() == 1 && (makes_an_array(&m.receiver) || self.writes_a_slice(&m.receiver)?) {
+            let (receiver, f) = (&m.receiver, &m.args[0]);
+            let mapped: syn::ExprMethodCall =
+                syn::parse_quote_spanned!(m.span()=> #receiver.iter().map(#f).collect::<Vec<f64>>());
+            return self.lower_method_call(&mapped, expect);
+        }
         if matches!(
             name.as_str(),
             "iter"
@@ -524,5 +532,18 @@ fn literal_u32(expr: &syn::Expr) -> Option<u32> {
         }
         syn::Expr::Paren(p) => literal_u32(&p.expr),
         _ => None,
+    }
+}
+
+/// Is `expr` an array written in place: `[a, b]`, `[v; N]`, or a block ending in one (a call of
+/// a function returning an array, see `array_results.rs`)?
+fn makes_an_array(expr: &syn::Expr) -> bool {
+    match expr {
+        syn::Expr::Paren(p) => makes_an_array(&p.expr),
+        syn::Expr::Array(_) | syn::Expr::Repeat(_) => true,
+        syn::Expr::Block(b) => {
+            matches!(b.block.stmts.last(), Some(syn::Stmt::Expr(tail, None)) if makes_an_array(tail))
+        }
+        _ => false,
     }
 }

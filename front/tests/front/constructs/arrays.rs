@@ -373,6 +373,13 @@ dual! { ARRAY_RESULTS:
         }
         norm(&cross(a, b)) + p + 10.0 * q + 100.0 * r + unit(-x)[1] + s[0] * s[1] + cross(b, a).iter().sum::<f64>()
     }
+    // `std::array::from_fn` and `[f64; N]::map`.
+    fn made(a: &[f64], x: f64) -> f64 {
+        let doubled: [f64; D] = std::array::from_fn(|i| a[i] * 2.0 + i as f64);
+        let squares = doubled.map(|v| v * v - x);
+        let rotated = rotate([squares[0], squares[2]], x).map(f64::sin);
+        squares.iter().sum::<f64>() + rotated[0] * rotated[1]
+    }
 }
 
 #[test]
@@ -385,5 +392,7 @@ fn array_results_are_returned_and_used_as_rustc_does() {
         let mut args = [ArgValue::Slice(a.clone()), ArgValue::Slice(b.clone()), ArgValue::F64(x)];
         let got = crate::support::run(&m, "arrays", &mut args);
         assert_eq!(got, vec![RuntimeValue::F64(arrays(&a, &b, x))], "a = {a:?}, b = {b:?}, x = {x}");
+        let got = crate::support::run(&m, "made", &mut [ArgValue::Slice(a.clone()), ArgValue::F64(x)]);
+        assert_eq!(got, vec![RuntimeValue::F64(made(&a, x))], "a = {a:?}, x = {x}");
     }
 }
