@@ -78,6 +78,14 @@ impl Lowerer<'_> {
             }
         };
         let consumer = match name.as_str() {
+            // `(a..b).len()`, `x.iter().skip(1).len()`: the count of a chain without closures
+            // (an `ExactSizeIterator`), computed without a loop.
+            "len" if chain.adapters.is_empty() => {
+                arity(0)?;
+                let plan = self.plan(&chain.source)?;
+                let count = self.item_count(&plan);
+                return Ok(Lowered::Value(Operand { value: count, ty: Ty::Int(IntKind::Usize) }));
+            }
             "sum" | "product" => {
                 arity(0)?;
                 let turbofish = match &m.turbofish {

@@ -477,6 +477,11 @@ impl Lowerer<'_> {
                     if matches!(kind, IntKind::I32 | IntKind::U32) { self.extend_32(value, kind) } else { value };
                 Ok(Lowered::Value(Operand { value, ty }))
             }
+            "saturating_add" | "saturating_sub" => {
+                arg_count(name, args, 1, span)?;
+                let y = self.scalar_of(args[0], &ty)?.value;
+                Ok(Lowered::Value(Operand { value: self.saturating(name == "saturating_add", x, y, kind), ty }))
+            }
             "pow" => {
                 // A literal exponent: square and multiply, unrolled (wrapping at 64 bits).
                 arg_count(name, args, 1, span)?;
@@ -503,9 +508,32 @@ impl Lowerer<'_> {
                 name_span,
                 name,
                 &ty,
-                "integers have `min`, `max`, `abs`, `pow` (by a literal) and `wrapping_add`/`_sub`/`_mul`; convert with `as f64` for math",
+                "integers have `min`, `max`, `abs`, `pow` (by a literal), `wrapping_add`/`_sub`/`_mul` and `saturating_add`/`_sub`; convert with `as f64` for math",
             )),
         }
+    }
+
+    /// `x.saturating_add(y)` / `x.saturating_sub(y)` of `kind`: a result past `i64` (the
+    /// operation wrapped: the operands' signs say so) is `i64`'s bound on `x`'s side, and then
+    /// the result is clamped to the type's range (32-bit types, and below 0 for unsigned ones;
+    /// unsigned 64-bit values stop at `i64::MAX`, the most an IR integer holds).
+    fn saturating(&mut self, add: bool, x: Value, y: Value, kind: IntKind) -> Value {
+        let result = self.ssa.op(if add { Opcode::IAdd } else { Opcode::ISub }, &[x, y]);
+        let x_flip = self.ssa.op(Opcode::IXor, &[x, result]);
+        let other = if add { self.ssa.op(Opcode::IXor, &[y, result]) } else { self.ssa.op(Opcode::IXor, &[x, y]) };
+        let both = self.ssa.op(Opcode::IAnd, &[x_flip, other]);
+        let zero = self.ssa.iconst(0);
+        let wrapped = self.ssa.icmp(CondCode::Lt, both, zero);
+        let x_negative = self.ssa.icmp(CondCode::Lt, x, zero);
+        let (min, max) = (self.ssa.iconst(i64::MIN), self.ssa.iconst(i64::MAX));
+        let bound = self.ssa.select(x_negative, min, max);
+        let result = self.ssa.select(wrapped, bound, result);
+        let (lo, hi) = kind.range();
+        let (lo, hi) = (self.ssa.iconst(lo as i64), self.ssa.iconst(hi as i64));
+        let below = self.ssa.icmp(CondCode::Lt, result, lo);
+        let result = self.ssa.select(below, lo, result);
+        let above = self.ssa.icmp(CondCode::Gt, result, hi);
+        self.ssa.select(above, hi, result)
     }
 }
 

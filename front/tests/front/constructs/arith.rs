@@ -43,6 +43,33 @@ fn integer_arithmetic_divides_toward_zero() {
     }
 }
 
+dual! { SATURATING:
+    // `saturating_add`/`_sub` at and past each type's bounds.
+    fn saturating(a: i64, b: i64, u: usize, v: usize, p: i32, q: i32) -> i64 {
+        let s = a.saturating_add(b).saturating_sub(b / 2);
+        let t = u.saturating_sub(v) as i64 + v.saturating_sub(u) as i64;
+        let w = p.saturating_add(q) as i64 - p.saturating_sub(q) as i64 + q.saturating_sub(i32::MAX) as i64;
+        let x = (u as u32).saturating_sub(v as u32) as i64;
+        s.wrapping_add(t).wrapping_add(w).wrapping_add(x)
+    }
+}
+
+#[test]
+fn saturating_arithmetic_stops_at_the_types_bounds() {
+    let m = lower(SATURATING);
+    let wide = [i64::MIN, i64::MIN + 1, -5, 0, 7, i64::MAX - 1, i64::MAX];
+    for a in wide {
+        for b in wide {
+            same!(m, saturating(a, b, 3, 10, 5, -2));
+        }
+    }
+    for (u, v) in [(0usize, 0usize), (3, 10), (10, 3), (1 << 40, 1)] {
+        for (p, q) in [(0i32, 0i32), (i32::MAX, 1), (i32::MIN, 1), (i32::MIN, -1), (-7, i32::MAX), (100, -100)] {
+            same!(m, saturating(1, 2, u, v, p, q));
+        }
+    }
+}
+
 dual! { SMALL_INTS:
     fn small_ints(a: i32, b: u32, c: isize) -> i32 {
         let x = a * 2 + (b as i32) % 7;

@@ -524,6 +524,12 @@ dual! { WHILE_ADAPTERS:
         let kept: Vec<f64> = x.iter().skip_while(|&&v| v > t).copied().collect();
         s + kept.iter().sum::<f64>() + kept.len() as f64 * 0.5
     }
+    // `len()` of chains without closures, counted without a loop.
+    fn lengths(x: &[f64], a: usize, b: usize) -> f64 {
+        let n = (a..b).len() + x.iter().skip(2).len() * 10 + x.windows(2).len() * 100;
+        let m = (0..b).step_by(3).len() + x.iter().rev().take(4).len() * 10;
+        n as f64 + m as f64 * 1000.0
+    }
     // `std::iter::zip(a, b)` is `a.into_iter().zip(b)`.
     fn zipped(x: &[f64], y: &[f64]) -> f64 {
         let mut s: f64 = std::iter::zip(x, y).map(|(a, b)| a * b).sum();
@@ -535,7 +541,7 @@ dual! { WHILE_ADAPTERS:
 }
 
 #[test]
-fn take_while_skip_while_and_iter_zip_run_as_rustc_does() {
+fn while_adapters_iter_zip_and_len_run_as_rustc_does() {
     let m = lower(WHILE_ADAPTERS);
     let mut rng = Rng::new(17);
     for n in [0usize, 1, 2, 7] {
@@ -546,6 +552,9 @@ fn take_while_skip_while_and_iter_zip_run_as_rustc_does() {
             same!(m, while_in_loops(&x[..], t));
             let y = rng.normals(n + 1);
             same!(m, zipped(&x[..], &y[..]));
+            for (a, b) in [(0usize, 0usize), (2, 9), (9, 2)] {
+                same!(m, lengths(&x[..], a, b));
+            }
         }
     }
 }
