@@ -86,8 +86,8 @@ pub(crate) fn desugar(items: &[syn::Item]) -> Result<Vec<Method>> {
             let syn::ImplItem::Fn(f) = impl_item else {
                 return Err(unsupported(
                     impl_item.span(),
-                    "`impl` items other than functions (associated constants and types)",
-                    "use a module-level `const`",
+                    "`impl` items other than functions and constants (associated types, macros, and constants of operator `impl`s)",
+                    "use the type itself, or a module-level `const` or a constant of a plain `impl Struct` block",
                 ));
             };
             let mut m = method(&self_ty, f)?;

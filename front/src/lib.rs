@@ -34,6 +34,7 @@
 
 mod array_results;
 mod arrays;
+mod assoc_consts;
 mod bits;
 mod calls;
 mod closures;

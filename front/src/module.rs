@@ -105,6 +105,9 @@ pub(crate) fn lower_items(items: &[syn::Item]) -> Result<Module> {
 pub(crate) fn lower_items_as_written(items: &[syn::Item], keep: bool) -> Result<crate::SourceModule> {
     // Generic functions, at their one instance: every type parameter `f64`.
     let items = &*crate::generics::monomorphize(items);
+    // Associated constants: module-level ones named `Struct__NAME`.
+    let items = crate::assoc_consts::hoist(items);
+    let items = &*items;
     // Functions returning `[f64; N]`: an `N`-tuple, each call the array of its elements.
     let items = crate::array_results::desugar(items);
     let items = &*items;

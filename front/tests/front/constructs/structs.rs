@@ -173,6 +173,39 @@ fn methods_and_associated_functions_run_as_rustc_does() {
     assert_eq!((normalize.params.len(), normalize.returns.len()), (2, 3));
 }
 
+dual! { ASSOCIATED_CONSTANTS:
+    // Constants of an `impl` block, read as `Self::K` inside it and `Spring::K` anywhere, one
+    // defined from another.
+    struct Spring {
+        x: f64,
+    }
+    impl Spring {
+        const K: f64 = 3.5;
+        const HALF_K: f64 = Self::K / 2.0;
+        const STEPS: usize = 4;
+        fn energy(&self) -> f64 {
+            Self::HALF_K * self.x * self.x
+        }
+    }
+    fn springs(x: f64) -> f64 {
+        let mut s = Spring { x };
+        let mut e = 0.0;
+        for _ in 0..Spring::STEPS {
+            e += s.energy();
+            s.x -= 0.1 * Spring::K * s.x;
+        }
+        e
+    }
+}
+
+#[test]
+fn associated_constants_are_module_constants() {
+    let m = lower(ASSOCIATED_CONSTANTS);
+    for x in [0.0, 1.25, -3.0] {
+        same!(m, springs(x));
+    }
+}
+
 dual! { SLICES:
     struct Data<'a> {
         x: &'a [f64],

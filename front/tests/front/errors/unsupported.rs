@@ -92,12 +92,12 @@ impl Clone for P {
         r#"2:6: trait implementations other than the arithmetic operators of `std::ops` are not supported; write the methods in a plain `impl Struct` block"#,
     ),
     (
-        "impl_const",
+        "impl_type",
         r#"struct P { x: f64 }
 impl P {
-    const K: f64 = 1.0;
+    type K = f64;
 }"#,
-        r#"3:5: `impl` items other than functions (associated constants and types) are not supported; use a module-level `const`"#,
+        r#"3:5: `impl` items other than functions and constants (associated types, macros, and constants of operator `impl`s) are not supported; use the type itself, or a module-level `const` or a constant of a plain `impl Struct` block"#,
     ),
     (
         "trait",
