@@ -82,12 +82,7 @@ impl Lowerer<'_> {
 
     /// `item` where `found`, else the value of `closure` (run only there).
     fn or_else(&mut self, found: Value, item: Operand, closure: &syn::ExprClosure) -> Result<Lowered> {
-        let (some, none) = (self.ssa.new_block("some"), self.ssa.new_block("none"));
-        self.ssa.branch(found, some, none);
-        let reachable = self.ssa.reachable;
-        let before = self.scopes.snapshot();
-        let mut join = self.new_join();
-        self.ssa.switch_to(some, reachable);
+        let crate::pick::OptionBranch { none, reachable, before, mut join } = self.enter_some(found);
         self.edge_to(&mut join, vec![item.value]);
         self.ssa.switch_to(none, reachable);
         let default = self.apply_closure(closure, vec![], Some(&item.ty))?;

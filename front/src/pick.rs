@@ -367,6 +367,19 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Branch on `found` into a block where there is an item (the current block on return)
+    /// and one where there is none, for code that runs on one side only (Rust runs `map`'s and
+    /// `unwrap_or_else`'s closures only there) and a join of the two.
+    pub(crate) fn enter_some(&mut self, found: Value) -> OptionBranch {
+        let (some, none) = (self.ssa.new_block("some"), self.ssa.new_block("none"));
+        self.ssa.branch(found, some, none);
+        let reachable = self.ssa.reachable;
+        let before = self.scopes.snapshot();
+        let join = self.new_join();
+        self.ssa.switch_to(some, reachable);
+        OptionBranch { none, reachable, before, join }
+    }
+
     /// `option.map(closure)` of a picked `item`: the closure applied where there was one
     /// (`found`), behind a branch, as Rust calls it only then.
     fn map_option(&mut self, item: Lowered, found: Value, closure: &syn::ExprClosure) -> Result<Lowered> {
@@ -375,12 +388,7 @@ impl Lowerer<'_> {
             Lowered::Tuple(items) => items.clone(),
             other => return Err(invalid(closure.span(), format!("cannot `map` a `{}`", other.ty()))),
         };
-        let (some, none) = (self.ssa.new_block("some"), self.ssa.new_block("none"));
-        self.ssa.branch(found, some, none);
-        let reachable = self.ssa.reachable;
-        let before = self.scopes.snapshot();
-        let mut join = self.new_join();
-        self.ssa.switch_to(some, reachable);
+        let OptionBranch { none, reachable, before, mut join } = self.enter_some(found);
         let mapped = self.apply_closure(closure, vec![item_of(&parts)?], None)?;
         let ty = match &mapped {
             Lowered::Value(op) if op.ty.is_scalar() => op.ty.clone(),
@@ -610,4 +618,13 @@ pub(crate) fn pairs_refused(span: proc_macro2::Span) -> crate::error::FrontError
         "`find`, `max_by`, `min_by`, `reduce` and `last` of windows, chunks, nested pairs or pairs made by `map`",
         "pick numbers, or pairs straight from `enumerate` / `zip` (`.enumerate().max_by(|a, b| a.1.total_cmp(b.1))`)",
     )
+}
+
+/// What [`Lowerer::enter_some`] leaves to its caller: the block where there is no item, whether
+/// the branch was reachable, the variables before it and the join of the two sides.
+pub(crate) struct OptionBranch {
+    pub none: jitdiff_ir::Block,
+    pub reachable: bool,
+    pub before: crate::scope::Snapshot,
+    pub join: crate::join::Join,
 }
